@@ -1,0 +1,451 @@
+"""End-to-end harness: a real control plane, leasehold agents run as pods would run them, and a
+sampler that asks every agent who leads every 50 ms and finds any overlap of two "yes" answers.
+
+Standard library only, so the tests need nothing but python3.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
+DEPLOY = REPO / "deploy"
+
+# Short timings for e2e, unless a scenario needs others.
+LEASE, RENEW, RETRY = 4.0, 3.0, 1.0
+TIMINGS = ("4s", "3s", "1s")
+
+
+def leasehold_binary():
+    b = os.environ.get("LEASEHOLD_BIN") or str(REPO / "build" / "leasehold")
+    if not os.access(b, os.X_OK):
+        raise RuntimeError(f"leasehold binary not found at {b}; build first or set LEASEHOLD_BIN")
+    return b
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(pred, timeout, interval=0.05, what="condition"):
+    """Polls pred() until it returns a truthy value; returns it, or raises after timeout s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+# Offset that turns time.monotonic() into wall-clock seconds since the epoch.
+MONO_TO_WALL = time.time() - time.monotonic()
+
+
+def parse_rfc3339(s):
+    """'2026-01-02T03:04:05.123456Z' -> seconds since the epoch (float)."""
+    import datetime
+    s = s.strip()
+    frac = 0.0
+    main = s.rstrip("Z")
+    if "." in main:
+        main, f = main.split(".", 1)
+        frac = float("0." + f)
+    dt = datetime.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return dt.timestamp() + frac
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class ControlPlane:
+    """etcd + kube-apiserver on 127.0.0.1, driven through controlplane.sh."""
+
+    def __init__(self, directory=None, extra_args=""):
+        self.owned = directory is None
+        self.dir = Path(directory or tempfile.mkdtemp(prefix="leasehold-cp-"))
+        self.extra_args = extra_args
+        self.env = {}
+
+    @classmethod
+    def shared_or_new(cls, extra_args=""):
+        """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one."""
+        d = os.environ.get("LEASEHOLD_E2E_CP")
+        if d and not extra_args and (Path(d) / "env").exists():
+            cp = cls(d)
+            cp.owned = False
+            cp._read_env()
+            return cp
+        cp = cls(None, extra_args)
+        cp.start()
+        return cp
+
+    def _sh(self, *args, check=True, input=None, env_extra=None):
+        env = dict(os.environ)
+        env.setdefault("CONTROLPLANE_OWNER_PID", str(os.getpid()))
+        if env_extra:
+            env.update(env_extra)
+        r = subprocess.run(["bash", str(CONTROLPLANE_SH), *args], input=input, env=env,
+                           capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"controlplane.sh {' '.join(args[:2])} failed ({r.returncode}):\n"
+                               f"{r.stdout}\n{r.stderr}")
+        return r
+
+    def _read_env(self):
+        self.env = {}
+        for line in (self.dir / "env").read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                self.env[k.strip().removeprefix("export ").strip()] = v.strip().strip("'\"")
+
+    @property
+    def host(self):
+        return self.env["APISERVER_HOST"]
+
+    @property
+    def port(self):
+        return self.env["APISERVER_PORT"]
+
+    def start(self):
+        t = time.monotonic()
+        self._sh("start", str(self.dir), env_extra={"EXTRA_APISERVER_ARGS": self.extra_args})
+        self._read_env()
+        log(f"control plane up on {self.host}:{self.port} in {time.monotonic() - t:.1f}s")
+
+    def stop(self):
+        if self.owned:
+            self._sh("stop", str(self.dir), check=False)
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def close(self):
+        self.stop()
+
+    def kubectl(self, *args, input=None, check=True):
+        r = self._sh("kubectl", str(self.dir), *args, input=input, check=check)
+        return r.stdout if check else r
+
+    def get_json(self, *args):
+        return json.loads(self.kubectl("get", *args, "-o", "json"))
+
+    def apply(self, text, namespace):
+        return self.kubectl("apply", "-n", namespace, "-f", "-", input=text)
+
+    def ensure_sa(self, namespace, sa):
+        self._sh("ensure-sa", str(self.dir), namespace, sa)
+
+    def sa_dir(self, namespace, sa, outdir):
+        self._sh("sa-dir", str(self.dir), namespace, sa, str(outdir))
+        return Path(outdir)
+
+    def stop_apiserver(self):
+        self._sh("stop-apiserver", str(self.dir))
+
+    def start_apiserver(self, *args):
+        self._sh("start-apiserver", str(self.dir), *args)
+
+    def restart_apiserver(self, *args):
+        self._sh("restart-apiserver", str(self.dir), *args)
+
+    def restart_etcd(self):
+        self._sh("restart-etcd", str(self.dir))
+
+
+def rbac_manifests(lock_name="leasehold-lock", role_file=None):
+    """The Role, RoleBinding and ServiceAccount shipped in deploy/rbac, for lock `lock_name`."""
+    texts = []
+    rbac = DEPLOY / "rbac"
+    files = [role_file] if role_file else sorted(p for p in rbac.glob("*.yaml")
+                                                 if p.name != "kustomization.yaml")
+    for p in files:
+        texts.append(Path(p).read_text().replace("leasehold-lock", lock_name))
+    return "\n---\n".join(texts)
+
+
+class Namespace:
+    """A namespace with the shipped RBAC applied and a service account to run agents as."""
+
+    def __init__(self, cp, name, lock_name="leasehold-lock", sa="leasehold"):
+        self.cp, self.name, self.lock_name, self.sa = cp, name, lock_name, sa
+        cp.ensure_sa(name, sa)
+        cp.apply(rbac_manifests(lock_name), name)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
+
+    def sa_dir(self, tag, sa=None):
+        return self.cp.sa_dir(self.name, sa or self.sa, self.tmp / f"sa-{tag}")
+
+    def lease(self):
+        return self.cp.get_json("lease", self.lock_name, "-n", self.name)
+
+    def configmap(self):
+        return self.cp.get_json("configmap", self.lock_name, "-n", self.name)
+
+
+class Agent:
+    """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
+    directory, and no admin credential anywhere in its environment."""
+
+    def __init__(self, ns, name, lock_type="leases", timings=TIMINGS, release="safe",
+                 extra=(), sa_dir=None, env=None):
+        self.ns, self.name = ns, name
+        self.identity = name
+        self.port = free_port()
+        self.url_host = "127.0.0.1"
+        self.sa_dir = sa_dir or ns.sa_dir(name)
+        self.log_path = ns.tmp / f"{name}.log"
+        self.args = [
+            leasehold_binary(),
+            f"--lock-name={ns.lock_name}", f"--namespace={ns.name}", f"--identity={name}",
+            f"--lock-type={lock_type}", f"--lease-duration={timings[0]}",
+            f"--renew-deadline={timings[1]}", f"--retry-period={timings[2]}",
+            f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{self.port}",
+            f"--serviceaccount-dir={self.sa_dir}", "--log-level=debug", *extra,
+        ]
+        # Agents must not find an admin credential: no KUBECONFIG, a HOME without ~/.kube.
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
+        base["HOME"] = str(ns.tmp)
+        base["KUBERNETES_SERVICE_HOST"] = ns.cp.host
+        base["KUBERNETES_SERVICE_PORT"] = ns.cp.port
+        if env:
+            base.update(env)
+        self.env = base
+        self.proc = None
+
+    def start(self):
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.args, env=self.env, stdout=self.logf,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def request(self, method, path, timeout=0.5, body=None):
+        """(status, parsed body) or (None, error) if the agent did not answer."""
+        try:
+            c = http.client.HTTPConnection(self.url_host, self.port, timeout=timeout)
+            c.request(method, path, body=body)
+            r = c.getresponse()
+            data = r.read().decode()
+            c.close()
+            try:
+                return r.status, json.loads(data)
+            except ValueError:
+                return r.status, data
+        except (OSError, http.client.HTTPException) as e:
+            return None, str(e)
+
+    def leader(self, timeout=0.5):
+        return self.request("GET", "/leader", timeout)
+
+    def is_leader(self):
+        st, body = self.leader()
+        return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+
+    def signal(self, sig):
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        self.wait(10)
+
+    def term(self):
+        self.signal(signal.SIGTERM)
+
+    def wait(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
+            self.signal(signal.SIGKILL)
+            self.wait(10)
+        if getattr(self, "logf", None):
+            self.logf.close()
+
+
+class Sampler:
+    """Asks every agent /leader every `interval` s, each from its own thread, and records
+    (sent, received, isLeader, term, name) answers. A "yes" counts from the moment the question
+    was sent to the moment the answer came back."""
+
+    def __init__(self, agents, interval=0.05, timeout=0.3):
+        self.agents = list(agents)
+        self.interval, self.timeout = interval, timeout
+        self.samples = {a.name: [] for a in self.agents}
+        self._stop = threading.Event()
+        self._threads = []
+        self._lock = threading.Lock()
+
+    def add(self, agent):
+        with self._lock:
+            self.agents.append(agent)
+            self.samples.setdefault(agent.name, [])
+        self._spawn(agent)
+
+    def _spawn(self, agent):
+        t = threading.Thread(target=self._run, args=(agent,), daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _run(self, agent):
+        while not self._stop.is_set():
+            sent = time.monotonic()
+            st, body = agent.leader(self.timeout)
+            recv = time.monotonic()
+            yes = st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+            b = body if isinstance(body, dict) else {}
+            with self._lock:
+                self.samples[agent.name].append((sent, recv, yes, b.get("term"), b))
+            self._stop.wait(max(0.0, self.interval - (recv - sent)))
+
+    def __enter__(self):
+        for a in self.agents:
+            self._spawn(a)
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join(2)
+
+    def intervals(self):
+        """Per agent, merged [first sent, last received] spans of consecutive "yes" answers."""
+        out = {}
+        with self._lock:
+            for name, ss in self.samples.items():
+                spans, cur = [], None
+                for sent, recv, yes, _, _ in ss:
+                    if yes:
+                        cur = [sent, recv] if cur is None else [cur[0], recv]
+                    elif cur is not None:
+                        spans.append(tuple(cur))
+                        cur = None
+                if cur is not None:
+                    spans.append(tuple(cur))
+                out[name] = spans
+        return out
+
+    def overlaps(self):
+        """Every pair of spans from different agents that share an instant."""
+        iv = self.intervals()
+        names = sorted(iv)
+        found = []
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                for s1 in iv[a]:
+                    for s2 in iv[b]:
+                        if s1[0] < s2[1] and s2[0] < s1[1]:
+                            found.append((a, s1, b, s2))
+        return found
+
+    def leader_spans(self):
+        """All yes-spans as (start, end, name), sorted by start."""
+        return sorted((s[0], s[1], n) for n, spans in self.intervals().items() for s in spans)
+
+    def first_yes_after(self, t, exclude=()):
+        best = None
+        with self._lock:
+            for name, ss in self.samples.items():
+                if name in exclude:
+                    continue
+                for sent, recv, yes, _, _ in ss:
+                    if yes and sent >= t:
+                        if best is None or sent < best[0]:
+                            best = (sent, name)
+                        break
+        return best
+
+    def last_valid_until(self, name):
+        """The latest validUntil (wall clock, seconds since the epoch) agent `name` handed out."""
+        best = None
+        with self._lock:
+            for _, _, yes, _, b in self.samples.get(name, []):
+                if yes and b.get("validUntil"):
+                    v = parse_rfc3339(b["validUntil"])
+                    best = v if best is None else max(best, v)
+        return best
+
+    def count(self):
+        with self._lock:
+            return sum(len(s) for s in self.samples.values())
+
+
+def current_leaders(agents):
+    return [a for a in agents if a.alive() and a.is_leader()]
+
+
+def wait_single_leader(agents, timeout):
+    def one():
+        ls = current_leaders(agents)
+        return ls[0] if len(ls) == 1 else None
+    return wait_until(one, timeout, what="exactly one leader")
+
+
+class Scenario:
+    """Context manager that stops every agent and owned control plane it was given, and prints
+    the agents' logs when the scenario fails."""
+
+    def __init__(self, name):
+        self.name = name
+        self.agents = []
+        self.cps = []
+        self.start = time.monotonic()
+
+    def agent(self, *a, **kw):
+        ag = Agent(*a, **kw)
+        self.agents.append(ag)
+        return ag
+
+    def control_plane(self, extra_args=""):
+        cp = ControlPlane.shared_or_new(extra_args)
+        self.cps.append(cp)
+        return cp
+
+    def __enter__(self):
+        log(f"=== scenario {self.name}")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        for a in self.agents:
+            a.stop()
+        if exc_type is not None:
+            for a in self.agents:
+                print(f"----- log of {a.name} (last 60 lines)")
+                print("\n".join(a.log_text().splitlines()[-60:]))
+        for cp in self.cps:
+            cp.close()
+        status = "FAILED" if exc_type else "passed"
+        log(f"=== scenario {self.name} {status} in {time.monotonic() - self.start:.1f}s")
+        return False

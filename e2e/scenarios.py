@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""The e2e scenarios of leasehold on a real etcd + kube-apiserver.
+
+Usage: scenarios.py NAME [NAME...]   (or `all`). Each scenario raises AssertionError on failure.
+CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
+"""
+
+import json
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from harness import (LEASE, RENEW, RETRY, MONO_TO_WALL, REPO, Namespace, Sampler, Scenario,  # noqa: E402
+                     current_leaders, log, parse_rfc3339, wait_single_leader, wait_until)
+
+MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def body_of(agent):
+    st, b = agent.leader(1.0)
+    return st, (b if isinstance(b, dict) else {})
+
+
+def assert_no_overlap(smp):
+    ov = smp.overlaps()
+    assert not ov, f"two leaders at once: {ov[:3]}"
+    log(f"no overlap in {smp.count()} samples")
+
+
+def start_fleet(s, ns, n=3, **kw):
+    agents = [s.agent(ns, f"{ns.name}-a{i}", **kw).start() for i in range(n)]
+    return agents
+
+
+@scenario
+def three_agents_on_lease(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-three")
+    agents = start_fleet(s, ns)
+    with Sampler(agents) as smp:
+        leader = wait_single_leader(agents, 20)
+        log(f"leader: {leader.name}")
+
+        def agree():
+            views = [body_of(a)[1] for a in agents]
+            names = {v.get("name") for v in views}
+            terms = {v.get("term") for v in views}
+            return views if names == {leader.name} and len(terms) == 1 else None
+
+        views = wait_until(agree, 10, what="all agents to agree on name and term")
+        time.sleep(2 * RETRY + 0.5)  # let it renew a couple of times
+        spec = ns.lease()["spec"]
+        assert spec["holderIdentity"] == leader.name, spec
+        assert MICRO.match(spec["acquireTime"]), spec["acquireTime"]
+        assert MICRO.match(spec["renewTime"]), spec["renewTime"]
+        assert spec["leaseDurationSeconds"] == int(LEASE), spec
+        assert spec["leaseTransitions"] == views[0]["term"], (spec, views[0])
+        assert [a for a in agents if body_of(a)[1].get("isLeader")] == [leader]
+    assert_no_overlap(smp)
+
+
+def _failover(s, ns_name, how, release="safe", ack=False, n=3):
+    """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono, old body)."""
+    cp = s.control_plane()
+    ns = Namespace(cp, ns_name)
+    agents = start_fleet(s, ns, n, release=release)
+    smp = Sampler(agents).__enter__()
+    try:
+        old = wait_single_leader(agents, 20)
+        time.sleep(1.5)  # a few renews and samples of the settled leader
+        _, before = body_of(old)
+        t_stop = time.monotonic()
+        if ack:
+            st, _ = old.request("POST", "/release", 2.0)
+            assert st in (200, 202), st
+        if how == "kill":
+            old.kill()
+        elif how == "term":
+            old.term()
+        rest = [a for a in agents if a is not old]
+        new = wait_single_leader(rest, 30)
+        _, after = body_of(new)
+        if how == "term":
+            rc = old.wait(RENEW + 5)
+            assert rc == 0, f"leader exited with {rc} after SIGTERM"
+        time.sleep(0.5)
+    finally:
+        smp.stop()
+    assert_no_overlap(smp)
+    assert after["term"] == before["term"] + 1, (before, after)
+    first = smp.first_yes_after(t_stop, exclude=(old.name,))
+    assert first and first[1] == new.name, first
+    return old, new, smp, t_stop, first[0], ns
+
+
+@scenario
+def kill_leader(s):
+    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-kill", "kill")
+    # Bound from the old leader's last renew, read from its last yes (validUntil − renew-deadline).
+    last_renew = smp.last_valid_until(old.name) - RENEW
+    failover = (t_new + MONO_TO_WALL) - last_renew
+    bound = LEASE + 2 * 2.2 * RETRY
+    log(f"SIGKILL failover: {failover:.2f}s after the last renew (bound {bound}s), "
+        f"{t_new - t_stop:.2f}s after the kill")
+    assert failover <= bound, failover
+
+
+@scenario
+def term_leader_immediate(s):
+    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-imm", "term", release="immediate")
+    assert "released lease" in old.log_text(), "no release logged"
+    took = t_new - t_stop
+    log(f"SIGTERM (immediate) failover: {took:.2f}s")
+    assert took <= 2.2 * RETRY + 0.5, took
+
+
+@scenario
+def term_leader_safe_acknowledged(s):
+    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-ack", "term", ack=True)
+    assert "released lease" in old.log_text(), "no release logged"
+    took = t_new - t_stop
+    log(f"POST /release + SIGTERM (safe) failover: {took:.2f}s")
+    assert took <= 2.2 * RETRY + 0.5, took
+
+
+@scenario
+def term_leader_safe(s):
+    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-safe", "term")
+    assert "released lease" in old.log_text(), "no release logged"
+    promised = smp.last_valid_until(old.name)
+    new_wall = t_new + MONO_TO_WALL
+    took = t_new - t_stop
+    log(f"SIGTERM (safe, no ack) failover: {took:.2f}s; new leader {new_wall - promised:+.3f}s "
+        "after the last validUntil given")
+    assert new_wall >= promised, "a new leader before the old leader's promise ran out"
+    assert took <= RENEW + 2.2 * RETRY + 0.5, took
+
+
+@scenario
+def term_leader_off(s):
+    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-off", "term", release="off")
+    assert "released lease" not in old.log_text()
+    last_renew = smp.last_valid_until(old.name) - RENEW
+    took = (t_new + MONO_TO_WALL) - last_renew
+    log(f"SIGTERM (off) failover: {took:.2f}s after the last renew")
+    assert took >= LEASE - 0.5, f"taken over before expiry: {took}"
+    assert took <= LEASE + 2 * 2.2 * RETRY, took
+
+
+@scenario
+def pause_leader(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-pause")
+    agents = start_fleet(s, ns)
+    with Sampler(agents) as smp:
+        old = wait_single_leader(agents, 20)
+        old.signal(signal.SIGSTOP)
+        t_stop = time.monotonic()
+        rest = [a for a in agents if a is not old]
+        new = wait_single_leader(rest, 20)
+        log(f"{new.name} took over {time.monotonic() - t_stop:.2f}s after the pause")
+        # A question asked while paused, answered after the resume.
+        import threading
+        answer = {}
+        t = threading.Thread(target=lambda: answer.update(r=old.leader(15.0)))
+        t.start()
+        time.sleep(max(0.0, LEASE + 1 - (time.monotonic() - t_stop)))
+        old.signal(signal.SIGCONT)
+        t.join(20)
+        st, b = answer["r"]
+        assert st is not None, f"no answer after resume: {b}"
+        assert not (isinstance(b, dict) and b.get("isLeader")), f"stale yes after resume: {b}"
+        log(f"first answer after resume: {st} isLeader={b.get('isLeader')}")
+        wait_until(lambda: body_of(old)[1].get("name") == new.name and
+                   not body_of(old)[1].get("isLeader"), 10, what="old leader to follow")
+        assert current_leaders(agents) == [new]
+    assert_no_overlap(smp)
+
+
+@scenario
+def api_outage(s):
+    cp = s.control_plane(extra_args=" ")  # restarts the apiserver: its own control plane
+    ns = Namespace(cp, "e2e-outage")
+    agents = start_fleet(s, ns)
+    with Sampler(agents) as smp:
+        old = wait_single_leader(agents, 20)
+        cp.stop_apiserver()
+        t_stop = time.monotonic()
+        wait_until(lambda: old.request("GET", "/is-leader")[0] == 503, RENEW + 1,
+                   what="leader to step down")
+        stepped = time.monotonic() - t_stop
+        log(f"leader stepped down {stepped:.2f}s into the outage (renew-deadline {RENEW}s)")
+        assert stepped <= RENEW + 0.3, stepped
+        time.sleep(2)
+        for a in agents:
+            st, b = a.request("GET", "/readyz")
+            assert st == 200, f"{a.name} not ready during an outage: {st} {b}"
+            assert "outage" in json.dumps(b).lower(), f"outage not reported: {b}"
+        assert not current_leaders(agents)
+        time.sleep(max(0.0, 20 - (time.monotonic() - t_stop)))
+        cp.start_apiserver()
+        t_back = time.monotonic()
+        leader = wait_single_leader(agents, 30)
+        log(f"leader {leader.name} {time.monotonic() - t_back:.2f}s after the apiserver came back")
+        time.sleep(2)
+        assert current_leaders(agents) == [leader]
+    assert_no_overlap(smp)
+
+
+@scenario
+def old_cluster_configmaps(s):
+    cp = s.control_plane(
+        extra_args="--runtime-config=coordination.k8s.io/v1=false,coordination.k8s.io/v1beta1=false")
+    ns = Namespace(cp, "e2e-old")
+    agents = start_fleet(s, ns, lock_type="auto")
+    with Sampler(agents) as smp:
+        leader = wait_single_leader(agents, 30)
+        _, b = body_of(leader)
+        assert b["lock"]["type"] == "configmaps", b
+        cm = ns.configmap()
+        raw = cm["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"]
+        rec = json.loads(raw)
+        assert list(rec) == ["holderIdentity", "leaseDurationSeconds", "acquireTime",
+                             "renewTime", "leaderTransitions"], raw
+        assert rec["holderIdentity"] == leader.name
+        assert SECONDS.match(rec["acquireTime"]) and SECONDS.match(rec["renewTime"]), raw
+        assert rec["leaseDurationSeconds"] == int(LEASE)
+        assert "configmaps" in leader.log_text()
+        leader.kill()
+        new = wait_single_leader([a for a in agents if a is not leader], 20)
+        log(f"failover on the ConfigMap lock to {new.name}")
+        rec2 = json.loads(ns.configmap()["metadata"]["annotations"][
+            "control-plane.alpha.kubernetes.io/leader"])
+        assert rec2["leaderTransitions"] == rec["leaderTransitions"] + 1, (rec, rec2)
+    assert_no_overlap(smp)
+
+
+@scenario
+def rbac(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-rbac")
+    sa = f"system:serviceaccount:{ns.name}:leasehold"
+
+    def can(verb, res, name=None):
+        args = ["auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name, "--as", sa]
+        r = cp.kubectl(*args, check=False)
+        return r.stdout.strip() == "yes"
+
+    # Least privilege: the named lock only, no list/delete, create namespace-wide.
+    assert can("get", "leases.coordination.k8s.io", "leasehold-lock")
+    assert can("update", "leases.coordination.k8s.io", "leasehold-lock")
+    assert not can("get", "leases.coordination.k8s.io", "someone-else")
+    assert not can("update", "leases.coordination.k8s.io", "someone-else")
+    assert not can("delete", "leases.coordination.k8s.io", "leasehold-lock")
+    assert not can("list", "leases.coordination.k8s.io")
+    assert not can("get", "secrets")
+    # The agents of every other scenario already run with exactly these rights; here one runs
+    # with a ServiceAccount that may not update leases.
+    limited = REPO / "e2e" / "controlplane" / "testdata" / "rbac-no-update.yaml"
+    cp.apply(limited.read_text(), ns.name)
+    cp.kubectl("create", "-n", ns.name, "-f", "-", input=json.dumps({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": ns.lock_name},
+        "spec": {"holderIdentity": "", "leaseDurationSeconds": 1, "leaseTransitions": 0}}))
+    sa_name = _sa_in(limited)
+    a = s.agent(ns, "limited", sa_dir=ns.sa_dir("limited", sa=sa_name)).start()
+    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and "forbidden" in
+               a.log_text().lower(), 20, what="limited agent to be not ready")
+    st, b = a.request("GET", "/readyz")
+    log(f"limited agent /readyz: {st} {b}")
+    text = a.log_text()
+    assert "update" in text and "leases" in text and "deploy/" in text, text[-2000:]
+    assert not a.is_leader()
+
+
+def _sa_in(path):
+    text = Path(path).read_text()
+    m = re.search(r"kind:\s*ServiceAccount\s*\n(?:.*\n)*?\s*name:\s*(\S+)", text)
+    assert m, f"no ServiceAccount in {path}"
+    return m.group(1)
+
+
+@scenario
+def manifests_dry_run(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-manifests")
+    checked = 0
+    deploy = REPO / "deploy"
+    kustom_dirs = sorted({p.parent for p in deploy.rglob("kustomization.yaml")})
+    for d in kustom_dirs:
+        rendered = cp.kubectl("kustomize", str(d))
+        cp.kubectl("apply", "--dry-run=server", "-n", ns.name, "-f", "-", input=rendered)
+        checked += 1
+    for p in sorted(deploy.rglob("*.yaml")):
+        if p.name == "kustomization.yaml" or "helm" in p.parts or any(
+                p.is_relative_to(d) for d in kustom_dirs if d != deploy):
+            continue
+        cp.kubectl("apply", "--dry-run=server", "-n", ns.name, "-f", str(p))
+        checked += 1
+    log(f"{checked} manifests/kustomizations accepted by the apiserver")
+    assert checked > 0
+
+
+def main(argv):
+    names = list(SCENARIOS) if argv == ["all"] else argv
+    unknown = [n for n in names if n not in SCENARIOS]
+    if not names or unknown:
+        print(f"usage: scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    failed = 0
+    for n in names:
+        try:
+            with Scenario(n) as s:
+                SCENARIOS[n](s)
+        except Exception:  # noqa: BLE001 - report and go on with the next scenario
+            import traceback
+            traceback.print_exc()
+            failed += 1
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

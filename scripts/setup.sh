@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the build and test dependencies from Debian packages. Idempotent: when every package
+# is already installed it changes nothing and does not touch the network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
+  doctest-dev libyaml-cpp-dev
+  openssl curl python3 procps
+)
+if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

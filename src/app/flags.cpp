@@ -1,0 +1,501 @@
+#include "app/flags.h"
+
+// GCC 12 with -fsanitize=address reports a false -Wmaybe-uninitialized inside <regex>, which
+// cxxopts uses; the instantiation lands at the end of this file, so the whole file is covered.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cxxopts.hpp>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "app/duration.h"
+#include "base/version.h"
+#include "locks/factory.h"
+#include "server/format.h"
+#include "server/listen_address.h"
+
+namespace leasehold::app {
+namespace {
+
+constexpr const char* kDurationExamples = "(examples: 15s, 1m30s, 500ms)";
+constexpr const char* kLockTypes =
+    "auto, leases, configmaps, endpoints, configmapsleases, endpointsleases";
+constexpr const char* kDefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// One flag as the user supplied it (or did not).
+struct Value {
+  bool set = false;
+  std::string text;
+  // Names the source in messages: "--lease-duration" or
+  // "LEASEHOLD_LEASE_DURATION (--lease-duration)".
+  std::string origin;
+};
+
+Status Invalid(const Value& v, const std::string& what) {
+  return Status(Code::kInvalid, v.origin + ": " + what);
+}
+
+std::string Trim(std::string s) {
+  const char* ws = " \t\r\n";
+  s.erase(0, s.find_first_not_of(ws));
+  const size_t end = s.find_last_not_of(ws);
+  s.erase(end == std::string::npos ? 0 : end + 1);
+  return s;
+}
+
+// cxxopts quotes names with typographic quotes; messages here use plain ones.
+std::string PlainQuotes(std::string s) {
+  for (const char* q : {"\xe2\x80\x98", "\xe2\x80\x99"}) {
+    for (size_t at = s.find(q); at != std::string::npos; at = s.find(q)) s.replace(at, 3, "\"");
+  }
+  return s;
+}
+
+// Control bytes as \xNN, so a message stays on one line whatever the user typed.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+bool IsLabelPart(const std::string& s) {
+  if (s.empty()) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  for (const char c : s) {
+    if (!alnum(c) && c != '-') return false;
+  }
+  return alnum(s.front()) && alnum(s.back());
+}
+
+bool HasControl(const std::string& s) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+Result<Duration> DurationFlag(const Value& v, Duration fallback) {
+  if (!v.set) return fallback;
+  auto d = ParseGoDuration(v.text);
+  if (!d.ok()) return Invalid(v, d.status().message() + " " + kDurationExamples);
+  return d;
+}
+
+constexpr const char* kHelpFooter = R"(
+Durations use Go syntax: 15s, 1m30s, 500ms, 1h, 2.5s.
+
+Local API (GET unless noted):
+  /leader, /        JSON: name/leader (holder), identity, isLeader, term, lock, acquireTime,
+                    renewTime, leaseDurationSeconds, and while leading validForMs, validUntil
+  /is-leader        200 "true" or 503 "false", e.g. curl -sf localhost:4040/is-leader && ...
+  POST /release     the main container has stopped leading work: release now
+  /healthz /readyz  liveness and readiness probes
+
+Signals: the first SIGTERM/SIGINT stops and releases as --release-on-shutdown says; a second
+one exits at once (code 1) without releasing.
+Exit codes: 0 stopped cleanly, 1 cannot run, 2 invalid flags or API configuration.
+)";
+
+// One flag, for both cxxopts and the help text (cxxopts' own help shows no aliases).
+struct FlagSpec {
+  const char* name;
+  const char* alias;  // "" if none
+  const char* arg;    // "" for a switch
+  const char* help;
+  const char* dflt;  // "" if none worth printing
+};
+
+// clang-format off
+const FlagSpec kFlags[] = {
+    {"lock-name", "election", "NAME",
+     "Name of the lock object to contend for; every replica names the same one. Required.", ""},
+    {"namespace", "", "NS", "Namespace of the lock object.",
+     "$POD_NAMESPACE, else the service-account directory's namespace file, else the kubeconfig "
+     "context's namespace, else \"default\""},
+    {"identity", "id", "ID",
+     "This replica's name in the lock. It must be unique: two processes with one identity would "
+     "both believe they lead, since each sees its own name as the holder.",
+     "$POD_NAME (else the host name) followed by \"_\" and 8 random hex digits, new at every "
+     "start as client-go does, so a restarted container waits out its predecessor's lease"},
+    {"lock-type", "", "TYPE",
+     "Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases or "
+     "endpointsleases. auto uses the Lease where the cluster serves Leases, the ConfigMap where "
+     "it does not, and both while an older ConfigMap lock of the same name exists (so replicas "
+     "still using it see the same leader during an upgrade).",
+     "auto"},
+    {"lease-duration", "", "DURATION",
+     "How long rivals wait, after they last saw the record change, before taking the lock. Whole "
+     "seconds.",
+     "15s"},
+    {"renew-deadline", "", "DURATION",
+     "How long the leader keeps answering \"yes\" after sending its last successful renewal. At "
+     "least 1s below --lease-duration and above 1.2 x --retry-period.",
+     "10s"},
+    {"retry-period", "", "DURATION",
+     "Pause between attempts (plus up to 120% jitter while acquiring).", "2s"},
+    {"release-on-shutdown", "", "safe|immediate|off",
+     "What SIGTERM/SIGINT does to a held lock. safe: release once every \"yes\" already given "
+     "has expired, or at once on POST /release (classic sidecars, stopped together with the main "
+     "container); immediate: release at once (native sidecars, stopped after it); off: never, "
+     "rivals wait for the lease to expire.",
+     "safe"},
+    {"release-holdoff", "", "DURATION",
+     "After POST /release without a signal, stay out of the election this long.", "30s"},
+    {"http-address", "", "ADDR",
+     "Where the local API listens: localhost:PORT (127.0.0.1 and ::1), IPV4:PORT, [IPV6]:PORT, "
+     "or :PORT (all IPv4).",
+     "localhost:4040"},
+    {"kubeconfig", "", "PATH", "kubeconfig file.",
+     "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config"},
+    {"context", "", "NAME", "kubeconfig context.", "its current-context"},
+    {"serviceaccount-dir", "", "DIR",
+     "Directory holding the service account's token, ca.crt and namespace.",
+     kDefaultServiceAccountDir},
+    {"log-format", "", "text|json",
+     "Log lines on stderr: text, or json (one object per line with ts, level, msg).", "text"},
+    {"log-level", "", "trace|debug|info|warn|error", "Least severe level logged.", "info"},
+};
+// clang-format on
+
+// Appends `text` word-wrapped to 100 columns, each line indented by `indent` spaces.
+void Wrap(std::string& out, const std::string& text, size_t indent) {
+  constexpr size_t kWidth = 100;
+  std::istringstream words(text);
+  std::string word;
+  size_t col = 0;
+  while (words >> word) {
+    if (col > 0 && col + 1 + word.size() > kWidth) {
+      out += '\n';
+      col = 0;
+    }
+    if (col == 0) {
+      out.append(indent, ' ');
+      col = indent;
+    } else {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += word.size();
+  }
+  out += '\n';
+}
+
+std::string HelpText() {
+  std::string out =
+      "leasehold contends for a Kubernetes lock (Lease, ConfigMap or Endpoints) and tells the\n"
+      "main container over localhost HTTP whether its pod leads.\n\n"
+      "Usage: leasehold --lock-name=NAME [flags]\n\n"
+      "Flags (each one can also be set with the environment variable shown; the flag wins, and\n"
+      "an empty variable counts as unset):\n";
+  for (const FlagSpec& f : kFlags) {
+    out += "  --" + std::string(f.name) + " " + f.arg;
+    if (*f.alias) out += ", --" + std::string(f.alias) + " " + f.arg;
+    out += '\n';
+    Wrap(out, f.help, 6);
+    if (*f.dflt) Wrap(out, std::string("Default: ") + f.dflt + ".", 6);
+    out += "      Env: " + EnvVarFor(f.name) + ".\n";
+  }
+  out += "  -h, --help\n      Print this help and exit.\n";
+  out += "  --version\n      Print \"leasehold <version>\" and exit.\n";
+  return out + kHelpFooter;
+}
+
+cxxopts::Options MakeOptions() {
+  cxxopts::Options o("leasehold");
+  for (const FlagSpec& f : kFlags) {
+    std::string names = f.name;
+    if (*f.alias) names += std::string(",") + f.alias;
+    o.add_option("", {names, f.help, cxxopts::value<std::string>(), f.arg});
+  }
+  o.add_options()("h,help", "Print this help and exit.")("version", "Print the version.");
+  return o;
+}
+
+}  // namespace
+
+const char* LogFormatName(LogFormat format) { return format == LogFormat::kJson ? "json" : "text"; }
+
+const char* LogLevelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace:
+      return "trace";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+std::string EnvVarFor(const std::string& flag) {
+  std::string out = "LEASEHOLD_";
+  for (const char c : flag) {
+    out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+bool IsDns1123Label(const std::string& s) { return s.size() <= 63 && IsLabelPart(s); }
+
+bool IsDns1123Subdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    if (!IsLabelPart(s.substr(start, dot - start))) return false;
+    if (dot == std::string::npos) return true;
+    start = dot + 1;
+  }
+}
+
+Environment RealEnvironment() {
+  Environment env;
+  env.getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  env.read_file = [](const std::string& path) -> std::optional<std::string> {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  env.hostname = [] {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0) return std::string();
+    return std::string(buf);
+  };
+  env.random_hex8 = [] {
+    std::random_device rd;
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(rd()));
+    return std::string(buf);
+  };
+  return env;
+}
+
+Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env) {
+  cxxopts::Options options = MakeOptions();
+  std::vector<const char*> argv = {"leasehold"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+
+  std::optional<cxxopts::ParseResult> parsed;
+  try {
+    parsed.emplace(options.parse(static_cast<int>(argv.size()), argv.data()));
+  } catch (const cxxopts::exceptions::exception& e) {
+    return Status(Code::kInvalid, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
+  }
+  const cxxopts::ParseResult& r = *parsed;
+  if (!r.unmatched().empty()) {
+    return Status(Code::kInvalid, "unexpected argument " + server::Quote(r.unmatched().front()) +
+                                      ": leasehold takes flags only (see leasehold --help)");
+  }
+
+  Command command;
+  if (r.count("help")) {
+    command.output = HelpText();
+    return command;
+  }
+  if (r.count("version")) {
+    command.output = std::string("leasehold ") + kVersion + "\n";
+    return command;
+  }
+
+  auto get = [&](const std::string& flag) {
+    Value v;
+    v.origin = "--" + flag;
+    if (r.count(flag)) {
+      v.set = true;
+      v.text = r[flag].as<std::string>();
+      return v;
+    }
+    const std::string var = EnvVarFor(flag);
+    if (auto e = env.getenv(var); e && !e->empty()) {
+      v.set = true;
+      v.text = *e;
+      v.origin = var + " (--" + flag + ")";
+    }
+    return v;
+  };
+  auto from_env = [&](const std::string& var) {
+    auto e = env.getenv(var);
+    return e && !e->empty() ? e : std::nullopt;
+  };
+
+  // In the order --help lists them, so the first bad one is reported.
+  const Value lock_name = get("lock-name");
+  if (!lock_name.set) {
+    return Invalid(lock_name,
+                   "required: the name of the lock object to contend for (e.g. "
+                   "--lock-name=my-app; or set LEASEHOLD_LOCK_NAME)");
+  }
+  if (!IsDns1123Subdomain(lock_name.text)) {
+    return Invalid(lock_name, server::Quote(lock_name.text) +
+                                  " is not a valid object name (lower-case letters, digits, "
+                                  "'-' and '.', at most 253 characters)");
+  }
+
+  const Value sa_dir_flag = get("serviceaccount-dir");
+  const std::string sa_dir = sa_dir_flag.set ? sa_dir_flag.text : kDefaultServiceAccountDir;
+  if (sa_dir.empty()) return Invalid(sa_dir_flag, "must not be empty");
+
+  Value ns = get("namespace");
+  std::string ns_source = ns.origin;
+  if (!ns.set) {
+    if (auto pod_ns = from_env("POD_NAMESPACE")) {
+      ns = {true, *pod_ns, "POD_NAMESPACE (--namespace)"};
+      ns_source = "POD_NAMESPACE";
+    } else if (auto file = env.read_file(sa_dir + "/namespace"); file && !Trim(*file).empty()) {
+      ns = {true, Trim(*file), sa_dir + "/namespace (--namespace)"};
+      ns_source = sa_dir + "/namespace";
+    } else {
+      ns = {true, "default", "--namespace"};
+      ns_source = "default";
+    }
+  } else if (ns.origin != "--namespace") {
+    ns_source = EnvVarFor("namespace");
+  }
+  if (!IsDns1123Label(ns.text)) {
+    return Invalid(ns, server::Quote(ns.text) +
+                           " is not a valid namespace (lower-case letters, digits and '-', at "
+                           "most 63 characters)");
+  }
+
+  Value identity = get("identity");
+  if (identity.set) {
+    if (identity.text.empty()) {
+      return Invalid(identity, "must not be empty (it names this replica in the lock)");
+    }
+    if (HasControl(identity.text)) {
+      return Invalid(identity, server::Quote(identity.text) + " contains control characters");
+    }
+  } else {
+    // A fresh suffix per start: a restarted container must not inherit its predecessor's
+    // claim, and must wait for it to expire like any rival.
+    std::string base;
+    if (auto pod = from_env("POD_NAME")) base = *pod;
+    if (base.empty()) base = env.hostname();
+    if (base.empty()) base = "leasehold";
+    identity.text = base + "_" + env.random_hex8();
+  }
+
+  const Value lock_type = get("lock-type");
+  const std::string type = lock_type.set ? lock_type.text : "auto";
+  if (!locks::IsValidLockType(type)) {
+    return Invalid(lock_type,
+                   server::Quote(type) + " is not a lock type (one of: " + kLockTypes + ")");
+  }
+
+  election::Timings timings;
+  const Value lease = get("lease-duration");
+  auto lease_d = DurationFlag(lease, timings.lease_duration);
+  if (!lease_d.ok()) return lease_d.status();
+  timings.lease_duration = *lease_d;
+  const Value renew = get("renew-deadline");
+  auto renew_d = DurationFlag(renew, timings.renew_deadline);
+  if (!renew_d.ok()) return renew_d.status();
+  timings.renew_deadline = *renew_d;
+  const Value retry = get("retry-period");
+  auto retry_d = DurationFlag(retry, timings.retry_period);
+  if (!retry_d.ok()) return retry_d.status();
+  timings.retry_period = *retry_d;
+
+  const Value release = get("release-on-shutdown");
+  election::ReleaseMode mode = election::ReleaseMode::kSafe;
+  if (release.set) {
+    if (release.text == "safe") {
+      mode = election::ReleaseMode::kSafe;
+    } else if (release.text == "immediate") {
+      mode = election::ReleaseMode::kImmediate;
+    } else if (release.text == "off") {
+      mode = election::ReleaseMode::kOff;
+    } else {
+      return Invalid(release, server::Quote(release.text) +
+                                  " is not a release mode (one of: safe, immediate, off)");
+    }
+  }
+
+  const Value holdoff = get("release-holdoff");
+  auto holdoff_d = DurationFlag(holdoff, std::chrono::seconds(30));
+  if (!holdoff_d.ok()) return holdoff_d.status();
+
+  const Value http = get("http-address");
+  const std::string http_address = http.set ? http.text : "localhost:4040";
+  if (auto a = server::ParseListenAddress(http_address); !a.ok()) {
+    return Invalid(http, a.status().message());
+  }
+
+  const Value kubeconfig = get("kubeconfig");
+  const Value context = get("context");
+
+  const Value log_format = get("log-format");
+  LogFormat format = LogFormat::kText;
+  if (log_format.set) {
+    if (log_format.text == "json") {
+      format = LogFormat::kJson;
+    } else if (log_format.text != "text") {
+      return Invalid(log_format,
+                     server::Quote(log_format.text) + " is not a log format (one of: text, json)");
+    }
+  }
+  const Value log_level = get("log-level");
+  LogLevel level = LogLevel::kInfo;
+  if (log_level.set) {
+    bool known = false;
+    for (const LogLevel l :
+         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+      if (log_level.text == LogLevelName(l)) {
+        level = l;
+        known = true;
+      }
+    }
+    if (!known) {
+      return Invalid(log_level, server::Quote(log_level.text) +
+                                    " is not a log level (one of: trace, debug, info, warn, "
+                                    "error)");
+    }
+  }
+
+  // Timing rules live with the algorithm; its messages name the flags.
+  auto election = election::ElectionConfig::Create(identity.text, timings, mode, *holdoff_d);
+  if (!election.ok()) return election.status();
+
+  AppConfig config(std::move(election).value());
+  config.lock_name = lock_name.text;
+  config.name_space = ns.text;
+  config.namespace_source = ns_source;
+  config.lock_type = type;
+  config.http_address = http_address;
+  config.kube.kubeconfig = kubeconfig.text;
+  config.kube.context = context.text;
+  config.kube.serviceaccount_dir = sa_dir;
+  config.log_format = format;
+  config.log_level = level;
+  command.config.emplace(std::move(config));
+  return command;
+}
+
+}  // namespace leasehold::app

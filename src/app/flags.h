@@ -1,0 +1,76 @@
+// Command line and environment → AppConfig. Pure: the process environment, files and
+// randomness come in through Environment, and nothing here exits or prints.
+//
+// Every flag --some-flag can also be set with LEASEHOLD_SOME_FLAG; the flag wins, and an
+// empty variable counts as unset. Aliases (--election, --id) have no variables of their own.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "election/config.h"
+#include "kube/cluster_config.h"
+
+namespace leasehold::app {
+
+enum class LogFormat { kText, kJson };
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
+
+const char* LogFormatName(LogFormat format);
+const char* LogLevelName(LogLevel level);
+
+// Valid or nonexistent: ParseCommandLine builds it only once every value checked out.
+struct AppConfig {
+  explicit AppConfig(election::ElectionConfig e) : election(std::move(e)) {}
+
+  // Identity, timings, release mode and hold-off (ElectionConfig::Create checked them).
+  election::ElectionConfig election;
+  std::string lock_name;   // a DNS-1123 subdomain
+  std::string name_space;  // a DNS-1123 label
+  // Where name_space came from: "--namespace", "LEASEHOLD_NAMESPACE", "POD_NAMESPACE", the
+  // service-account file's path, or "default" when nothing named one. Only in the last case
+  // does Main let the kubeconfig context's namespace take over.
+  std::string namespace_source;
+  std::string lock_type;     // one of locks::IsValidLockType's names
+  std::string http_address;  // checked by server::ParseListenAddress
+  kube::LoadOptions kube;    // --kubeconfig, --context, --serviceaccount-dir
+  LogFormat log_format = LogFormat::kText;
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+// What the parser may read of the world. Tests pass maps; RealEnvironment() the process's.
+struct Environment {
+  // nullopt when unset.
+  std::function<std::optional<std::string>(const std::string& name)> getenv;
+  // A whole file, or nullopt when it cannot be read.
+  std::function<std::optional<std::string>(const std::string& path)> read_file;
+  std::function<std::string()> hostname;
+  // 8 random lower-case hex digits, fresh per call.
+  std::function<std::string()> random_hex8;
+};
+
+Environment RealEnvironment();
+
+struct Command {
+  // Set: run the agent with it. Unset: print `output` to stdout and exit 0 (--help, --version).
+  std::optional<AppConfig> config;
+  std::string output;
+};
+
+// `args` excludes the program name. On error (Invalid) the message is one line naming the
+// flag (and the variable, when the value came from one), without a "leasehold: " prefix, e.g.
+//   --lease-duration: "15x" is not a duration (examples: 15s, 1m30s, 500ms)
+Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env);
+
+// LEASEHOLD_ + upper-case flag name with dashes as underscores: "lease-duration" →
+// "LEASEHOLD_LEASE_DURATION".
+std::string EnvVarFor(const std::string& flag);
+
+// Kubernetes object-name rules, for --lock-name and --namespace.
+bool IsDns1123Subdomain(const std::string& s);
+bool IsDns1123Label(const std::string& s);
+
+}  // namespace leasehold::app

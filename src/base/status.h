@@ -1,0 +1,80 @@
+// Errors are values: everything the environment can break returns a Status or a Result<T>.
+// Callers branch on Code, never on the message, which is kept for logs only.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace leasehold {
+
+// The closed set of failure codes. Kubernetes Status reasons map onto these one to one;
+// transport failures (refused connection, 5xx, TLS) are Unavailable, timeouts DeadlineExceeded.
+enum class Code {
+  kOk,
+  kNotFound,
+  kAlreadyExists,
+  kConflict,
+  kInvalid,
+  kBadRequest,
+  kUnauthorized,
+  kForbidden,
+  kGone,
+  kTooManyRequests,
+  kUnavailable,
+  kDeadlineExceeded,
+};
+
+const char* CodeName(Code code);
+
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+  // Set only for TooManyRequests/Unavailable answers that carried a Retry-After header.
+  std::optional<std::chrono::seconds> retry_after() const { return retry_after_; }
+  Status& set_retry_after(std::chrono::seconds s) {
+    retry_after_ = s;
+    return *this;
+  }
+
+  // "Conflict: message" — for logs.
+  std::string ToString() const;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+  std::optional<std::chrono::seconds> retry_after_;
+};
+
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  Code code() const { return status_.code(); }
+
+  const T& value() const& { return *value_; }
+  T& value() & { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  const T* operator->() const { return &*value_; }
+  T* operator->() { return &*value_; }
+  const T& operator*() const { return *value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+}  // namespace leasehold

@@ -1,0 +1,85 @@
+#include "election/config.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace leasehold::election {
+namespace {
+
+std::string Fmt(Duration d) {
+  // Durations in messages are shown in Go syntax, as the user typed them: 15s, 1.5s, 500ms.
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  const auto ms = duration_cast<milliseconds>(d).count();
+  char buf[64];
+  if (ms % 1000 == 0) {
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
+  } else if (ms >= 1000) {
+    std::snprintf(buf, sizeof buf, "%.3gs", static_cast<double>(ms) / 1000.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
+  }
+  return buf;
+}
+
+}  // namespace
+
+const char* ReleaseModeName(ReleaseMode mode) {
+  switch (mode) {
+    case ReleaseMode::kSafe:
+      return "safe";
+    case ReleaseMode::kImmediate:
+      return "immediate";
+    case ReleaseMode::kOff:
+      return "off";
+  }
+  return "?";
+}
+
+int ElectionConfig::lease_duration_seconds() const {
+  return static_cast<int>(
+      std::chrono::duration_cast<std::chrono::seconds>(timings_.lease_duration).count());
+}
+
+Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, ReleaseMode mode,
+                                              Duration release_holdoff) {
+  using std::chrono::seconds;
+  auto invalid = [](std::string m) { return Status(Code::kInvalid, std::move(m)); };
+  if (identity.empty()) return invalid("--identity must not be empty");
+  if (t.retry_period <= Duration::zero()) {
+    return invalid("--retry-period must be greater than 0 (e.g. 2s)");
+  }
+  if (t.renew_deadline <= Duration::zero()) {
+    return invalid("--renew-deadline must be greater than 0 (e.g. 10s)");
+  }
+  if (t.lease_duration < seconds(1) || t.lease_duration % seconds(1) != Duration::zero()) {
+    return invalid("--lease-duration must be a whole number of seconds, at least 1s (got " +
+                   Fmt(t.lease_duration) + "): the lock stores whole seconds");
+  }
+  if (t.lease_duration <= t.renew_deadline) {
+    return invalid("--lease-duration (" + Fmt(t.lease_duration) +
+                   ") must be greater than --renew-deadline (" + Fmt(t.renew_deadline) + ")");
+  }
+  // Compared in nanoseconds as client-go does: renewDeadline > JitterFactor(1.2) * retryPeriod.
+  if (static_cast<double>(t.renew_deadline.count()) <=
+      1.2 * static_cast<double>(t.retry_period.count())) {
+    return invalid("--renew-deadline (" + Fmt(t.renew_deadline) +
+                   ") must be greater than 1.2 x --retry-period (" + Fmt(t.retry_period) + ")");
+  }
+  if (t.lease_duration - t.renew_deadline < seconds(1)) {
+    return invalid("--lease-duration (" + Fmt(t.lease_duration) +
+                   ") must exceed --renew-deadline (" + Fmt(t.renew_deadline) +
+                   ") by at least 1s: the margin for request latency and clock-rate drift");
+  }
+  if (release_holdoff < Duration::zero()) {
+    return invalid("--release-holdoff must not be negative");
+  }
+  ElectionConfig c;
+  c.identity_ = std::move(identity);
+  c.timings_ = t;
+  c.release_mode_ = mode;
+  c.release_holdoff_ = release_holdoff;
+  return c;
+}
+
+}  // namespace leasehold::election

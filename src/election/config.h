@@ -1,0 +1,64 @@
+// Election settings, validated once: an ElectionConfig is valid or does not exist.
+#pragma once
+
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace leasehold::election {
+
+// What happens to the lock when the process is told to stop (SIGTERM/SIGINT).
+enum class ReleaseMode {
+  // Release only after every "yes" already given has expired (at most renew-deadline), or at once
+  // when the main container acknowledges with POST /release. For classic sidecar containers,
+  // which get SIGTERM at the same moment as the main container.
+  kSafe,
+  // Release at once. For native sidecars, which the kubelet stops after the main container.
+  kImmediate,
+  // Never release; rivals take over when the lease expires.
+  kOff,
+};
+
+const char* ReleaseModeName(ReleaseMode mode);
+
+struct Timings {
+  // How long rivals wait, after they last saw the record change, before they may take the lock.
+  // Written to the record in whole seconds. Default 15s, as client-go's core clients.
+  Duration lease_duration = std::chrono::seconds(15);
+  // How long a leader keeps saying "yes" after the last successful write it *sent*; it steps
+  // down when no renew succeeds within this. Default 10s.
+  Duration renew_deadline = std::chrono::seconds(10);
+  // Pause between attempts: exactly this while leading, retry-period × (1 + rand × 1.2) while
+  // acquiring. Default 2s.
+  Duration retry_period = std::chrono::seconds(2);
+};
+
+class ElectionConfig {
+ public:
+  // Validates: lease-duration > renew-deadline > 1.2 × retry-period > 0; lease-duration is a
+  // whole number of seconds ≥ 1; lease-duration − renew-deadline ≥ 1s (the margin that absorbs
+  // request latency, clock-rate drift and client-go's one-second view of renewTime). Messages
+  // name the flags.
+  static Result<ElectionConfig> Create(std::string identity, Timings timings, ReleaseMode mode,
+                                       Duration release_holdoff);
+
+  const std::string& identity() const { return identity_; }
+  const Timings& timings() const { return timings_; }
+  Duration lease_duration() const { return timings_.lease_duration; }
+  Duration renew_deadline() const { return timings_.renew_deadline; }
+  Duration retry_period() const { return timings_.retry_period; }
+  int lease_duration_seconds() const;
+  ReleaseMode release_mode() const { return release_mode_; }
+  // After POST /release without SIGTERM, how long to stay out of the election. Default 30s.
+  Duration release_holdoff() const { return release_holdoff_; }
+
+ private:
+  ElectionConfig() = default;
+  std::string identity_;
+  Timings timings_;
+  ReleaseMode release_mode_ = ReleaseMode::kSafe;
+  Duration release_holdoff_ = std::chrono::seconds(30);
+};
+
+}  // namespace leasehold::election

@@ -1,0 +1,522 @@
+// The leadership invariant
+// ------------------------
+// This replica answers "I lead" at instant T (monotonic, CLOCK_BOOTTIME) only if
+//   (1) its last successful write of the lock named it holder, and
+//   (2) that write was *sent* at S with T < S + renew-deadline, and
+//   (3) it has not been told to stop or to release since.
+// Why that is enough for "never two leaders": a rival can only take the lock by a write that
+// carries the resourceVersion of a record it has read, so it must first have read our write
+// (sent at S, hence read at some R ≥ S) or a later one. It then waits until R + lease-duration by
+// its own clock before it writes (client-go does the same; an empty holder is only ever written
+// by a holder that has already stopped answering "yes"). Our "yes" ends at S + renew-deadline,
+// at least one second (validated: lease-duration − renew-deadline ≥ 1s) before R +
+// lease-duration. That second absorbs the rival's clock running fast relative to ours and
+// client-go's habit of noticing renewTime changes only at one-second resolution.
+// The answer is judged when the question is asked, from the clock, not from state kept up to
+// date by the loop: a paused process, a stalled loop or a hung API call cannot leave a stale
+// "yes", because the clock keeps running while they do.
+
+#include "election/elector.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace leasehold::election {
+namespace {
+
+// client-go's JitterFactor: candidates wait retry-period × (1 + rand × 1.2).
+constexpr double kJitterFactor = 1.2;
+
+std::string Where(const LockDescription& d) { return d.name_space + "/" + d.name; }
+
+}  // namespace
+
+const char* PhaseName(Phase phase) {
+  switch (phase) {
+    case Phase::kCandidate:
+      return "candidate";
+    case Phase::kLeader:
+      return "leader";
+    case Phase::kHeldOff:
+      return "held-off";
+    case Phase::kStopping:
+      return "stopping";
+    case Phase::kDone:
+      return "done";
+  }
+  return "?";
+}
+
+Elector::Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random)
+    : config_(config), lock_(lock), clock_(clock), random_(std::move(random)) {}
+
+void Elector::SetListener(SnapshotListener listener) {
+  std::lock_guard<std::mutex> l(mu_);
+  listener_ = std::move(listener);
+}
+
+void Elector::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_requested_ = true;
+    woken_ = true;
+  }
+  wake_.notify_all();
+  Notify();
+}
+
+void Elector::AcknowledgeRelease() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    release_requested_ = true;
+    woken_ = true;
+  }
+  wake_.notify_all();
+  Notify();
+}
+
+void Elector::Nudge() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Elector::Observe(const LockObservation& observation) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    // A leader learns of its own writes from their answers. A watch may lag behind them, and a
+    // stale event must not make the leader's view go backwards.
+    if (phase_ == Phase::kLeader) return;
+    if (observed_ && observation.raw == observed_raw_) return;
+    SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
+    woken_ = true;
+  }
+  wake_.notify_all();
+  Notify();
+}
+
+void Elector::SetWatchActive(bool active) {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (watch_active_ == active) return;
+    watch_active_ = active;
+    woken_ = true;
+  }
+  wake_.notify_all();
+}
+
+MonoTime Elector::CandidateDueLocked(MonoTime now) const {
+  const std::string& holder = observed_record_.holder_identity;
+  if (!observed_ || holder.empty() || holder == config_.identity() || !LeaseValidLocked(now)) {
+    return now;
+  }
+  const int secs = observed_record_.lease_duration_seconds > 0
+                       ? observed_record_.lease_duration_seconds
+                       : config_.lease_duration_seconds();
+  // The first instant at which LeaseValidLocked() turns false.
+  return observed_time_ + std::chrono::seconds(secs);
+}
+
+bool Elector::LeaseValidLocked(MonoTime now) const {
+  // The record's own duration counts (client-go ≥ v0.27); a record without one (a garbled
+  // annotation) falls back to ours rather than to zero, which would make it expire at once.
+  const int secs = observed_record_.lease_duration_seconds > 0
+                       ? observed_record_.lease_duration_seconds
+                       : config_.lease_duration_seconds();
+  return observed_time_ + std::chrono::seconds(secs) > now;
+}
+
+bool Elector::IsLeaderLocked(MonoTime now) const {
+  // See "The leadership invariant" at the top of this file.
+  return !stop_requested_ && !release_requested_ && phase_ == Phase::kLeader &&
+         observed_record_.holder_identity == config_.identity() && claim_until_.has_value() &&
+         now < *claim_until_;
+}
+
+Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
+  Snapshot s;
+  s.identity = config_.identity();
+  s.lock = lock_.Describe();
+  s.phase = phase_;
+  s.observed = observed_;
+  s.record = observed_record_;
+  s.is_leader = IsLeaderLocked(now);
+  if (s.is_leader) {
+    s.valid_until = *claim_until_;
+    if (promise) promised_until_ = std::max(promised_until_, *claim_until_);
+  }
+  s.last_error = last_error_;
+  s.last_attempt_at = last_attempt_at_;
+  s.last_renew_at = last_renew_at_;
+  s.slowpath_total = slowpath_total_;
+  s.acquired_total = acquired_total_;
+  s.stopping = stop_requested_;
+  return s;
+}
+
+Snapshot Elector::Take() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return TakeLocked(clock_.MonotonicNow(), /*promise=*/true);
+}
+
+Snapshot Elector::Peek() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return TakeLocked(clock_.MonotonicNow(), /*promise=*/false);
+}
+
+void Elector::Notify() {
+  SnapshotListener listener;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    listener = listener_;
+  }
+  if (listener) listener(Take());
+}
+
+void Elector::SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at) {
+  if (record.holder_identity != observed_record_.holder_identity || !observed_) {
+    if (record.holder_identity.empty()) {
+      spdlog::info("lease {} is free", Where(lock_.Describe()));
+    } else if (record.holder_identity != config_.identity()) {
+      spdlog::info("new leader {} on {} (term {})", record.holder_identity, Where(lock_.Describe()),
+                   record.leader_transitions);
+    }
+  }
+  if (record.lease_duration_seconds > 0 &&
+      record.lease_duration_seconds != config_.lease_duration_seconds() &&
+      !record.holder_identity.empty() && !warned_duration_mismatch_) {
+    // client-go before v0.27 and the classic leader-elector judge expiry with their own
+    // configured duration, so a fleet must agree on one.
+    warned_duration_mismatch_ = true;
+    spdlog::warn(
+        "lock {} records leaseDurationSeconds={} but this replica uses {}s; every member of "
+        "a fleet must use the same --lease-duration (older client-go electors ignore the "
+        "record's value)",
+        Where(lock_.Describe()), record.lease_duration_seconds, config_.lease_duration_seconds());
+  }
+  observed_ = true;
+  observed_record_ = record;
+  observed_raw_ = raw;
+  observed_time_ = at;
+}
+
+bool Elector::TryAcquireOrRenew(MonoTime deadline) {
+  const MonoTime now = clock_.MonotonicNow();
+  const SysTime wall = clock_.SystemNow();
+  LeaderElectionRecord rec;
+  rec.holder_identity = config_.identity();
+  rec.lease_duration_seconds = config_.lease_duration_seconds();
+  rec.acquire_time = wall;
+  rec.renew_time = wall;
+
+  // 1. Fast path: while we hold a lease that is locally valid, PUT the cached object directly.
+  bool fast = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (observed_ && observed_record_.holder_identity == config_.identity() &&
+        LeaseValidLocked(now)) {
+      fast = true;
+      rec.acquire_time = observed_record_.acquire_time;
+      rec.leader_transitions = observed_record_.leader_transitions;
+    }
+  }
+  if (fast) {
+    const MonoTime sent = clock_.MonotonicNow();
+    Status st = lock_.Update(rec, deadline);
+    if (st.ok()) {
+      const MonoTime after = clock_.MonotonicNow();
+      std::lock_guard<std::mutex> l(mu_);
+      // observed_raw_ is left as it was, as client-go does: the next Get re-observes.
+      const std::string raw = observed_raw_;
+      SetObserved(rec, raw, after);
+      claim_until_ = sent + config_.renew_deadline();
+      last_renew_at_ = after;
+      last_error_ = Status::Ok();
+      return true;
+    }
+    spdlog::debug("failed to update lease {} optimistically, falling back to slow path: {}",
+                  Where(lock_.Describe()), st.ToString());
+  }
+
+  // 2. Read the record; create it when missing.
+  Result<LockObservation> got = lock_.Get(deadline);
+  if (!got.ok()) {
+    if (got.code() != Code::kNotFound) {
+      std::lock_guard<std::mutex> l(mu_);
+      last_error_ = got.status();
+      return false;
+    }
+    rec.leader_transitions = 0;
+    const MonoTime sent = clock_.MonotonicNow();
+    Status st = lock_.Create(rec, deadline);
+    std::lock_guard<std::mutex> l(mu_);
+    if (!st.ok()) {
+      last_error_ = st;
+      return false;
+    }
+    const MonoTime after = clock_.MonotonicNow();
+    SetObserved(rec, "", after);
+    claim_until_ = sent + config_.renew_deadline();
+    last_renew_at_ = after;
+    last_error_ = Status::Ok();
+    return true;
+  }
+
+  // 3. Observe: only a change of the raw record restarts the expiry timer.
+  const LockObservation& obs = got.value();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    last_error_ = Status::Ok();
+    if (!observed_ || obs.raw != observed_raw_) {
+      SetObserved(obs.record, obs.raw, clock_.MonotonicNow());
+    }
+    const std::string& holder = obs.record.holder_identity;
+    if (!holder.empty() && holder != config_.identity() && LeaseValidLocked(now)) {
+      return false;  // held by another replica and not yet expired
+    }
+    // 4. Write: renew keeps acquireTime and transitions; a takeover bumps the term.
+    if (holder == config_.identity()) {
+      rec.acquire_time = obs.record.acquire_time;
+      rec.leader_transitions = obs.record.leader_transitions;
+      ++slowpath_total_;
+    } else {
+      rec.leader_transitions = obs.record.leader_transitions + 1;
+    }
+  }
+  const MonoTime sent = clock_.MonotonicNow();
+  Status st = lock_.Update(rec, deadline);
+  std::lock_guard<std::mutex> l(mu_);
+  if (!st.ok()) {
+    last_error_ = st;
+    return false;
+  }
+  const MonoTime after = clock_.MonotonicNow();
+  SetObserved(rec, observed_raw_, after);
+  claim_until_ = sent + config_.renew_deadline();
+  last_renew_at_ = after;
+  return true;
+}
+
+Status Elector::Release(MonoTime deadline) {
+  // client-go's release() checks only its local view of the holder; a late release could then
+  // blank a rival who took over meanwhile. We check the record just fetched, and the PUT is
+  // conditional on its resourceVersion.
+  while (true) {
+    Result<LockObservation> got = lock_.Get(deadline);
+    if (!got.ok()) {
+      if (got.code() == Code::kNotFound) return Status::Ok();
+      return got.status();
+    }
+    if (got->record.holder_identity != config_.identity()) return Status::Ok();
+    LeaderElectionRecord rec;
+    rec.holder_identity = "";
+    // 1, not 0: a Lease with leaseDurationSeconds 0 fails validation.
+    rec.lease_duration_seconds = 1;
+    rec.acquire_time = clock_.SystemNow();
+    rec.renew_time = rec.acquire_time;
+    rec.leader_transitions = got->record.leader_transitions;
+    Status st = lock_.Update(rec, deadline);
+    if (st.ok()) {
+      std::lock_guard<std::mutex> l(mu_);
+      SetObserved(rec, "", clock_.MonotonicNow());
+      spdlog::info("released lease {} (term {})", Where(lock_.Describe()), rec.leader_transitions);
+      return st;
+    }
+    if (st.code() != Code::kConflict || clock_.MonotonicNow() >= deadline) return st;
+  }
+}
+
+MonoTime Elector::Step() {
+  const MonoTime now = clock_.MonotonicNow();
+  Phase phase;
+  bool stop, release;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stop_requested_ && phase_ != Phase::kDone) phase_ = Phase::kStopping;
+    phase = phase_;
+    stop = stop_requested_;
+    release = release_requested_;
+  }
+  MonoTime next;
+  if (phase == Phase::kDone) {
+    next = now;
+  } else if (stop) {
+    next = StepStopping(now);
+  } else if (release || phase == Phase::kHeldOff) {
+    next = StepHeldOff(now);
+  } else {
+    next = StepCandidateOrLeader(now);
+  }
+  Notify();
+  return next;
+}
+
+MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
+  const Duration rp = config_.retry_period();
+  bool was_leader;
+  MonoTime deadline;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (phase_ == Phase::kLeader && (!claim_until_ || now >= *claim_until_)) {
+      // No renew succeeded within renew-deadline: the "yes" has already ended; say so.
+      phase_ = Phase::kCandidate;
+      claim_until_.reset();
+      spdlog::warn("lost lease {}: no renew succeeded within renew-deadline ({})",
+                   Where(lock_.Describe()), last_error_.ToString());
+    }
+    was_leader = phase_ == Phase::kLeader;
+    // A renew attempt may not outlive the current claim; an acquire attempt gets renew-deadline.
+    deadline = was_leader ? *claim_until_ : now + config_.renew_deadline();
+  }
+
+  const bool ok = TryAcquireOrRenew(deadline);
+  const MonoTime after = clock_.MonotonicNow();
+
+  std::lock_guard<std::mutex> l(mu_);
+  last_attempt_at_ = after;
+  if (ok) {
+    consecutive_errors_ = 0;
+    if (!was_leader) {
+      phase_ = Phase::kLeader;
+      ++acquired_total_;
+      spdlog::info("acquired lease {} as {} (term {})", Where(lock_.Describe()), config_.identity(),
+                   observed_record_.leader_transitions);
+    }
+    return after + rp;  // renew every retry-period, counted from the end of this attempt
+  }
+  if (was_leader && observed_record_.holder_identity != config_.identity()) {
+    phase_ = Phase::kCandidate;
+    claim_until_.reset();
+    spdlog::warn("lost lease {} to {} (term {})", Where(lock_.Describe()),
+                 observed_record_.holder_identity, observed_record_.leader_transitions);
+  }
+  if (last_error_.code() == Code::kForbidden || last_error_.code() == Code::kUnauthorized) {
+    spdlog::error(
+        "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "
+        "create, update and watch on the lock (see the Role in deploy/rbac)",
+        Where(lock_.Describe()), last_error_.ToString());
+  } else if (!last_error_.ok()) {
+    spdlog::warn("leader election attempt on {} failed: {}", Where(lock_.Describe()),
+                 last_error_.ToString());
+  }
+  if (phase_ == Phase::kLeader) {
+    // Keep trying every retry-period while the claim lasts; StepCandidateOrLeader steps down
+    // once it has run out.
+    return std::min(after + rp, *claim_until_);
+  }
+  MonoTime next =
+      after + std::chrono::duration_cast<Duration>(rp * (1.0 + random_() * kJitterFactor));
+  const bool api_error = !last_error_.ok() && last_error_.code() != Code::kConflict &&
+                         last_error_.code() != Code::kAlreadyExists;
+  if (api_error) {
+    // Back off on errors that are not lost races, up to 8x but never past a lease-duration, so
+    // an outage costs the API server little and failover after it stays bounded.
+    ++consecutive_errors_;
+    const int factor = 1 << std::min(consecutive_errors_ - 1, 3);
+    const Duration backoff = std::min<Duration>(
+        (next - after) * factor, std::max<Duration>(config_.lease_duration(), next - after));
+    next = after + backoff;
+    if (auto ra = last_error_.retry_after()) next = std::max(next, after + *ra);
+  } else {
+    consecutive_errors_ = 0;
+    if (watch_active_) {
+      // The watch tells us of every change; sleep until the held lock would expire.
+      next = CandidateDueLocked(after);
+    }
+  }
+  return next;
+}
+
+MonoTime Elector::StepHeldOff(MonoTime now) {
+  bool release;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    release = release_requested_;
+  }
+  if (release) {
+    bool ours;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ours = observed_ && observed_record_.holder_identity == config_.identity();
+    }
+    if (ours) {
+      Status st = Release(now + config_.renew_deadline());
+      if (!st.ok())
+        spdlog::warn("release of {} failed: {}", Where(lock_.Describe()), st.ToString());
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    release_requested_ = false;
+    phase_ = Phase::kHeldOff;
+    claim_until_.reset();
+    holdoff_until_ = clock_.MonotonicNow() + config_.release_holdoff();
+    spdlog::info(
+        "main container released the lock; out of the election for {}ms",
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.release_holdoff()).count());
+    return holdoff_until_;
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  if (now < holdoff_until_) return holdoff_until_;
+  // No SIGTERM followed: the main container was only restarted. Contend again.
+  phase_ = Phase::kCandidate;
+  spdlog::info("release hold-off over; contending for {} again", Where(lock_.Describe()));
+  return now;
+}
+
+MonoTime Elector::StepStopping(MonoTime now) {
+  bool ours, acked;
+  MonoTime promised;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ours = observed_ && observed_record_.holder_identity == config_.identity();
+    acked = release_requested_;
+    promised = promised_until_;
+  }
+  const ReleaseMode mode = config_.release_mode();
+  if (ours && mode != ReleaseMode::kOff) {
+    if (mode == ReleaseMode::kSafe && !acked && now < promised) {
+      // A "yes" already given holds until its validUntil; the main container may still be
+      // acting on it. Wait it out (at most renew-deadline) unless it acknowledges first.
+      return promised;
+    }
+    Status st = Release(now + config_.renew_deadline());
+    if (!st.ok()) spdlog::warn("release of {} failed: {}", Where(lock_.Describe()), st.ToString());
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  phase_ = Phase::kDone;
+  claim_until_.reset();
+  return now;
+}
+
+void Elector::Run() {
+  MonoTime next = Step();
+  while (true) {
+    std::unique_lock<std::mutex> l(mu_);
+    if (phase_ == Phase::kDone) return;
+    const Duration wait = next - clock_.MonotonicNow();
+    if (wait > Duration::zero()) {
+      wake_.wait_for(l, wait, [this] { return woken_; });
+    }
+    if (woken_) {
+      woken_ = false;
+      const MonoTime now = clock_.MonotonicNow();
+      // A stop or release request is handled at once. A watch event or a change of watch state
+      // only reschedules a candidate; a leader keeps its renew rhythm.
+      if (stop_requested_ || release_requested_) {
+        next = now;
+      } else if (phase_ == Phase::kCandidate && consecutive_errors_ == 0) {
+        next = watch_active_ ? CandidateDueLocked(now) : now;
+      }
+      if (next > now) continue;
+    } else if (clock_.MonotonicNow() < next) {
+      continue;  // spurious wake-up
+    }
+    l.unlock();
+    next = Step();
+  }
+}
+
+}  // namespace leasehold::election

@@ -1,0 +1,154 @@
+// The election algorithm: client-go's tools/leaderelection, step for step, with one addition
+// that makes the local answer safe (see "The leadership invariant" in elector.cpp).
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "election/config.h"
+#include "election/lock.h"
+#include "election/record.h"
+
+namespace leasehold::election {
+
+enum class Phase {
+  kCandidate,  // trying to acquire every retry-period × (1 + rand × 1.2)
+  kLeader,     // renewing every retry-period
+  kHeldOff,    // released on request (POST /release); out of the election until the hold-off ends
+  kStopping,   // told to stop; waiting for promises to expire, then releasing
+  kDone,       // nothing more to do; Run() returns
+};
+
+const char* PhaseName(Phase phase);
+
+// What the local API reports. Taken under the elector's lock, so it is self-consistent.
+struct Snapshot {
+  std::string identity;
+  LockDescription lock;
+  Phase phase = Phase::kCandidate;
+  // True once the lock has been read (or created) successfully at least once.
+  bool observed = false;
+  // The record as last observed (or as last written by this replica).
+  LeaderElectionRecord record;
+  // Judged at the instant the snapshot was taken: true only while this replica holds the lock
+  // and its last successful write was sent less than renew-deadline ago.
+  bool is_leader = false;
+  // Only while is_leader: the monotonic instant at which this "yes" stops being true.
+  MonoTime valid_until{};
+  // The result of the last completed attempt (OK if it succeeded).
+  Status last_error;
+  // When the last attempt completed, successful or not; nullopt before the first one.
+  std::optional<MonoTime> last_attempt_at;
+  // When the last write of this replica succeeded; nullopt if it never led.
+  std::optional<MonoTime> last_renew_at;
+  // Times this replica's slow path (GET then PUT while believing it leads) ran, as client-go's
+  // leader_election_slowpath_total counts it.
+  uint64_t slowpath_total = 0;
+  // Times this replica became leader.
+  uint64_t acquired_total = 0;
+  bool stopping = false;
+};
+
+// Called (outside the elector's lock) after every attempt and every phase change.
+using SnapshotListener = std::function<void(const Snapshot&)>;
+
+class Elector {
+ public:
+  Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random);
+
+  // Runs the election until Stop() has been called and the release (if any) is done.
+  void Run();
+
+  // Performs the work due now (one attempt, or one release step) and returns the monotonic
+  // instant at which the next work is due. Run() calls it in a loop; tests call it directly
+  // with a FakeClock. Never call it from two threads at once.
+  MonoTime Step();
+
+  // SIGTERM/SIGINT: stop answering "leader" at once; release as the ReleaseMode says.
+  void Stop();
+
+  // POST /release: the main container's work has stopped. Stop answering "leader", release at
+  // once if held, and stay out of the election for the hold-off (or exit if stopping).
+  void AcknowledgeRelease();
+
+  // Wakes Run() early so that it re-decides what is due now.
+  void Nudge();
+
+  // A watch on the lock object saw this version of the record. It counts as an observation,
+  // exactly as a Get would (only a changed raw restarts the expiry timer), and reschedules a
+  // candidate: at once if the lock is free, else at the exact instant it would expire.
+  void Observe(const LockObservation& observation);
+
+  // Whether a watch on the lock object is established. While it is, a candidate that waits on a
+  // held lock sleeps until the lock's expiry (or the next event) instead of polling every
+  // retry-period; when it breaks, polling resumes.
+  void SetWatchActive(bool active);
+
+  // Thread-safe. Any "yes" it returns is remembered as a promise that safe mode honours: use it
+  // for every answer that tells someone "you lead" (/leader, /is-leader, the status file, the
+  // watch stream).
+  Snapshot Take() const;
+  // The same, but the "yes" is not handed to anyone (probes, metrics): no promise is recorded.
+  Snapshot Peek() const;
+
+  void SetListener(SnapshotListener listener);
+
+  const ElectionConfig& config() const { return config_; }
+
+ private:
+  MonoTime StepCandidateOrLeader(MonoTime now);
+  MonoTime StepStopping(MonoTime now);
+  MonoTime StepHeldOff(MonoTime now);
+  // client-go's tryAcquireOrRenew. True when this replica holds the lock after it.
+  bool TryAcquireOrRenew(MonoTime deadline);
+  // GET, and only if the holder is still this replica, write the released record. Retries on
+  // Conflict until `deadline`.
+  Status Release(MonoTime deadline);
+  void SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at);
+  bool IsLeaderLocked(MonoTime now) const;
+  bool LeaseValidLocked(MonoTime now) const;
+  Snapshot TakeLocked(MonoTime now, bool promise) const;
+  void Notify();
+  // When a candidate's next attempt is due, given what it has observed (watch active only).
+  MonoTime CandidateDueLocked(MonoTime now) const;
+
+  const ElectionConfig config_;
+  Lock& lock_;
+  const Clock& clock_;
+  Random01 random_;
+
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool woken_ = false;
+  bool watch_active_ = false;
+  Phase phase_ = Phase::kCandidate;
+  bool stop_requested_ = false;
+  bool release_requested_ = false;
+  bool released_ = false;
+  MonoTime holdoff_until_{};
+  bool observed_ = false;
+  LeaderElectionRecord observed_record_;
+  std::string observed_raw_;
+  MonoTime observed_time_{};
+  // The invariant's input: send time of the last successful write + renew-deadline.
+  std::optional<MonoTime> claim_until_;
+  // The latest valid_until handed out in any "yes"; safe mode releases only after it.
+  mutable MonoTime promised_until_{};
+  Status last_error_;
+  std::optional<MonoTime> last_attempt_at_;
+  std::optional<MonoTime> last_renew_at_;
+  uint64_t slowpath_total_ = 0;
+  uint64_t acquired_total_ = 0;
+  bool warned_duration_mismatch_ = false;
+  // Failed attempts in a row that were API errors rather than lost races; drives the backoff.
+  int consecutive_errors_ = 0;
+  SnapshotListener listener_;
+};
+
+}  // namespace leasehold::election

@@ -1,0 +1,33 @@
+// The leader election record, as client-go's resourcelock.LeaderElectionRecord carries it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+
+namespace leasehold::election {
+
+struct LeaderElectionRecord {
+  // Empty means "released": any candidate may take the lock at once.
+  std::string holder_identity;
+  // Whole seconds; rivals wait this long after they last saw the record change.
+  int lease_duration_seconds = 0;
+  // Wall-clock timestamps written to the API; absent when the server had none.
+  std::optional<SysTime> acquire_time;
+  std::optional<SysTime> renew_time;
+  // Grows by one on every change of holder: the fencing token ("term").
+  int64_t leader_transitions = 0;
+
+  bool operator==(const LeaderElectionRecord& o) const {
+    return holder_identity == o.holder_identity &&
+           lease_duration_seconds == o.lease_duration_seconds && acquire_time == o.acquire_time &&
+           renew_time == o.renew_time && leader_transitions == o.leader_transitions;
+  }
+};
+
+// client-go's MultiLock reports this holder when its two locks name different holders.
+inline constexpr const char* kUnknownLeader = "leaderelection.k8s.io/unknown";
+
+}  // namespace leasehold::election

@@ -1,0 +1,34 @@
+// Turning a non-2xx API answer into a Status. Kept apart from the transport so it can be unit
+// tested and fuzzed on its own: it must accept any bytes.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace leasehold::kube {
+
+// The code for a Kubernetes Status `reason` (metav1.StatusReason), or nullopt when the reason is
+// empty or not one we know, so the caller falls back to the HTTP code.
+std::optional<Code> CodeFromReason(std::string_view reason);
+
+// The code for an HTTP status when the body names no known reason. Never kOk: a 2xx here (which
+// callers should not pass) or a 1xx/3xx is kUnavailable, as is anything unexpected.
+Code CodeFromHttpStatus(long http_status);
+
+// The error for a non-2xx answer. `body` may be a Kubernetes Status object
+// ({"kind":"Status","status":"Failure","message":..,"reason":..,"code":..}), other JSON, text or
+// nothing. The code comes from the body's reason, else from `http_status`; the message is the
+// server's, else "HTTP <code>" with the start of the body. `retry_after` is the raw Retry-After
+// header value ("" when absent): a whole number of seconds is kept (Status::retry_after) when the
+// code is kTooManyRequests or kUnavailable; failing that, the Status body's
+// details.retryAfterSeconds is used, as client-go's SuggestsClientDelay does.
+Status StatusFromResponse(long http_status, std::string_view body,
+                          std::string_view retry_after = {});
+
+// Parses a Retry-After header holding delay-seconds (RFC 9110 §10.2.3). HTTP dates, negative
+// numbers and anything absurd (more than a day) give nullopt.
+std::optional<std::chrono::seconds> ParseRetryAfter(std::string_view value);
+
+}  // namespace leasehold::kube

@@ -1,0 +1,79 @@
+// Bearer tokens for the API client: a fixed one, or one re-read from a file (projected service
+// account tokens are rotated by the kubelet, so a token read once stops working within hours).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace leasehold::kube {
+
+class TokenSource {
+ public:
+  virtual ~TokenSource() = default;
+  // The token to send now; "" means send no Authorization header. Never fails once a token
+  // has been read: a failed re-read keeps the previous token.
+  virtual std::string Token() = 0;
+  // The server answered 401: make the next Token() re-read its source. The request that got the
+  // 401 is not retried (its deadline belongs to the caller).
+  virtual void Invalidate() = 0;
+};
+
+class StaticTokenSource final : public TokenSource {
+ public:
+  explicit StaticTokenSource(std::string token) : token_(std::move(token)) {}
+  std::string Token() override { return token_; }
+  void Invalidate() override {}
+
+ private:
+  const std::string token_;
+};
+
+// client-go's NewCachedFileTokenSource: the file is re-read when the cached token is older than
+// `max_age` (client-go: period 1 min minus leeway 10 s = 50 s) and on the first Token() after
+// Invalidate(). Contents are whitespace-trimmed. An unreadable or empty file keeps the old token
+// (logged once per run of failures, never the token itself) and is retried on the next call.
+// Ages use clock.MonotonicNow(), so tests drive it with a FakeClock. Thread-safe.
+class FileTokenSource final : public TokenSource {
+ public:
+  static constexpr Duration kDefaultMaxAge = std::chrono::seconds(50);
+
+  // Reads the file once. Fails (kNotFound for a missing file, kInvalid for an empty one) unless
+  // `fallback` is non-empty, in which case that token stands in until a read succeeds.
+  static Result<std::unique_ptr<FileTokenSource>> Create(std::string path, const Clock& clock,
+                                                         std::string fallback = "",
+                                                         Duration max_age = kDefaultMaxAge);
+
+  std::string Token() override;
+  void Invalidate() override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  FileTokenSource(std::string path, const Clock& clock, Duration max_age);
+  // Reads, trims and checks the file.
+  Result<std::string> ReadFile() const;
+
+  const std::string path_;
+  const Clock& clock_;
+  const Duration max_age_;
+
+  std::mutex mu_;
+  std::string token_;
+  // When token_ was last read successfully; nullopt = never (only with a fallback) or invalidated.
+  std::optional<MonoTime> read_at_;
+  bool warned_ = false;  // a failure has been logged since the last successful read
+};
+
+// Reads a whole file. kNotFound when it does not exist, kUnavailable for other I/O errors; the
+// message names the path and errno text.
+Result<std::string> ReadWholeFile(const std::string& path);
+
+// Strips ASCII whitespace from both ends.
+std::string TrimSpace(std::string s);
+
+}  // namespace leasehold::kube

@@ -1,0 +1,50 @@
+// The `configmaps` and `endpoints` locks (client-go ≤ v0.23, and the primary half of the
+// v0.17-v0.27 multilocks): the record is a JSON string in one annotation of a core/v1 object.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "election/lock.h"
+#include "kube/api_client.h"
+
+namespace leasehold::locks {
+
+namespace internal {
+struct CachedObject;
+}
+
+enum class AnnotatedKind { kConfigMap, kEndpoints };
+
+class AnnotationLock final : public election::Lock {
+ public:
+  // Keeps a reference to `client`, which must outlive the lock.
+  AnnotationLock(AnnotatedKind kind, kube::ApiClient& client, std::string name_space,
+                 std::string name);
+  ~AnnotationLock() override;
+
+  // GET; caches the whole object. An object without the annotation (or without annotations)
+  // reads as the zero record with raw "", as in client-go; NotFound drops the cache.
+  Result<election::LockObservation> Get(MonoTime deadline) override;
+  // POSTs {apiVersion: v1, kind, metadata: {name, namespace, annotations: {key: record}}}.
+  Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
+  // Sets the annotation on the cached object and PUTs it; cache handling as LeaseLock.
+  Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
+  election::LockDescription Describe() const override;
+
+  // "configmaps" or "endpoints".
+  const char* resource() const;
+
+ private:
+  const char* kind_name() const;
+
+  const AnnotatedKind kind_;
+  kube::ApiClient& client_;
+  const std::string ns_;
+  const std::string name_;
+  std::unique_ptr<internal::CachedObject> cached_;
+};
+
+}  // namespace leasehold::locks

@@ -1,0 +1,37 @@
+// Builds the Lock that --lock-type names.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "election/lock.h"
+#include "kube/api_client.h"
+
+namespace leasehold::locks {
+
+struct LockOptions {
+  // "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases".
+  std::string type = "auto";
+  std::string name_space;
+  std::string name;
+  std::string identity;
+  // Used by `auto` to re-check for an old ConfigMap lock at least this often.
+  Duration lease_duration = std::chrono::seconds(15);
+};
+
+// The six names above, "auto" first, e.g. for --help and error messages.
+inline constexpr const char* kLockTypes[] = {"auto",      "leases",           "configmaps",
+                                             "endpoints", "configmapsleases", "endpointsleases"};
+
+// True for the six names above.
+bool IsValidLockType(const std::string& type);
+
+// The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an unknown
+// type or an empty namespace, name or identity. The explicit multilocks behave exactly as
+// client-go's; `auto` is described in locks/auto_lock.cpp.
+Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube::ApiClient& client,
+                                                const Clock& clock);
+
+}  // namespace leasehold::locks

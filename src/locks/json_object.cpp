@@ -1,0 +1,49 @@
+#include "locks/json_object.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace leasehold::locks::internal {
+
+Status ParseObject(std::string_view text, const char* what, rapidjson::Document& doc) {
+  doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return Status(Code::kInvalid, std::string(what) + " is not valid JSON: " +
+                                      rapidjson::GetParseError_En(doc.GetParseError()) +
+                                      " at offset " + std::to_string(doc.GetErrorOffset()));
+  }
+  if (!doc.IsObject()) return Status(Code::kInvalid, std::string(what) + " is not a JSON object");
+  return Status::Ok();
+}
+
+std::string Serialize(const rapidjson::Value& value) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  value.Accept(writer);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+void SetMember(rapidjson::Value& object, std::string_view name, rapidjson::Value& value,
+               rapidjson::Document::AllocatorType& allocator) {
+  if (rapidjson::Value* existing = FindMember(object, name)) {
+    *existing = value;  // RapidJSON assignment moves
+    return;
+  }
+  rapidjson::Value key(name.data(), static_cast<rapidjson::SizeType>(name.size()), allocator);
+  object.AddMember(key, value, allocator);
+}
+
+const rapidjson::Value* FindMember(const rapidjson::Value& object, std::string_view name) {
+  if (!object.IsObject()) return nullptr;
+  rapidjson::Value key(rapidjson::StringRef(name.data(), name.size()));
+  auto it = object.FindMember(key);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+rapidjson::Value* FindMember(rapidjson::Value& object, std::string_view name) {
+  return const_cast<rapidjson::Value*>(
+      FindMember(static_cast<const rapidjson::Value&>(object), name));
+}
+
+}  // namespace leasehold::locks::internal

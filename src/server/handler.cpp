@@ -1,0 +1,291 @@
+#include "server/handler.h"
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+
+#include "server/format.h"
+
+namespace leasehold::server {
+namespace {
+
+using election::Phase;
+using election::Snapshot;
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kText = "text/plain; charset=utf-8";
+constexpr const char* kGetAllow = "GET, HEAD";
+constexpr const char* kPostAllow = "POST";
+constexpr const char* kEndpoints = "/leader, /is-leader, /release, /healthz, /readyz";
+
+// camelCase, as the rest of the JSON.
+const char* PhaseJsonName(Phase phase) {
+  switch (phase) {
+    case Phase::kCandidate:
+      return "candidate";
+    case Phase::kLeader:
+      return "leader";
+    case Phase::kHeldOff:
+      return "heldOff";
+    case Phase::kStopping:
+      return "stopping";
+    case Phase::kDone:
+      return "done";
+  }
+  return "unknown";
+}
+
+bool WantsPretty(const HttpQuery& q) {
+  const auto it = q.params.find("pretty");
+  return it != q.params.end() && it->second != "0" && it->second != "false";
+}
+
+// Request text echoed into JSON is cut down to printable ASCII: the path arrives decoded and
+// may hold any byte, and the writer does not check that strings are valid UTF-8.
+std::string Printable(const std::string& s) {
+  std::string out = s.substr(0, 200);
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return out;
+}
+
+template <typename W>
+void Str(W& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+template <typename W>
+void OptTime(W& w, const std::optional<SysTime>& t) {
+  if (t) {
+    Str(w, FormatRfc3339Millis(*t));
+  } else {
+    w.Null();
+  }
+}
+
+template <typename Fn>
+HttpAnswer Json(int status, bool pretty, Fn&& fill) {
+  rapidjson::StringBuffer buf;
+  if (pretty) {
+    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+    w.SetIndent(' ', 2);
+    fill(w);
+  } else {
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    fill(w);
+  }
+  HttpAnswer a;
+  a.status = status;
+  a.content_type = kJson;
+  a.body.assign(buf.GetString(), buf.GetSize());
+  a.body += '\n';
+  return a;
+}
+
+HttpAnswer Text(int status, std::string body) {
+  HttpAnswer a;
+  a.status = status;
+  a.content_type = kText;
+  a.body = std::move(body);
+  return a;
+}
+
+HttpAnswer Error(int status, const HttpQuery& q, const std::string& message) {
+  return Json(status, WantsPretty(q), [&](auto& w) {
+    w.StartObject();
+    w.Key("error");
+    Str(w, message);
+    w.EndObject();
+  });
+}
+
+HttpAnswer NotAllowed(const HttpQuery& q, const char* allow) {
+  HttpAnswer a = Error(405, q,
+                       Printable(q.method) + " is not allowed on " + Printable(q.path) +
+                           " (allowed: " + allow + ")");
+  a.headers.emplace_back("Allow", allow);
+  return a;
+}
+
+std::string NotObservedReason(const Snapshot& s) {
+  std::string r = "the lock has not been read yet";
+  if (!s.last_error.ok()) r += " (last error: " + s.last_error.ToString() + ")";
+  return r;
+}
+
+HttpAnswer Leader(const HttpQuery& q, const Snapshot& s, const Clock& clock) {
+  const MonoTime now = clock.MonotonicNow();
+  const std::string& holder = s.record.holder_identity;
+  return Json(s.observed ? 200 : 503, WantsPretty(q), [&](auto& w) {
+    w.StartObject();
+    // "name" first: the classic leader-elector image answered {"name": "<holder>"}.
+    w.Key("name");
+    Str(w, holder);
+    w.Key("leader");
+    Str(w, holder);
+    w.Key("identity");
+    Str(w, s.identity);
+    w.Key("isLeader");
+    w.Bool(s.is_leader);
+    w.Key("term");
+    w.Int64(s.record.leader_transitions);
+    w.Key("lock");
+    w.StartObject();
+    w.Key("type");
+    Str(w, s.lock.type);
+    w.Key("namespace");
+    Str(w, s.lock.name_space);
+    w.Key("name");
+    Str(w, s.lock.name);
+    w.EndObject();
+    w.Key("acquireTime");
+    OptTime(w, s.record.acquire_time);
+    w.Key("renewTime");
+    OptTime(w, s.record.renew_time);
+    w.Key("leaseDurationSeconds");
+    w.Int(s.record.lease_duration_seconds);
+    if (s.is_leader) {
+      // Rounded down, so a caller adding validForMs to its own clock never overshoots.
+      const Duration left = std::max(Duration::zero(), s.valid_until - now);
+      w.Key("validForMs");
+      w.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
+      w.Key("validUntil");
+      Str(w, FormatRfc3339Millis(ToSystem(clock, s.valid_until)));
+    }
+    if (!s.observed) {
+      w.Key("reason");
+      Str(w, NotObservedReason(s));
+    }
+    w.EndObject();
+  });
+}
+
+HttpAnswer IsLeader(const Snapshot& s) {
+  return s.is_leader ? Text(200, "true") : Text(503, "false");
+}
+
+HttpAnswer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions& options) {
+  // Whether this replica held the lock as last observed, i.e. whether the elector now writes
+  // a released record (AcknowledgeRelease releases "if held").
+  const bool held = s.observed && !s.identity.empty() && s.record.holder_identity == s.identity;
+  if (options.release) options.release();
+  return Json(202, WantsPretty(q), [&](auto& w) {
+    w.StartObject();
+    w.Key("released");
+    w.Bool(held);
+    w.Key("wasLeader");
+    w.Bool(s.is_leader);
+    w.Key("identity");
+    Str(w, s.identity);
+    w.Key("term");
+    w.Int64(s.record.leader_transitions);
+    w.EndObject();
+  });
+}
+
+std::string Seconds(Duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1fs",
+                std::chrono::duration_cast<std::chrono::duration<double>>(d).count());
+  return buf;
+}
+
+HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& options) {
+  // Held off, stopping and done are deliberately idle (a hold-off may outlast the limit), so
+  // only the two looping phases can be wedged.
+  if (s.phase != Phase::kCandidate && s.phase != Phase::kLeader) return Text(200, "ok");
+  const MonoTime since = s.last_attempt_at.value_or(options.started_at);
+  const Duration age = clock.MonotonicNow() - since;
+  const Duration limit = options.lease_duration + kWedgeGrace;
+  if (age > limit) {
+    return Text(503, std::string("wedged: no election attempt completed ") +
+                         (s.last_attempt_at ? "for " : "since start, ") + Seconds(age) +
+                         " (limit " + Seconds(limit) + ")");
+  }
+  return Text(200, "ok");
+}
+
+bool IsOutage(Code code) {
+  return code == Code::kUnavailable || code == Code::kDeadlineExceeded ||
+         code == Code::kTooManyRequests;
+}
+
+HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
+  const Code code = s.last_error.code();
+  std::string reason;
+  if (!s.observed) {
+    reason = NotObservedReason(s);
+  } else if (code == Code::kUnauthorized || code == Code::kForbidden) {
+    reason =
+        "the API server refuses this agent (check its RBAC: get, create and update on the "
+        "lock): " +
+        s.last_error.ToString();
+  } else if (code == Code::kInvalid || code == Code::kBadRequest) {
+    reason = "the API server rejects the lock record: " + s.last_error.ToString();
+  }
+  // Everything else keeps the agent ready: outages (Unavailable, DeadlineExceeded,
+  // TooManyRequests) pass, and Conflict/NotFound/AlreadyExists/Gone are ordinary races.
+  const bool ready = reason.empty();
+  return Json(ready ? 200 : 503, WantsPretty(q), [&](auto& w) {
+    w.StartObject();
+    w.Key("ready");
+    w.Bool(ready);
+    if (!ready) {
+      w.Key("reason");
+      Str(w, reason);
+    }
+    w.Key("identity");
+    Str(w, s.identity);
+    w.Key("phase");
+    w.String(PhaseJsonName(s.phase));
+    w.Key("observed");
+    w.Bool(s.observed);
+    w.Key("isLeader");
+    w.Bool(s.is_leader);
+    w.Key("apiOutage");
+    w.Bool(IsOutage(code));
+    w.Key("lastError");
+    if (s.last_error.ok()) {
+      w.Null();
+    } else {
+      Str(w, s.last_error.message());
+    }
+    w.Key("lastErrorCode");
+    if (s.last_error.ok()) {
+      w.Null();
+    } else {
+      w.String(CodeName(code));
+    }
+    w.EndObject();
+  });
+}
+
+}  // namespace
+
+bool AnswersLeadership(const std::string& path) {
+  return path == "/" || path == "/leader" || path == "/is-leader";
+}
+
+HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
+                  const HandlerOptions& options) {
+  const bool get = q.method == "GET" || q.method == "HEAD";
+  if (q.path == "/leader" || q.path == "/") {
+    return get ? Leader(q, s, clock) : NotAllowed(q, kGetAllow);
+  }
+  if (q.path == "/is-leader") return get ? IsLeader(s) : NotAllowed(q, kGetAllow);
+  if (q.path == "/healthz") return get ? Healthz(s, clock, options) : NotAllowed(q, kGetAllow);
+  if (q.path == "/readyz") return get ? Readyz(q, s) : NotAllowed(q, kGetAllow);
+  if (q.path == "/release") {
+    return q.method == "POST" ? Release(q, s, options) : NotAllowed(q, kPostAllow);
+  }
+  return Error(404, q,
+               "no such endpoint: " + Printable(q.path) + " (endpoints: " + kEndpoints + ")");
+}
+
+}  // namespace leasehold::server

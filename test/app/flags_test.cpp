@@ -1,0 +1,443 @@
+#include "app/flags.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/duration.h"
+#include "base/version.h"
+
+namespace leasehold::app {
+namespace {
+
+using Strings = std::vector<std::string>;
+using Map = std::map<std::string, std::string>;
+
+Environment FakeEnvironment(Map vars, Map files) {
+  Environment env;
+  env.getenv = [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+  env.read_file = [files](const std::string& path) -> std::optional<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  };
+  env.hostname = [] { return std::string("node-host"); };
+  env.random_hex8 = [] { return std::string("0badcafe"); };
+  return env;
+}
+
+// Every field on one line, so a table row can state the whole expected config.
+std::string Summary(const AppConfig& c) {
+  const election::ElectionConfig& e = c.election;
+  return "lock=" + c.lock_type + ":" + c.name_space + "/" + c.lock_name +
+         " ns-from=" + c.namespace_source + " id=" + e.identity() +
+         " lease=" + FormatGoDuration(e.lease_duration()) +
+         " renew=" + FormatGoDuration(e.renew_deadline()) +
+         " retry=" + FormatGoDuration(e.retry_period()) +
+         " release=" + election::ReleaseModeName(e.release_mode()) +
+         " holdoff=" + FormatGoDuration(e.release_holdoff()) + " http=" + c.http_address +
+         " kubeconfig=" + c.kube.kubeconfig + " context=" + c.kube.context +
+         " sa=" + c.kube.serviceaccount_dir + " log=" + LogFormatName(c.log_format) + "/" +
+         LogLevelName(c.log_level);
+}
+
+constexpr const char* kSa = "/var/run/secrets/kubernetes.io/serviceaccount";
+const std::string kDefaults =
+    " lease=15s renew=10s retry=2s release=safe holdoff=30s http=localhost:4040 kubeconfig= "
+    "context= sa=/var/run/secrets/kubernetes.io/serviceaccount log=text/info";
+
+TEST_CASE("ParseCommandLine: defaults, aliases, environment") {
+  struct Case {
+    const char* name;
+    Strings args;
+    Map vars;
+    Map files;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"defaults",
+       {"--lock-name=my-app"},
+       {},
+       {},
+       "lock=auto:default/my-app ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"value as the next argument",
+       {"--lock-name", "my-app"},
+       {},
+       {},
+       "lock=auto:default/my-app ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"--election is --lock-name (classic image)",
+       {"--election=my-app"},
+       {},
+       {},
+       "lock=auto:default/my-app ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"lock name from the environment",
+       {},
+       {{"LEASEHOLD_LOCK_NAME", "env-app"}},
+       {},
+       "lock=auto:default/env-app ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"the flag wins over the environment",
+       {"--lock-name=flag-app"},
+       {{"LEASEHOLD_LOCK_NAME", "env-app"}},
+       {},
+       "lock=auto:default/flag-app ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"an empty variable is unset",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_LEASE_DURATION", ""}, {"LEASEHOLD_NAMESPACE", ""}},
+       {},
+       "lock=auto:default/a ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"identity from POD_NAME plus a random suffix",
+       {"--lock-name=a"},
+       {{"POD_NAME", "web-0"}},
+       {},
+       "lock=auto:default/a ns-from=default id=web-0_0badcafe" + kDefaults},
+      {"--identity is used as given",
+       {"--lock-name=a", "--identity=me"},
+       {{"POD_NAME", "web-0"}},
+       {},
+       "lock=auto:default/a ns-from=default id=me" + kDefaults},
+      {"--id is --identity (classic image)",
+       {"--lock-name=a", "--id", "me"},
+       {},
+       {},
+       "lock=auto:default/a ns-from=default id=me" + kDefaults},
+      {"LEASEHOLD_IDENTITY",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_IDENTITY", "env-me"}},
+       {},
+       "lock=auto:default/a ns-from=default id=env-me" + kDefaults},
+      {"namespace from POD_NAMESPACE",
+       {"--lock-name=a"},
+       {{"POD_NAMESPACE", "team"}},
+       {{std::string(kSa) + "/namespace", "other"}},
+       "lock=auto:team/a ns-from=POD_NAMESPACE id=node-host_0badcafe" + kDefaults},
+      {"namespace from the service-account file, trimmed",
+       {"--lock-name=a"},
+       {},
+       {{std::string(kSa) + "/namespace", "kube-system\n"}},
+       "lock=auto:kube-system/a ns-from=" + std::string(kSa) + "/namespace id=node-host_0badcafe" +
+           kDefaults},
+      {"an empty service-account file is ignored",
+       {"--lock-name=a"},
+       {},
+       {{std::string(kSa) + "/namespace", " \n"}},
+       "lock=auto:default/a ns-from=default id=node-host_0badcafe" + kDefaults},
+      {"--serviceaccount-dir moves the namespace file",
+       {"--lock-name=a", "--serviceaccount-dir=/sa"},
+       {},
+       {{"/sa/namespace", "x"}, {std::string(kSa) + "/namespace", "y"}},
+       "lock=auto:x/a ns-from=/sa/namespace id=node-host_0badcafe lease=15s renew=10s retry=2s "
+       "release=safe holdoff=30s http=localhost:4040 kubeconfig= context= sa=/sa log=text/info"},
+      {"--namespace wins over POD_NAMESPACE",
+       {"--lock-name=a", "--namespace=mine"},
+       {{"POD_NAMESPACE", "team"}},
+       {},
+       "lock=auto:mine/a ns-from=--namespace id=node-host_0badcafe" + kDefaults},
+      {"LEASEHOLD_NAMESPACE wins over POD_NAMESPACE",
+       {"--lock-name=a"},
+       {{"POD_NAMESPACE", "team"}, {"LEASEHOLD_NAMESPACE", "mine"}},
+       {},
+       "lock=auto:mine/a ns-from=LEASEHOLD_NAMESPACE id=node-host_0badcafe" + kDefaults},
+      {"every flag",
+       {"--lock-name=db.primary", "--namespace=prod", "--identity=db-0", "--lock-type=leases",
+        "--lease-duration=1m", "--renew-deadline=45s", "--retry-period=5s",
+        "--release-on-shutdown=immediate", "--release-holdoff=1m30s",
+        "--http-address=127.0.0.1:9000", "--kubeconfig=/k/config", "--context=ctx",
+        "--serviceaccount-dir=/sa", "--log-format=json", "--log-level=debug"},
+       {},
+       {},
+       "lock=leases:prod/db.primary ns-from=--namespace id=db-0 lease=1m0s renew=45s retry=5s "
+       "release=immediate holdoff=1m30s http=127.0.0.1:9000 kubeconfig=/k/config context=ctx "
+       "sa=/sa log=json/debug"},
+      {"every variable",
+       {},
+       {{"LEASEHOLD_LOCK_NAME", "db"},
+        {"LEASEHOLD_NAMESPACE", "prod"},
+        {"LEASEHOLD_IDENTITY", "db-0"},
+        {"LEASEHOLD_LOCK_TYPE", "configmapsleases"},
+        {"LEASEHOLD_LEASE_DURATION", "20s"},
+        {"LEASEHOLD_RENEW_DEADLINE", "15s"},
+        {"LEASEHOLD_RETRY_PERIOD", "2.5s"},
+        {"LEASEHOLD_RELEASE_ON_SHUTDOWN", "off"},
+        {"LEASEHOLD_RELEASE_HOLDOFF", "0"},
+        {"LEASEHOLD_HTTP_ADDRESS", ":8080"},
+        {"LEASEHOLD_KUBECONFIG", "/k"},
+        {"LEASEHOLD_CONTEXT", "c"},
+        {"LEASEHOLD_SERVICEACCOUNT_DIR", "/sa"},
+        {"LEASEHOLD_LOG_FORMAT", "json"},
+        {"LEASEHOLD_LOG_LEVEL", "warn"}},
+       {},
+       "lock=configmapsleases:prod/db ns-from=LEASEHOLD_NAMESPACE id=db-0 lease=20s renew=15s "
+       "retry=2.5s release=off holdoff=0s http=:8080 kubeconfig=/k context=c sa=/sa "
+       "log=json/warn"},
+      {"the last of a repeated flag wins",
+       {"--lock-name=a", "--lock-name=b"},
+       {},
+       {},
+       "lock=auto:default/b ns-from=default id=node-host_0badcafe" + kDefaults},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, c.files));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      REQUIRE(r->config.has_value());
+      CHECK(r->output.empty());
+      CHECK(Summary(*r->config) == c.want);
+    }
+  }
+}
+
+// The message ElectionConfig::Create gives for these timings: the app passes it through.
+std::string ElectionMessage(Duration lease, Duration renew, Duration retry) {
+  auto r = election::ElectionConfig::Create("x", {lease, renew, retry},
+                                            election::ReleaseMode::kSafe, std::chrono::seconds(30));
+  REQUIRE_FALSE(r.ok());
+  return r.status().message();
+}
+
+TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  const std::string examples = " (examples: 15s, 1m30s, 500ms)";
+  struct Case {
+    const char* name;
+    Strings args;
+    Map vars;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"no lock name",
+       {},
+       {},
+       "--lock-name: required: the name of the lock object to contend for (e.g. "
+       "--lock-name=my-app; or set LEASEHOLD_LOCK_NAME)"},
+      {"bad lock name",
+       {"--lock-name=My_App"},
+       {},
+       "--lock-name: \"My_App\" is not a valid object name (lower-case letters, digits, '-' and "
+       "'.', at most 253 characters)"},
+      {"empty lock name",
+       {"--lock-name="},
+       {},
+       "--lock-name: \"\" is not a valid object name (lower-case letters, digits, '-' and '.', at "
+       "most 253 characters)"},
+      {"bad lock name from the environment",
+       {},
+       {{"LEASEHOLD_LOCK_NAME", "a b"}},
+       "LEASEHOLD_LOCK_NAME (--lock-name): \"a b\" is not a valid object name (lower-case "
+       "letters, digits, '-' and '.', at most 253 characters)"},
+      {"bad namespace",
+       {"--lock-name=a", "--namespace=Kube_System"},
+       {},
+       "--namespace: \"Kube_System\" is not a valid namespace (lower-case letters, digits and "
+       "'-', at most 63 characters)"},
+      {"bad POD_NAMESPACE",
+       {"--lock-name=a"},
+       {{"POD_NAMESPACE", "a.b"}},
+       "POD_NAMESPACE (--namespace): \"a.b\" is not a valid namespace (lower-case letters, "
+       "digits and '-', at most 63 characters)"},
+      {"empty identity",
+       {"--lock-name=a", "--identity="},
+       {},
+       "--identity: must not be empty (it names this replica in the lock)"},
+      {"identity with a newline",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_IDENTITY", "a\nb"}},
+       "LEASEHOLD_IDENTITY (--identity): \"a\\x0ab\" contains control characters"},
+      {"a newline in a flag value stays on one line",
+       {"--lock-name=a", "--id=a\nb"},
+       {},
+       "Argument \"--id=a\\x0ab\" starts with a - but has incorrect syntax (see leasehold "
+       "--help)"},
+      {"bad lock type",
+       {"--lock-name=a", "--lock-type=lease"},
+       {},
+       "--lock-type: \"lease\" is not a lock type (one of: auto, leases, configmaps, endpoints, "
+       "configmapsleases, endpointsleases)"},
+      {"garbage duration",
+       {"--lock-name=a", "--lease-duration=15x"},
+       {},
+       "--lease-duration: \"15x\" is not a duration" + examples},
+      {"garbage duration from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_LEASE_DURATION", "15x"}},
+       "LEASEHOLD_LEASE_DURATION (--lease-duration): \"15x\" is not a duration" + examples},
+      {"negative duration",
+       {"--lock-name=a", "--renew-deadline=-1s"},
+       {},
+       "--renew-deadline: \"-1s\" is negative" + examples},
+      {"duration without unit",
+       {"--lock-name=a", "--retry-period=2"},
+       {},
+       "--retry-period: \"2\" has no unit" + examples},
+      {"duration too large",
+       {"--lock-name=a", "--release-holdoff=9999999h"},
+       {},
+       "--release-holdoff: \"9999999h\" is too large" + examples},
+      {"empty duration",
+       {"--lock-name=a", "--lease-duration="},
+       {},
+       "--lease-duration: \"\" is not a duration" + examples},
+      {"fractional lease duration (ElectionConfig)",
+       {"--lock-name=a", "--lease-duration=15.5s"},
+       {},
+       ElectionMessage(milliseconds(15500), seconds(10), seconds(2))},
+      {"renew-deadline not below lease-duration (ElectionConfig)",
+       {"--lock-name=a", "--renew-deadline=15s"},
+       {},
+       ElectionMessage(seconds(15), seconds(15), seconds(2))},
+      {"retry-period too long (ElectionConfig)",
+       {"--lock-name=a", "--retry-period=9s"},
+       {},
+       ElectionMessage(seconds(15), seconds(10), seconds(9))},
+      {"zero retry-period (ElectionConfig)",
+       {"--lock-name=a", "--retry-period=0"},
+       {},
+       ElectionMessage(seconds(15), seconds(10), seconds(0))},
+      {"bad release mode",
+       {"--lock-name=a", "--release-on-shutdown=never"},
+       {},
+       "--release-on-shutdown: \"never\" is not a release mode (one of: safe, immediate, off)"},
+      {"bad http address",
+       {"--lock-name=a", "--http-address=example.com:80"},
+       {},
+       "--http-address: \"example.com:80\" is not a listen address: the host must be localhost, "
+       "an IPv4 address or a bracketed IPv6 address (examples: localhost:4040, 127.0.0.1:4040, "
+       "[::1]:4040, :4040)"},
+      {"http address without port",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_HTTP_ADDRESS", "localhost"}},
+       "LEASEHOLD_HTTP_ADDRESS (--http-address): \"localhost\" is not a listen address: missing "
+       ":port (examples: localhost:4040, 127.0.0.1:4040, [::1]:4040, :4040)"},
+      {"empty service-account dir",
+       {"--lock-name=a", "--serviceaccount-dir="},
+       {},
+       "--serviceaccount-dir: must not be empty"},
+      {"bad log format",
+       {"--lock-name=a", "--log-format=xml"},
+       {},
+       "--log-format: \"xml\" is not a log format (one of: text, json)"},
+      {"bad log level",
+       {"--lock-name=a", "--log-level=verbose"},
+       {},
+       "--log-level: \"verbose\" is not a log level (one of: trace, debug, info, warn, error)"},
+      {"unknown flag",
+       {"--lock-name=a", "--frobnicate=1"},
+       {},
+       "Option \"frobnicate\" does not exist (see leasehold --help)"},
+      {"flag without its value",
+       {"--lock-name"},
+       {},
+       "Option \"lock-name\" is missing an argument (see leasehold --help)"},
+      {"positional argument",
+       {"--lock-name=a", "extra"},
+       {},
+       "unexpected argument \"extra\": leasehold takes flags only (see leasehold --help)"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
+      REQUIRE_FALSE(r.ok());
+      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.status().message() == c.want);
+      CHECK(r.status().message().find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("--version and --help print and do not run") {
+  auto v = ParseCommandLine({"--version"}, FakeEnvironment({}, {}));
+  REQUIRE(v.ok());
+  CHECK_FALSE(v->config.has_value());
+  CHECK(v->output == std::string("leasehold ") + kVersion + "\n");
+
+  // --help needs no --lock-name and wins over bad values.
+  for (const Strings& args :
+       {Strings{"--help"}, Strings{"-h"}, Strings{"--lease-duration=x", "-h"}}) {
+    auto h = ParseCommandLine(args, FakeEnvironment({}, {}));
+    REQUIRE(h.ok());
+    CHECK_FALSE(h->config.has_value());
+    // Words only: the help text is wrapped, so a phrase may span lines.
+    std::string text;
+    for (const char c : h->output) {
+      const bool space = c == ' ' || c == '\n';
+      if (!space || (!text.empty() && text.back() != ' ')) text += space ? ' ' : c;
+    }
+    struct Flag {
+      const char* name;
+      const char* dflt;  // "" when it has none worth checking
+    };
+    const std::vector<Flag> flags = {
+        {"lock-name", ""},
+        {"namespace", "$POD_NAMESPACE"},
+        {"identity", "$POD_NAME"},
+        {"lock-type", "auto"},
+        {"lease-duration", "15s"},
+        {"renew-deadline", "10s"},
+        {"retry-period", "2s"},
+        {"release-on-shutdown", "safe"},
+        {"release-holdoff", "30s"},
+        {"http-address", "localhost:4040"},
+        {"kubeconfig", "$KUBECONFIG"},
+        {"context", "its current-context"},
+        {"serviceaccount-dir", "/var/run/secrets/kubernetes.io/serviceaccount"},
+        {"log-format", "text"},
+        {"log-level", "info"},
+    };
+    for (const Flag& f : flags) {
+      CAPTURE(f.name);
+      CHECK(text.find(std::string("--") + f.name) != std::string::npos);
+      CHECK(text.find("Env: " + EnvVarFor(f.name) + ".") != std::string::npos);
+      if (*f.dflt) CHECK(text.find(std::string("Default: ") + f.dflt) != std::string::npos);
+    }
+    CHECK(text.find("--election") != std::string::npos);
+    CHECK(text.find("--id ") != std::string::npos);
+    CHECK(text.find("both believe they lead") != std::string::npos);
+    CHECK(text.find("--version") != std::string::npos);
+  }
+}
+
+TEST_CASE("EnvVarFor") {
+  CHECK(EnvVarFor("lock-name") == "LEASEHOLD_LOCK_NAME");
+  CHECK(EnvVarFor("serviceaccount-dir") == "LEASEHOLD_SERVICEACCOUNT_DIR");
+  CHECK(EnvVarFor("context") == "LEASEHOLD_CONTEXT");
+}
+
+TEST_CASE("Kubernetes name rules") {
+  struct Case {
+    std::string in;
+    bool subdomain;
+    bool label;
+  };
+  const std::vector<Case> cases = {
+      {"a", true, true},
+      {"my-app", true, true},
+      {"0abc9", true, true},
+      {"db.primary", true, false},
+      {"", false, false},
+      {"-a", false, false},
+      {"a-", false, false},
+      {"A", false, false},
+      {"a_b", false, false},
+      {"a..b", false, false},
+      {".a", false, false},
+      {"a.", false, false},
+      {std::string(63, 'a'), true, true},
+      {std::string(64, 'a'), true, false},
+      {std::string(253, 'a'), true, false},
+      {std::string(254, 'a'), false, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.in);
+    CHECK(IsDns1123Subdomain(c.in) == c.subdomain);
+    CHECK(IsDns1123Label(c.in) == c.label);
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::app

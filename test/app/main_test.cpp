@@ -1,0 +1,108 @@
+// Main's exit codes and its one stderr line, for the paths that need no API server.
+#include <doctest/doctest.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "app/app.h"
+#include "base/version.h"
+
+namespace leasehold::app {
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs Main with fds 1 and 2 pointed at temporary files.
+Outcome RunMain(std::vector<std::string> args) {
+  args.insert(args.begin(), "leasehold");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const auto before = spdlog::default_logger();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  FILE* out = std::tmpfile();
+  FILE* err = std::tmpfile();
+  const int saved_out = dup(1);
+  const int saved_err = dup(2);
+  dup2(fileno(out), 1);
+  dup2(fileno(err), 2);
+  Outcome o;
+  o.code = Main(static_cast<int>(args.size()), argv.data());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  spdlog::set_default_logger(before);
+  for (auto [file, text] : {std::pair{out, &o.out}, std::pair{err, &o.err}}) {
+    std::rewind(file);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, file)) > 0) text->append(buf, n);
+    std::fclose(file);
+  }
+  return o;
+}
+
+TEST_CASE("Main: exit codes") {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    int code;
+    std::string out;  // exact
+    std::string err;  // exact, or a prefix when it ends with "..."
+  };
+  const std::vector<Case> cases = {
+      {"--version", {"--version"}, 0, std::string("leasehold ") + kVersion + "\n", ""},
+      {"bad duration: 2 and one line",
+       {"--lock-name=a", "--lease-duration=15x"},
+       2,
+       "",
+       "leasehold: --lease-duration: \"15x\" is not a duration (examples: 15s, 1m30s, 500ms)\n"},
+      {"unknown flag",
+       {"--bogus"},
+       2,
+       "",
+       "leasehold: Option \"bogus\" does not exist (see leasehold --help)\n"},
+      {"unreadable kubeconfig: 2 and one log line",
+       {"--lock-name=a", "--kubeconfig=/nonexistent/kubeconfig", "--log-format=json"},
+       2,
+       "",
+       R"({"ts":"...)"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const Outcome o = RunMain(c.args);
+      CHECK(o.code == c.code);
+      CHECK(o.out == c.out);
+      if (c.err.size() > 3 && c.err.compare(c.err.size() - 3, 3, "...") == 0) {
+        CHECK(o.err.rfind(c.err.substr(0, c.err.size() - 3), 0) == 0);
+        CHECK(o.err.find("cannot load the Kubernetes API configuration") != std::string::npos);
+        CHECK(o.err.find('\n') == o.err.size() - 1);
+      } else {
+        CHECK(o.err == c.err);
+      }
+    }
+  }
+}
+
+TEST_CASE("Main: --help goes to stdout") {
+  const Outcome o = RunMain({"--help"});
+  CHECK(o.code == 0);
+  CHECK(o.err.empty());
+  CHECK(o.out.rfind("leasehold contends for a Kubernetes lock", 0) == 0);
+}
+
+}  // namespace
+}  // namespace leasehold::app

@@ -1,0 +1,508 @@
+// The elector, as client-go's leaderelection_test.go does it: named cases, a fake clock, and a
+// strict fake lock that asserts the exact sequence of API calls.
+#include "election/elector.h"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "fake_lock.h"
+
+namespace leasehold::election {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeLock;
+using testing::Op;
+
+constexpr const char* kMe = "me_0001";
+constexpr const char* kThem = "them_0002";
+
+LockObservation Obs(const std::string& holder, int64_t transitions, const std::string& version,
+                    int lease_seconds = 15) {
+  LockObservation o;
+  o.record.holder_identity = holder;
+  o.record.lease_duration_seconds = lease_seconds;
+  o.record.acquire_time = SysTime(std::chrono::seconds(1767000000));
+  o.record.renew_time = SysTime(std::chrono::seconds(1767000000));
+  o.record.leader_transitions = transitions;
+  o.raw = holder + "/" + std::to_string(transitions) + "/" + version;
+  return o;
+}
+
+Status Err(Code c) { return Status(c, CodeName(c)); }
+
+struct Fixture {
+  explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe, Timings t = {15s, 10s, 2s},
+                   double rand = 0.5)
+      : lock(clock),
+        config(*ElectionConfig::Create(kMe, t, mode, 30s)),
+        elector(config, lock, clock, [rand] { return rand; }) {}
+
+  // Runs one Step and checks when it asks to be called again, relative to now-after-the-step.
+  MonoTime Step() { return elector.Step(); }
+  Duration StepAndWait() {
+    MonoTime next = elector.Step();
+    return next - clock.MonotonicNow();
+  }
+  // Acquires a free lock (404 → Create) so a case can start as leader.
+  void BecomeLeader() {
+    lock.ExpectGetError(Err(Code::kNotFound)).ExpectWrite(Op::kCreate, Status::Ok(), nullptr);
+    elector.Step();
+    REQUIRE(elector.Take().is_leader);
+  }
+
+  FakeClock clock;
+  FakeLock lock;
+  ElectionConfig config;
+  Elector elector;
+};
+
+struct Case {
+  const char* name;
+  std::function<void()> run;
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      {"acquire a free lock: 404 then create with transitions 0",
+       [] {
+         Fixture f;
+         const SysTime wall = f.clock.SystemNow();
+         const MonoTime start = f.clock.MonotonicNow();
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), [&](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.leader_transitions == 0);
+               CHECK(r.lease_duration_seconds == 15);
+               CHECK(r.acquire_time == wall);
+               CHECK(r.renew_time == wall);
+             });
+         CHECK(f.StepAndWait() == 2s);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.phase == Phase::kLeader);
+         CHECK(s.valid_until == start + 10s);
+         CHECK(s.record.leader_transitions == 0);
+         CHECK(s.acquired_total == 1);
+         CHECK(f.lock.calls() == "Get Create");
+       }},
+      {"an empty holder (released lease) is taken at once with term + 1",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs("", 4, "a"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.leader_transitions == 5);
+             });
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+         CHECK(f.elector.Take().record.leader_transitions == 5);
+       }},
+      {"wait on a held lock, then take it once it has not changed for lease-duration",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs(kThem, 3, "a"));
+         // Jitter: retry-period × (1 + 0.5 × 1.2) = 3.2s.
+         CHECK(f.StepAndWait() == 3200ms);
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.record.holder_identity == kThem);
+         CHECK(s.observed);
+         // Still within 15s of the observation: no write.
+         f.clock.Advance(11800ms);
+         f.lock.ExpectGet(Obs(kThem, 3, "a"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // 15s after the observation the same raw record counts as expired.
+         f.clock.Advance(3200ms);
+         const SysTime wall = f.clock.SystemNow();
+         f.lock.ExpectGet(Obs(kThem, 3, "a"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [&](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.leader_transitions == 4);
+               CHECK(r.acquire_time == wall);
+             });
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Get Get Update");
+       }},
+      {"a holder that keeps renewing is never taken over",
+       [] {
+         Fixture f;
+         for (int i = 0; i < 10; ++i) {
+           f.lock.ExpectGet(Obs(kThem, 3, "v" + std::to_string(i)));
+           f.Step();
+           CHECK_FALSE(f.elector.Take().is_leader);
+           f.clock.Advance(10s);
+         }
+       }},
+      {"expiry uses the record's leaseDurationSeconds, not ours",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs(kThem, 1, "a", /*lease_seconds=*/30));
+         f.Step();
+         f.clock.Advance(20s);
+         f.lock.ExpectGet(Obs(kThem, 1, "a", 30));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         f.clock.Advance(10s);
+         f.lock.ExpectGet(Obs(kThem, 1, "a", 30)).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"renew fast path: one PUT, no GET, keeps acquireTime and term",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         const auto acquired = f.elector.Take().record.acquire_time;
+         f.clock.Advance(2s);
+         const MonoTime sent = f.clock.MonotonicNow();
+         f.lock.ExpectWrite(
+             Op::kUpdate, Status::Ok(),
+             [&](const LeaderElectionRecord& r, MonoTime deadline) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.acquire_time == acquired);
+               CHECK(r.renew_time == f.clock.SystemNow());
+               CHECK(r.leader_transitions == 0);
+               // A renew may not outlive the claim it extends: sent-at-acquire + 10s.
+               CHECK(deadline == sent - 2s + 10s);
+             },
+             /*latency=*/100ms);
+         CHECK(f.StepAndWait() == 2s);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.valid_until == sent + 10s);
+         CHECK(s.slowpath_total == 0);
+         CHECK(f.lock.calls() == "Get Create Update");
+       }},
+      {"fast path 409 falls back to GET then PUT (slow path)",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Obs(kMe, 0, "b"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.leader_transitions == 0);
+             });
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.slowpath_total == 1);
+         CHECK(f.lock.calls() == "Get Create Update Get Update");
+       }},
+      {"fast path 409 and the GET shows a new holder: step down at once",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Obs(kThem, 1, "c"));
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.phase == Phase::kCandidate);
+         CHECK(s.record.holder_identity == kThem);
+       }},
+      {"a 409 on the takeover PUT ends the attempt without a retry",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs("", 2, "a")).ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr);
+         CHECK(f.StepAndWait() == 3200ms);  // a lost race is not an error: no backoff
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.elector.Take().last_error.code() == Code::kConflict);
+       }},
+      {"step down at renew-deadline when every renew fails",
+       [] {
+         Fixture f;
+         const MonoTime sent = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         // Fast path fails, slow path GET fails: every 2s until the claim (sent + 10s) ends.
+         for (int i = 0; i < 4; ++i) {
+           f.clock.Advance(2s);
+           f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+               .ExpectGetError(Err(Code::kUnavailable));
+           MonoTime next = f.Step();
+           CHECK(f.elector.Take().is_leader);
+           CHECK(next <= sent + 10s);
+         }
+         f.clock.Advance(2s);  // now == sent + 10s
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // The next step notices and steps down before it tries again as a candidate.
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+             .ExpectGetError(Err(Code::kUnavailable));
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.phase == Phase::kCandidate);
+         CHECK(s.last_error.code() == Code::kUnavailable);
+       }},
+      {"hung renew: the answer turns to no at renew-deadline while the call is still out",
+       [] {
+         Fixture f;
+         const MonoTime sent = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         // The PUT succeeds, but only after 9s in flight: its claim runs from when it was sent.
+         const MonoTime renew_sent = f.clock.MonotonicNow();
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr, /*latency=*/9s);
+         f.Step();
+         CHECK(f.clock.MonotonicNow() == sent + 11s);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.valid_until == renew_sent + 10s);
+       }},
+      {"a write that succeeds only after renew-deadline gives no yes",
+       [] {
+         Fixture f;
+         f.clock.Advance(1s);
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr, /*latency=*/10s);
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+       }},
+      {"stale answer after a pause: a SIGSTOPped leader says no when it resumes",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(16s);  // paused past lease-duration, no Step ran
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.phase == Phase::kLeader);  // the loop has not run yet, the answer is still no
+         // On resume it steps down and re-reads: a rival took over meanwhile.
+         f.lock.ExpectGet(Obs(kThem, 1, "x"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.elector.Take().phase == Phase::kCandidate);
+       }},
+      {"API errors back off, capped at lease-duration; Retry-After is honoured",
+       [] {
+         Fixture f;
+         const Duration expect[] = {3200ms, 6400ms, 12800ms, 15s, 15s};
+         for (Duration d : expect) {
+           f.lock.ExpectGetError(Err(Code::kUnavailable));
+           CHECK(f.StepAndWait() == d);
+         }
+         f.lock.ExpectGetError(Status(Code::kTooManyRequests, "slow down").set_retry_after(20s));
+         CHECK(f.StepAndWait() == 20s);
+         f.lock.ExpectGet(Obs(kThem, 1, "a"));
+         CHECK(f.StepAndWait() == 3200ms);
+       }},
+      {"jitter spans retry-period to 2.2 x retry-period",
+       [] {
+         for (double r : {0.0, 0.999}) {
+           Fixture f(ReleaseMode::kSafe, {15s, 10s, 2s}, r);
+           f.lock.ExpectGet(Obs(kThem, 1, "a"));
+           const Duration d = f.StepAndWait();
+           CHECK(d >= 2s);
+           CHECK(d < 4400ms);
+           CHECK(d == std::chrono::duration_cast<Duration>(2s * (1 + r * 1.2)));
+         }
+       }},
+      {"immediate release on stop: GET, still holder, PUT released record",
+       [] {
+         Fixture f(ReleaseMode::kImmediate);
+         f.BecomeLeader();
+         f.elector.Stop();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         f.lock.ExpectGet(Obs(kMe, 7, "z"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity.empty());
+               CHECK(r.lease_duration_seconds == 1);
+               CHECK(r.leader_transitions == 7);
+             });
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"release only while still holder: another holder is left alone",
+       [] {
+         Fixture f(ReleaseMode::kImmediate);
+         f.BecomeLeader();
+         f.elector.Stop();
+         f.lock.ExpectGet(Obs(kThem, 1, "z"));
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+         CHECK(f.lock.calls() == "Get Create Get");
+       }},
+      {"release retries on conflict",
+       [] {
+         Fixture f(ReleaseMode::kImmediate);
+         f.BecomeLeader();
+         f.elector.Stop();
+         f.lock.ExpectGet(Obs(kMe, 0, "a"))
+             .ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Obs(kMe, 0, "b"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"a candidate that stops makes no API call",
+       [] {
+         Fixture f(ReleaseMode::kImmediate);
+         f.lock.ExpectGet(Obs(kThem, 1, "a"));
+         f.Step();
+         f.elector.Stop();
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"off mode never releases",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.BecomeLeader();
+         f.elector.Stop();
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+         CHECK(f.lock.calls() == "Get Create");
+       }},
+      {"safe mode waits for the last promise it gave before releasing",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.BecomeLeader();  // its Take() handed out a yes valid until start + 10s
+         const MonoTime promised = f.elector.Take().valid_until;
+         f.clock.Advance(3s);
+         f.elector.Stop();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.Step() == promised);  // no API call until then
+         CHECK(f.lock.calls() == "Get Create");
+         f.clock.Advance(promised - f.clock.MonotonicNow());
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"safe mode releases at once when the main container acknowledges",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.BecomeLeader();
+         f.elector.Stop();
+         f.elector.AcknowledgeRelease();
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"safe mode with no yes ever given releases at once",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr);
+         f.Step();  // leader, but nobody asked
+         f.elector.Stop();
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"safe mode: a Peek (probe, metrics) is no promise",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Peek().is_leader);
+         f.elector.Stop();
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Peek().phase == Phase::kDone);
+       }},
+      {"POST /release before SIGTERM: release, hold off, then contend again",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.BecomeLeader();
+         f.elector.AcknowledgeRelease();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         CHECK(f.StepAndWait() == 30s);
+         CHECK(f.elector.Take().phase == Phase::kHeldOff);
+         f.clock.Advance(10s);
+         CHECK(f.StepAndWait() == 20s);  // still held off, no API call
+         f.clock.Advance(20s);
+         f.Step();  // hold-off over
+         CHECK(f.elector.Take().phase == Phase::kCandidate);
+         f.lock.ExpectGet(Obs("", 0, "r")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+         CHECK(f.elector.Take().record.leader_transitions == 1);
+       }},
+      {"SIGTERM during the hold-off exits without another call",
+       [] {
+         Fixture f(ReleaseMode::kSafe);
+         f.BecomeLeader();
+         f.elector.AcknowledgeRelease();
+         f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         f.elector.Stop();
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"a restart with the same identity renews and keeps the term",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs(kMe, 6, "a"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.leader_transitions == 6);
+               CHECK(r.acquire_time == SysTime(std::chrono::seconds(1767000000)));
+             });
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"the unknown holder of a split multilock is waited out like any other",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs(kUnknownLeader, 2, "a"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+       }},
+      {"with a watch, a follower sleeps until the exact expiry instead of polling",
+       [] {
+         Fixture f;
+         f.elector.SetWatchActive(true);
+         f.lock.ExpectGet(Obs(kThem, 1, "a"));
+         CHECK(f.StepAndWait() == 15s);
+         // An event with a changed record (a renew) restarts the timer, as a Get would.
+         f.clock.Advance(10s);
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         f.clock.Advance(5s);
+         f.lock.ExpectGet(Obs(kThem, 1, "b"));
+         CHECK(f.StepAndWait() == 10s);
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // An unchanged record does not.
+         f.clock.Advance(4s);
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         f.clock.Advance(6s);
+         f.lock.ExpectGet(Obs(kThem, 1, "b")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"a watch that breaks resumes polling with jitter",
+       [] {
+         Fixture f;
+         f.elector.SetWatchActive(true);
+         f.elector.SetWatchActive(false);
+         f.lock.ExpectGet(Obs(kThem, 1, "a"));
+         CHECK(f.StepAndWait() == 3200ms);
+       }},
+      {"not ready before the first read; a 403 is reported",
+       [] {
+         Fixture f;
+         CHECK_FALSE(f.elector.Take().observed);
+         f.lock.ExpectGetError(Err(Code::kForbidden));
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.observed);
+         CHECK(s.last_error.code() == Code::kForbidden);
+         REQUIRE(s.last_attempt_at.has_value());
+       }},
+  };
+  return cases;
+}
+
+TEST_CASE("elector") {
+  for (const auto& c : Cases()) {
+    SUBCASE(c.name) { c.run(); }
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::election

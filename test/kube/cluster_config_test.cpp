@@ -1,0 +1,354 @@
+#include "kube/cluster_config.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "kube/temp_dir.h"
+
+namespace leasehold::kube {
+namespace {
+
+using testing::TempDir;
+
+// An env lookup backed by a map, so tests never touch the process environment.
+std::function<std::optional<std::string>(const std::string&)> Env(
+    std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+// base64 of "CA-PEM", "CERT-PEM", "KEY-PEM".
+constexpr const char* kCaB64 = "Q0EtUEVN";
+constexpr const char* kCertB64 = "Q0VSVC1QRU0=";
+constexpr const char* kKeyB64 = "S0VZLVBFTQ==";
+
+// A kubeconfig with two contexts. `cluster` and `user` are the YAML bodies of cluster "c1" and
+// user "u1"; context "other" points at cluster "c2"/user "u2".
+std::string Kubeconfig(const std::string& cluster, const std::string& user,
+                       const std::string& current = "main") {
+  return "apiVersion: v1\nkind: Config\n"
+         "current-context: " +
+         current +
+         "\n"
+         "clusters:\n"
+         "- name: c1\n  cluster:\n" +
+         cluster +
+         "- name: c2\n  cluster:\n    server: https://second.example:6443\n"
+         "    insecure-skip-tls-verify: true\n"
+         "users:\n"
+         "- name: u1\n  user:\n" +
+         user +
+         "- name: u2\n  user:\n    token: second-token\n"
+         "contexts:\n"
+         "- name: main\n  context:\n    cluster: c1\n    user: u1\n    namespace: team-a\n"
+         "- name: other\n  context:\n    cluster: c2\n    user: u2\n"
+         "- name: no-cluster\n  context:\n    cluster: missing\n    user: u1\n"
+         "- name: no-user\n  context:\n    cluster: c1\n    user: missing\n"
+         "- name: anonymous\n  context:\n    cluster: c1\n";
+}
+
+TEST_CASE("LoadKubeconfig reads what the context points at") {
+  TempDir dir;
+  const std::string abs_ca = dir.Write("abs/ca.crt", "CA");
+
+  struct Case {
+    const char* name;
+    std::string cluster, user;
+    std::string context;  // --context
+    // What to check; unset strings must be empty.
+    std::string server, ca_file, ca_data, cert_file, cert_data, key_file, key_data, token,
+        token_file, ns;
+    bool insecure = false;
+  };
+  const std::string d = dir.path() + "/kube";  // the kubeconfig lives in a subdirectory
+  dir.Write("kube/pki/ca.crt", "CA");
+  dir.Write("kube/pki/client.crt", "CERT");
+  dir.Write("kube/pki/client.key", "KEY");
+  dir.Write("kube/token", "file-token\n");
+  const Case cases[] = {
+      {"data fields are decoded",
+       std::string("    server: https://api.example:6443\n    certificate-authority-data: ") +
+           kCaB64 + "\n",
+       std::string("    client-certificate-data: ") + kCertB64 +
+           "\n    client-key-data: " + kKeyB64 + "\n",
+       "", "https://api.example:6443", "", "CA-PEM", "", "CERT-PEM", "", "KEY-PEM", "", "",
+       "team-a"},
+      {"relative file paths are relative to the kubeconfig",
+       "    server: https://api.example:6443\n    certificate-authority: pki/ca.crt\n",
+       "    client-certificate: pki/client.crt\n    client-key: pki/client.key\n", "",
+       "https://api.example:6443", d + "/pki/ca.crt", "", d + "/pki/client.crt", "",
+       d + "/pki/client.key", "", "", "", "team-a"},
+      {"absolute paths are kept",
+       "    server: https://api.example:6443\n    certificate-authority: " + abs_ca + "\n",
+       "    token: t\n", "", "https://api.example:6443", abs_ca, "", "", "", "", "", "t", "",
+       "team-a"},
+      {"data wins over file",
+       std::string("    server: https://a:1\n    certificate-authority: pki/ca.crt\n"
+                   "    certificate-authority-data: ") +
+           kCaB64 + "\n",
+       "    token: t\n", "", "https://a:1", "", "CA-PEM", "", "", "", "", "t", "", "team-a"},
+      {"static token", "    server: https://a:1\n", "    token: abc\n", "", "https://a:1", "", "",
+       "", "", "", "", "abc", "", "team-a"},
+      {"tokenFile, relative", "    server: https://a:1\n", "    tokenFile: token\n", "",
+       "https://a:1", "", "", "", "", "", "", "", d + "/token", "team-a"},
+      {"token and tokenFile both kept", "    server: https://a:1\n",
+       "    token: abc\n    tokenFile: token\n", "", "https://a:1", "", "", "", "", "", "", "abc",
+       d + "/token", "team-a"},
+      {"--context overrides current-context", "    server: https://a:1\n", "    token: abc\n",
+       "other", "https://second.example:6443", "", "", "", "", "", "", "second-token", "", "",
+       true},
+      {"server without scheme gets https, trailing slash dropped", "    server: a.example:443/\n",
+       "    token: abc\n", "", "https://a.example:443", "", "", "", "", "", "", "abc", "",
+       "team-a"},
+      {"user-less context", "    server: https://a:1\n", "    token: abc\n", "anonymous",
+       "https://a:1", "", "", "", "", "", "", "", "", ""},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const std::string path = dir.Write("kube/config", Kubeconfig(c.cluster, c.user));
+    const Result<ClusterConfig> got = LoadKubeconfig(path, c.context);
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    CHECK(got->server == c.server);
+    CHECK(got->ca_file == c.ca_file);
+    CHECK(got->ca_data == c.ca_data);
+    CHECK(got->client_cert_file == c.cert_file);
+    CHECK(got->client_cert_data == c.cert_data);
+    CHECK(got->client_key_file == c.key_file);
+    CHECK(got->client_key_data == c.key_data);
+    CHECK(got->token == c.token);
+    CHECK(got->token_file == c.token_file);
+    CHECK(got->default_namespace == c.ns);
+    CHECK(got->insecure_skip_tls_verify == c.insecure);
+    CHECK(got->source ==
+          "kubeconfig " + path + " (context " + (c.context.empty() ? "main" : c.context) + ")");
+  }
+}
+
+TEST_CASE("LoadKubeconfig errors name what is missing") {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::string text;  // "" = do not write the file
+    std::string context;
+    Code code;
+    std::string message;  // after "kubeconfig <path>: "
+  };
+  const std::string ok_cluster = "    server: https://a:1\n";
+  const std::string ok_user = "    token: t\n";
+  const Case cases[] = {
+      {"missing context", Kubeconfig(ok_cluster, ok_user), "foo", Code::kInvalid,
+       "context \"foo\" not found"},
+      {"missing current context", Kubeconfig(ok_cluster, ok_user, "gone"), "", Code::kInvalid,
+       "context \"gone\" not found"},
+      {"no current-context", "clusters: []\ncontexts: []\nusers: []\n", "", Code::kInvalid,
+       "no current-context is set and no --context given"},
+      {"missing cluster", Kubeconfig(ok_cluster, ok_user), "no-cluster", Code::kInvalid,
+       "cluster \"missing\" (from context \"no-cluster\") not found"},
+      {"missing user", Kubeconfig(ok_cluster, ok_user), "no-user", Code::kInvalid,
+       "user \"missing\" (from context \"no-user\") not found"},
+      {"no server", Kubeconfig("    certificate-authority-data: Q0EtUEVN\n", ok_user), "",
+       Code::kInvalid, "cluster \"c1\" has no server"},
+      {"bad base64",
+       Kubeconfig("    server: https://a:1\n    certificate-authority-data: Q0E$\n", ok_user), "",
+       Code::kInvalid,
+       "cluster \"c1\": certificate-authority-data: invalid base64: unexpected character at "
+       "offset 3"},
+      {"insecure with a CA",
+       Kubeconfig("    server: https://a:1\n    insecure-skip-tls-verify: true\n"
+                  "    certificate-authority-data: Q0EtUEVN\n",
+                  ok_user),
+       "", Code::kInvalid,
+       "cluster \"c1\": certificate-authority and insecure-skip-tls-verify cannot both be set"},
+      {"missing CA file",
+       Kubeconfig("    server: https://a:1\n    certificate-authority: nope.crt\n", ok_user), "",
+       Code::kNotFound,
+       "certificate-authority " + dir.path() + "/nope.crt: No such file or directory"},
+      {"missing tokenFile", Kubeconfig(ok_cluster, "    tokenFile: /nonexistent/token\n"), "",
+       Code::kNotFound, "tokenFile /nonexistent/token: No such file or directory"},
+      {"certificate without key",
+       Kubeconfig(ok_cluster, "    client-certificate-data: Q0VSVC1QRU0=\n"), "", Code::kInvalid,
+       "user \"u1\": client-certificate given without client-key"},
+      {"exec plugin only",
+       Kubeconfig(ok_cluster, "    exec:\n      command: gke-gcloud-auth-plugin\n"), "",
+       Code::kInvalid,
+       "user \"u1\" authenticates with \"exec\", which leasehold does not support; use a token, "
+       "tokenFile or client certificate"},
+      {"not a mapping", "- just\n- a list\n", "", Code::kInvalid,
+       "not a kubeconfig (expected a mapping at the top)"},
+      {"clusters is a scalar",
+       "current-context: main\nclusters: 3\ncontexts:\n- name: main\n"
+       "  context:\n    cluster: c1\n",
+       "", Code::kInvalid, "cluster \"c1\" (from context \"main\") not found"},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const std::string path = dir.Write("config", c.text);
+    const Result<ClusterConfig> got = LoadKubeconfig(path, c.context);
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.code() == c.code);
+    CHECK(got.status().message() == "kubeconfig " + path + ": " + c.message);
+  }
+
+  SUBCASE("malformed YAML") {
+    const std::string path = dir.Write("bad", "clusters: [unclosed\n");
+    const Result<ClusterConfig> got = LoadKubeconfig(path, "");
+    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.status().message().rfind("kubeconfig " + path + ": malformed: ", 0) == 0);
+  }
+  SUBCASE("missing file") {
+    const Result<ClusterConfig> got = LoadKubeconfig(dir.Path("none"), "");
+    CHECK(got.code() == Code::kNotFound);
+    CHECK(got.status().message() == "kubeconfig " + dir.Path("none") + ": cannot read " +
+                                        dir.Path("none") + ": No such file or directory");
+  }
+}
+
+// A service-account directory as the kubelet mounts it.
+void WriteServiceAccount(const TempDir& dir, const std::string& ns = "team-b\n") {
+  dir.Write("sa/token", "sa-token\n");
+  dir.Write("sa/ca.crt", "CA");
+  if (!ns.empty()) dir.Write("sa/namespace", ns);
+}
+
+TEST_CASE("LoadInClusterConfig") {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::string host, port;
+    std::string want_server;
+  };
+  const Case cases[] = {
+      {"IPv4", "10.96.0.1", "443", "https://10.96.0.1:443"},
+      {"IPv6 is bracketed", "fd00:10:96::1", "443", "https://[fd00:10:96::1]:443"},
+      {"DNS name", "kubernetes.default.svc", "6443", "https://kubernetes.default.svc:6443"},
+  };
+  WriteServiceAccount(dir);
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const Result<ClusterConfig> got = LoadInClusterConfig(c.host, c.port, dir.Path("sa"));
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    CHECK(got->server == c.want_server);
+    CHECK(got->token_file == dir.Path("sa/token"));
+    CHECK(got->token.empty());  // read by the client, and re-read as it rotates
+    CHECK(got->ca_file == dir.Path("sa/ca.crt"));
+    CHECK(got->default_namespace == "team-b");
+    CHECK(got->source == "in-cluster (" + dir.Path("sa") + ")");
+  }
+
+  SUBCASE("no namespace file") {
+    dir.Remove("sa/namespace");
+    const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
+    REQUIRE(got.ok());
+    CHECK(got->default_namespace.empty());
+  }
+  SUBCASE("missing token") {
+    dir.Remove("sa/token");
+    const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
+    CHECK(got.code() == Code::kNotFound);
+    CHECK(got.status().message() ==
+          "in-cluster config: cannot read " + dir.Path("sa/token") + ": No such file or directory");
+  }
+  SUBCASE("empty token") {
+    dir.Write("sa/token", " \n");
+    const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
+    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.status().message() ==
+          "in-cluster config: token file " + dir.Path("sa/token") + " is empty");
+  }
+  SUBCASE("missing CA") {
+    dir.Remove("sa/ca.crt");
+    const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
+    CHECK(got.code() == Code::kNotFound);
+    CHECK(got.status().message() ==
+          "in-cluster config: CA file " + dir.Path("sa/ca.crt") + ": No such file or directory");
+  }
+}
+
+TEST_CASE("LoadClusterConfig resolution order") {
+  TempDir dir;
+  WriteServiceAccount(dir);
+  const std::string flag_path =
+      dir.Write("flag.yaml", Kubeconfig("    server: https://flag:1\n", "    token: t\n"));
+  const std::string env_path =
+      dir.Write("env.yaml", Kubeconfig("    server: https://env:1\n", "    token: t\n"));
+  dir.Write("home/.kube/config", Kubeconfig("    server: https://home:1\n", "    token: t\n"));
+  const std::map<std::string, std::string> in_cluster = {{"KUBERNETES_SERVICE_HOST", "10.0.0.1"},
+                                                         {"KUBERNETES_SERVICE_PORT", "443"}};
+
+  struct Case {
+    const char* name;
+    std::string flag;
+    std::map<std::string, std::string> env;
+    std::string want_server;  // "" = expect an error
+    Code want_code = Code::kOk;
+  };
+  const auto with = [](std::map<std::string, std::string> a,
+                       const std::map<std::string, std::string>& b) {
+    a.insert(b.begin(), b.end());
+    return a;
+  };
+  const std::map<std::string, std::string> home = {{"HOME", dir.Path("home")}};
+  const Case cases[] = {
+      {"--kubeconfig wins over everything", flag_path,
+       with(with({{"KUBECONFIG", env_path}}, in_cluster), home), "https://flag:1"},
+      {"$KUBECONFIG beats in-cluster", "", with({{"KUBECONFIG", env_path}}, in_cluster),
+       "https://env:1"},
+      {"$KUBECONFIG list: first existing file",
+       "",
+       {{"KUBECONFIG", dir.Path("none.yaml") + ":" + env_path + ":" + flag_path}},
+       "https://env:1"},
+      {"$KUBECONFIG naming no file is an error", "", with({{"KUBECONFIG", "::/nope"}}, in_cluster),
+       "", Code::kNotFound},
+      {"in-cluster beats ~/.kube/config", "", with(in_cluster, home), "https://10.0.0.1:443"},
+      {"in-cluster needs both host and port", "",
+       with({{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}}, home), "https://home:1"},
+      {"~/.kube/config last", "", home, "https://home:1"},
+      {"nothing at all", "", {{"HOME", dir.Path("nohome")}}, "", Code::kNotFound},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    LoadOptions options;
+    options.kubeconfig = c.flag;
+    options.serviceaccount_dir = dir.Path("sa");
+    options.env = Env(c.env);
+    const Result<ClusterConfig> got = LoadClusterConfig(options);
+    if (c.want_server.empty()) {
+      CHECK(got.code() == c.want_code);
+    } else {
+      REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+      CHECK(got->server == c.want_server);
+    }
+  }
+
+  SUBCASE("the error when nothing is found says where it looked") {
+    LoadOptions options;
+    options.env = Env({});
+    const Result<ClusterConfig> got = LoadClusterConfig(options);
+    CHECK(got.status().message() ==
+          "no cluster configuration: --kubeconfig not given, $KUBECONFIG not set, not in-cluster "
+          "($KUBERNETES_SERVICE_HOST/_PORT not set) and no ~/.kube/config");
+  }
+  SUBCASE("--context applies to the kubeconfig found") {
+    LoadOptions options;
+    options.context = "other";
+    options.env = Env(home);
+    const Result<ClusterConfig> got = LoadClusterConfig(options);
+    REQUIRE(got.ok());
+    CHECK(got->server == "https://second.example:6443");
+  }
+  SUBCASE("--context while in-cluster is an error") {
+    LoadOptions options;
+    options.context = "other";
+    options.serviceaccount_dir = dir.Path("sa");
+    options.env = Env(in_cluster);
+    CHECK(LoadClusterConfig(options).code() == Code::kInvalid);
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::kube

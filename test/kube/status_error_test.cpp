@@ -1,0 +1,209 @@
+#include "kube/status_error.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+namespace leasehold::kube {
+namespace {
+
+std::string StatusBody(const std::string& reason, const std::string& message, int code) {
+  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":")" +
+         message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+}
+
+TEST_CASE("every known Status reason decides the code, whatever the HTTP code says") {
+  struct Case {
+    const char* reason;
+    Code want;
+  };
+  const Case cases[] = {
+      {"NotFound", Code::kNotFound},
+      {"AlreadyExists", Code::kAlreadyExists},
+      {"Conflict", Code::kConflict},
+      {"Invalid", Code::kInvalid},
+      {"BadRequest", Code::kBadRequest},
+      {"MethodNotAllowed", Code::kBadRequest},
+      {"Unauthorized", Code::kUnauthorized},
+      {"Forbidden", Code::kForbidden},
+      {"Gone", Code::kGone},
+      {"Expired", Code::kGone},
+      {"TooManyRequests", Code::kTooManyRequests},
+      {"ServiceUnavailable", Code::kUnavailable},
+      {"InternalError", Code::kUnavailable},
+      {"ServerTimeout", Code::kUnavailable},
+      {"Timeout", Code::kDeadlineExceeded},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.reason);
+    // 418 maps to BadRequest by code, so a right answer can only come from the reason.
+    const Status s = StatusFromResponse(418, StatusBody(c.reason, "server says why", 418));
+    CHECK(s.code() == c.want);
+    CHECK(s.message() == "server says why");
+    CHECK(CodeFromReason(c.reason) == c.want);
+  }
+}
+
+TEST_CASE("the HTTP code decides when the reason is unknown, empty or the body is missing") {
+  struct Case {
+    const char* name;
+    long http;
+    Code want;
+  };
+  const Case cases[] = {
+      {"400", 400, Code::kBadRequest},
+      {"401", 401, Code::kUnauthorized},
+      {"403", 403, Code::kForbidden},
+      {"404", 404, Code::kNotFound},
+      {"405", 405, Code::kBadRequest},
+      {"409", 409, Code::kConflict},
+      {"410", 410, Code::kGone},
+      {"422", 422, Code::kInvalid},
+      {"429", 429, Code::kTooManyRequests},
+      {"504", 504, Code::kDeadlineExceeded},
+      {"500", 500, Code::kUnavailable},
+      {"502", 502, Code::kUnavailable},
+      {"503", 503, Code::kUnavailable},
+      {"other 4xx", 418, Code::kBadRequest},
+      {"other 5xx", 599, Code::kUnavailable},
+      {"3xx", 302, Code::kUnavailable},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    CHECK(CodeFromHttpStatus(c.http) == c.want);
+    SUBCASE("unknown reason") {
+      const Status s = StatusFromResponse(c.http, StatusBody("SomethingNew", "msg", 0));
+      CHECK(s.code() == c.want);
+      CHECK(s.message() == "msg");
+    }
+    SUBCASE("empty reason") {
+      CHECK(StatusFromResponse(c.http, StatusBody("", "msg", 0)).code() == c.want);
+    }
+    SUBCASE("missing body") {
+      const Status s = StatusFromResponse(c.http, "");
+      CHECK(s.code() == c.want);
+      CHECK(s.message() == "HTTP " + std::to_string(c.http));
+    }
+  }
+}
+
+TEST_CASE("bodies that are not a Status fall back to the HTTP code and quote the body") {
+  struct Case {
+    const char* name;
+    std::string body;
+    std::string want_message;
+  };
+  const Case cases[] = {
+      {"text", "upstream connect error", "HTTP 503: upstream connect error"},
+      {"html with newlines", "<html>\r\n<b>Bad Gateway</b>\n</html>\n",
+       "HTTP 503: <html>  <b>Bad Gateway</b> </html>"},
+      {"other JSON", R"({"error":"nope","reason":"NotFound"})",
+       R"(HTTP 503: {"error":"nope","reason":"NotFound"})"},
+      {"kind not Status", R"({"kind":"Lease","reason":"NotFound"})",
+       R"(HTTP 503: {"kind":"Lease","reason":"NotFound"})"},
+      {"truncated JSON", R"({"kind":"Status","reason":"NotFo)",
+       R"(HTTP 503: {"kind":"Status","reason":"NotFo)"},
+      {"JSON array", "[1,2]", "HTTP 503: [1,2]"},
+      {"whitespace only", " \n", "HTTP 503"},
+      {"binary", std::string("\x00\x01\xff", 3), "HTTP 503"},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const Status s = StatusFromResponse(503, c.body);
+    CHECK(s.code() == Code::kUnavailable);
+    CHECK(s.message() == c.want_message);
+  }
+}
+
+TEST_CASE("a long non-Status body is cut") {
+  const Status s = StatusFromResponse(502, std::string(5000, 'x'));
+  CHECK(s.message().size() < 250);
+  CHECK(s.message().substr(s.message().size() - 3) == "...");
+}
+
+TEST_CASE("Status fields of the wrong type are ignored") {
+  const Status s = StatusFromResponse(
+      404, R"({"kind":"Status","reason":42,"message":["x"],"details":{"retryAfterSeconds":"3"}})");
+  CHECK(s.code() == Code::kNotFound);
+  CHECK(s.message() == "HTTP 404");
+  CHECK_FALSE(s.retry_after().has_value());
+}
+
+TEST_CASE("a Status with a reason but no message names both") {
+  const Status s = StatusFromResponse(409, R"({"kind":"Status","reason":"Conflict"})");
+  CHECK(s.code() == Code::kConflict);
+  CHECK(s.message() == "HTTP 409 Conflict");
+}
+
+TEST_CASE("Retry-After is kept only on TooManyRequests and Unavailable answers") {
+  struct Case {
+    const char* name;
+    long http;
+    std::string body;
+    std::string header;
+    std::optional<int> want_seconds;
+  };
+  const Case cases[] = {
+      {"429 with header", 429, StatusBody("TooManyRequests", "slow down", 429), "5", 5},
+      {"503 with header", 503, "", "7", 7},
+      {"500 InternalError with header", 500, StatusBody("InternalError", "x", 500), "1", 1},
+      {"header with spaces", 429, "", " 12 ", 12},
+      {"zero", 429, "", "0", 0},
+      {"no header", 429, "", "", std::nullopt},
+      {"HTTP date is not used", 503, "", "Wed, 21 Oct 2015 07:28:00 GMT", std::nullopt},
+      {"negative", 503, "", "-3", std::nullopt},
+      {"absurd", 503, "", "99999999999", std::nullopt},
+      {"fraction", 503, "", "1.5", std::nullopt},
+      {"409 ignores it", 409, "", "5", std::nullopt},
+      {"504 ignores it", 504, "", "5", std::nullopt},
+      {"details.retryAfterSeconds without header", 429,
+       R"({"kind":"Status","reason":"TooManyRequests","details":{"retryAfterSeconds":4},"code":429})",
+       "", 4},
+      {"header wins over details", 429,
+       R"({"kind":"Status","reason":"TooManyRequests","details":{"retryAfterSeconds":4},"code":429})",
+       "9", 9},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const Status s = StatusFromResponse(c.http, c.body, c.header);
+    if (c.want_seconds) {
+      REQUIRE(s.retry_after().has_value());
+      CHECK(s.retry_after()->count() == *c.want_seconds);
+    } else {
+      CHECK_FALSE(s.retry_after().has_value());
+    }
+  }
+}
+
+TEST_CASE("the real apiserver's bodies map as expected") {
+  const std::string conflict =
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on leases.coordination.k8s.io \"lock\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","details":{"name":"lock","group":"coordination.k8s.io","kind":"leases"},"code":409})";
+  const Status s = StatusFromResponse(409, conflict);
+  CHECK(s.code() == Code::kConflict);
+  CHECK(s.message() ==
+        "Operation cannot be fulfilled on leases.coordination.k8s.io \"lock\": the object has "
+        "been modified; please apply your changes to the latest version and try again");
+}
+
+// A cheap, deterministic fuzz: arbitrary bytes (and mutated Status bodies) never crash and
+// always give an error code.
+TEST_CASE("arbitrary bodies never crash") {
+  std::mt19937 rng(12345);
+  const std::string seed = StatusBody("Conflict", "m", 409);
+  for (int i = 0; i < 2000; ++i) {
+    std::string body = seed;
+    if (i % 2 == 0) {
+      body.resize(rng() % 64);
+      for (char& c : body) c = static_cast<char>(rng());
+    } else {
+      for (int k = 0; k < 4; ++k) body[rng() % body.size()] = static_cast<char>(rng());
+    }
+    const long http = 400 + static_cast<long>(rng() % 200);
+    const Status s = StatusFromResponse(http, body, std::string(1, static_cast<char>(rng())));
+    CHECK_FALSE(s.ok());
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::kube

@@ -1,0 +1,63 @@
+#include "kube/watch.h"
+
+#include <doctest/doctest.h>
+
+namespace leasehold::kube {
+namespace {
+
+TEST_CASE("WatchPath") {
+  CHECK(WatchPath("/apis/coordination.k8s.io/v1/namespaces/ns/leases", "my-lock", "123",
+                  std::chrono::seconds(290)) ==
+        "/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=1&fieldSelector=metadata.name%"
+        "3Dmy-lock&resourceVersion=123&timeoutSeconds=290&allowWatchBookmarks=true");
+  CHECK(WatchPath("/api/v1/namespaces/ns/configmaps", "a.b", "", std::chrono::seconds(5)) ==
+        "/api/v1/namespaces/ns/configmaps?watch=1&fieldSelector=metadata.name%3Da.b&"
+        "timeoutSeconds=5&allowWatchBookmarks=true");
+}
+
+TEST_CASE("UrlEncode") {
+  CHECK(UrlEncode("aZ09-._~") == "aZ09-._~");
+  CHECK(UrlEncode("a=b&c d/é") == "a%3Db%26c%20d%2F%C3%A9");
+}
+
+TEST_CASE("ParseWatchEvent") {
+  struct Case {
+    const char* name;
+    std::string line;
+    Code code;
+    std::string type, object, rv;
+  };
+  const Case cases[] = {
+      {"added", R"({"type":"ADDED","object":{"kind":"Lease","metadata":{"resourceVersion":"7"}}})",
+       Code::kOk, "ADDED", R"({"kind":"Lease","metadata":{"resourceVersion":"7"}})", "7"},
+      {"modified, spaces", R"( { "type" : "MODIFIED" , "object" : { "a" : 1 } } )", Code::kOk,
+       "MODIFIED", R"({"a":1})", ""},
+      {"bookmark",
+       R"({"type":"BOOKMARK","object":{"kind":"Lease","metadata":{"resourceVersion":"99"}}})",
+       Code::kOk, "BOOKMARK", R"({"kind":"Lease","metadata":{"resourceVersion":"99"}})", "99"},
+      {"error 410",
+       R"j({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 1 (5)","reason":"Expired","code":410}})j",
+       Code::kGone, "", "", ""},
+      {"error without reason", R"({"type":"ERROR","object":{"kind":"Status","code":500}})",
+       Code::kUnavailable, "", "", ""},
+      {"not JSON", "hello", Code::kInvalid, "", "", ""},
+      {"no object", R"({"type":"ADDED"})", Code::kInvalid, "", "", ""},
+      {"object not an object", R"({"type":"ADDED","object":"x"})", Code::kInvalid, "", "", ""},
+      {"type not a string", R"({"type":1,"object":{}})", Code::kInvalid, "", "", ""},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const Result<WatchEvent> got = ParseWatchEvent(c.line);
+    CHECK(got.code() == c.code);
+    if (got.ok()) {
+      CHECK(got->type == c.type);
+      CHECK(got->object == c.object);
+      CHECK(got->resource_version == c.rv);
+    }
+  }
+  const Result<WatchEvent> gone = ParseWatchEvent(cases[3].line);
+  CHECK(gone.status().message() == "too old resource version: 1 (5)");
+}
+
+}  // namespace
+}  // namespace leasehold::kube

@@ -1,0 +1,92 @@
+#include "locks/factory.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "fake_api_client.h"
+
+namespace leasehold::locks {
+namespace {
+
+using testing::FakeApiClient;
+
+TEST_CASE("IsValidLockType") {
+  struct Case {
+    const char* type;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"auto", true},      {"leases", true},           {"configmaps", true},
+      {"endpoints", true}, {"configmapsleases", true}, {"endpointsleases", true},
+      {"", false},         {"lease", false},           {"Leases", false},
+      {"leases ", false},  {"configmap", false},       {"endpointleases", false},
+  };
+  for (const Case& c : cases) {
+    SUBCASE((std::string("\"") + c.type + "\"").c_str()) {
+      CHECK(IsValidLockType(c.type) == c.want);
+    }
+  }
+}
+
+TEST_CASE("NewLock") {
+  struct Case {
+    const char* name;
+    LockOptions options;
+    Code want;
+    const char* want_type;  // Describe().type before any request
+  };
+  auto opts = [](const char* type, const char* ns, const char* name, const char* identity) {
+    LockOptions o;
+    o.type = type;
+    o.name_space = ns;
+    o.name = name;
+    o.identity = identity;
+    return o;
+  };
+  const std::vector<Case> cases = {
+      {"auto", opts("auto", "ns", "lock", "me"), Code::kOk, "auto"},
+      {"leases", opts("leases", "ns", "lock", "me"), Code::kOk, "leases"},
+      {"configmaps", opts("configmaps", "ns", "lock", "me"), Code::kOk, "configmaps"},
+      {"endpoints", opts("endpoints", "ns", "lock", "me"), Code::kOk, "endpoints"},
+      {"configmapsleases", opts("configmapsleases", "ns", "lock", "me"), Code::kOk,
+       "configmapsleases"},
+      {"endpointsleases", opts("endpointsleases", "ns", "lock", "me"), Code::kOk,
+       "endpointsleases"},
+      {"unknown type", opts("zookeeper", "ns", "lock", "me"), Code::kInvalid, ""},
+      {"empty namespace", opts("leases", "", "lock", "me"), Code::kInvalid, ""},
+      {"empty name", opts("leases", "ns", "", "me"), Code::kInvalid, ""},
+      {"empty identity", opts("leases", "ns", "lock", ""), Code::kInvalid, ""},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      FakeClock clock;
+      FakeApiClient api(MonoTime{});
+      auto lock = NewLock(c.options, api, clock);
+      REQUIRE(lock.code() == c.want);
+      if (lock.ok()) {
+        const election::LockDescription d = (*lock)->Describe();
+        CHECK(d.type == c.want_type);
+        CHECK(d.name_space == "ns");
+        CHECK(d.name == "lock");
+      }
+    }
+  }
+}
+
+TEST_CASE("the unknown-type error lists the valid types") {
+  FakeClock clock;
+  FakeApiClient api(MonoTime{});
+  LockOptions o;
+  o.type = "bogus";
+  o.name_space = "ns";
+  o.name = "lock";
+  o.identity = "me";
+  auto lock = NewLock(o, api, clock);
+  REQUIRE(lock.code() == Code::kInvalid);
+  CHECK(lock.status().message().find("auto, leases, configmaps, endpoints, configmapsleases, "
+                                     "endpointsleases") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace leasehold::locks

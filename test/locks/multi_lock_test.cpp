@@ -1,0 +1,146 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "lock_fixtures.h"
+
+namespace leasehold::locks::testing {
+namespace {
+
+// client-go's MultiLock: configmapsleases and endpointsleases.
+TEST_CASE("multilocks: client-go's sequence") {
+  const std::string cm_other = ConfigMapObject("7", AnnotationHeldBy(kOther));
+  const std::string cm_me = ConfigMapObject("7", kMyAnnotation);
+  const std::string lease_other = LeaseObject("50", HeldSpec(kOther));
+  const std::string lease_me = LeaseObject("50", kMySpec);
+  const std::string lease_me51 = LeaseObject("51", kMySpec);
+  const std::vector<LockCase> cases = {
+      {"both held by the same holder",
+       "configmapsleases",
+       {
+           GetStep("get",
+                   {GET(kConfigMapPath, Answer(cm_other)), GET(kLeasePath, Answer(lease_other))})
+               .Holder(kOther)
+               .Raw(AnnotationHeldBy(kOther) + "," + LeaseRawOf(lease_other))
+               .Type("configmapsleases"),
+       }},
+      {"holders differ: unknown leader",
+       "configmapsleases",
+       {
+           GetStep("get",
+                   {GET(kConfigMapPath, Answer(cm_other)), GET(kLeasePath, Answer(lease_me))})
+               .Holder(election::kUnknownLeader)
+               .Raw(AnnotationHeldBy(kOther) + "," + LeaseRawOf(lease_me)),
+       }},
+      {"Lease missing, ConfigMap held by an old client: its record",
+       "configmapsleases",
+       {
+           GetStep("get",
+                   {GET(kConfigMapPath, Answer(cm_other)), GET(kLeasePath, Error(Code::kNotFound))})
+               .Holder(kOther)
+               .Raw(AnnotationHeldBy(kOther)),
+           // The takeover: PUT the ConfigMap, look for the Lease again, create it.
+           UpdateStep("update creates the missing Lease",
+                      {PUT(kConfigMapPath, JsonEq(ConfigMapObject("7", kMyAnnotation)),
+                           Answer(ConfigMapObject("8", kMyAnnotation))),
+                       GET(kLeasePath, Error(Code::kNotFound)),
+                       POST(kLeasesPath,
+                            JsonEq(R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",)"
+                                   R"("metadata":{"name":"lock","namespace":"ns"},"spec":)" +
+                                   kMySpec + "}"),
+                            Answer(LeaseObject("1", kMySpec), 201))}),
+       }},
+      {"Lease missing, ConfigMap held by me: NotFound, then create both",
+       "configmapsleases",
+       {
+           GetStep("get",
+                   {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kNotFound))})
+               .Want(Code::kNotFound),
+           CreateStep("create ignores AlreadyExists on the ConfigMap",
+                      {POST(kConfigMapsPath,
+                            JsonEq(R"({"apiVersion":"v1","kind":"ConfigMap",)"
+                                   R"("metadata":{"name":"lock","namespace":"ns",)"
+                                   R"("annotations":{"control-plane.alpha.)"
+                                   R"(kubernetes.io/leader":)" +
+                                   GoJsonQuote(kMyAnnotation) + "}}}"),
+                            Error(Code::kAlreadyExists)),
+                       POST(kLeasesPath,
+                            JsonEq(R"({"apiVersion":"coordination.k8s.io/v1",)"
+                                   R"("kind":"Lease","metadata":{"name":"lock",)"
+                                   R"("namespace":"ns"},"spec":)" +
+                                   kMySpec + "}"),
+                            Answer(LeaseObject("1", kMySpec), 201))}),
+       }},
+      {"ConfigMap missing: NotFound without reading the Lease; create both",
+       "configmapsleases",
+       {
+           GetStep("get", {GET(kConfigMapPath, Error(Code::kNotFound))}).Want(Code::kNotFound),
+           CreateStep("create", {POST(kConfigMapsPath, AnyBody(), Answer(cm_me, 201)),
+                                 POST(kLeasesPath, AnyBody(), Answer(lease_me, 201))}),
+           UpdateStep(
+               "update: ConfigMap, Lease GET, Lease PUT",
+               {PUT(kConfigMapPath, JsonEq(cm_me), Answer(ConfigMapObject("8", kMyAnnotation))),
+                GET(kLeasePath, Answer(lease_me51)),
+                PUT(kLeasePath, JsonEq(lease_me51), Answer(LeaseObject("52", kMySpec)))}),
+       }},
+      {"create stops at a ConfigMap error other than AlreadyExists",
+       "configmapsleases",
+       {
+           CreateStep("create", {POST(kConfigMapsPath, AnyBody(), Error(Code::kForbidden))})
+               .Want(Code::kForbidden),
+       }},
+      {"errors",
+       "configmapsleases",
+       {
+           GetStep("ConfigMap unavailable", {GET(kConfigMapPath, Error(Code::kUnavailable))})
+               .Want(Code::kUnavailable),
+           GetStep("Lease unavailable", {GET(kConfigMapPath, Answer(cm_other)),
+                                         GET(kLeasePath, Error(Code::kUnavailable))})
+               .Want(Code::kUnavailable),
+           GetStep("Lease forbidden",
+                   {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kForbidden))})
+               .Want(Code::kForbidden),
+       }},
+      {"update: the Lease is re-read before it is written (client-go)",
+       "configmapsleases",
+       {
+           GetStep("get", {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Answer(lease_me))})
+               .Holder(kMe),
+           UpdateStep(
+               "update",
+               {PUT(kConfigMapPath, JsonEq(cm_me), Answer(ConfigMapObject("8", kMyAnnotation))),
+                GET(kLeasePath, Answer(lease_me51)),
+                PUT(kLeasePath, JsonEq(lease_me51), Answer(LeaseObject("52", kMySpec)))}),
+           UpdateStep("ConfigMap conflict stops the update",
+                      {PUT(kConfigMapPath, JsonEq(ConfigMapObject("8", kMyAnnotation)),
+                           Error(Code::kConflict))})
+               .Want(Code::kConflict),
+           UpdateStep("a Lease read error still PUTs the cached Lease (client-go)",
+                      {PUT(kConfigMapPath, JsonEq(ConfigMapObject("8", kMyAnnotation)),
+                           Answer(ConfigMapObject("9", kMyAnnotation))),
+                       GET(kLeasePath, Error(Code::kUnavailable)),
+                       PUT(kLeasePath, JsonEq(LeaseObject("52", kMySpec)), Error(Code::kConflict))})
+               .Want(Code::kConflict),
+       }},
+      {"endpointsleases uses the Endpoints object",
+       "endpointsleases",
+       {
+           GetStep("get", {GET(kEndpointsPath,
+                               Answer(AnnotatedObject("Endpoints", "7", AnnotationHeldBy(kOther)))),
+                           GET(kLeasePath, Answer(lease_other))})
+               .Holder(kOther)
+               .Type("endpointsleases"),
+           UpdateStep("update",
+                      {PUT(kEndpointsPath, JsonEq(AnnotatedObject("Endpoints", "7", kMyAnnotation)),
+                           Answer(AnnotatedObject("Endpoints", "8", kMyAnnotation))),
+                       GET(kLeasePath, Answer(lease_other)),
+                       PUT(kLeasePath, JsonEq(LeaseObject("50", kMySpec)), Answer(lease_me51))}),
+       }},
+  };
+  for (const LockCase& c : cases) {
+    SUBCASE(c.name) { RunLockCase(c); }
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::locks::testing

@@ -1,0 +1,397 @@
+#include "server/handler.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace leasehold::server {
+namespace {
+
+using election::Phase;
+using election::Snapshot;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kText = "text/plain; charset=utf-8";
+constexpr const char* kLock = R"("lock":{"type":"leases","namespace":"default","name":"my-lock"})";
+
+// FakeClock starts at 2026-01-02T03:00:00.000Z.
+SysTime At(Duration since_start) {
+  return FakeClock().SystemNow() + std::chrono::duration_cast<SysTime::duration>(since_start);
+}
+
+Snapshot NotObserved() {
+  Snapshot s;
+  s.identity = "pod-a_0badcafe";
+  s.lock = {"leases", "default", "my-lock"};
+  return s;
+}
+
+Snapshot HeldBy(const std::string& holder, int64_t term) {
+  Snapshot s = NotObserved();
+  s.observed = true;
+  s.record.holder_identity = holder;
+  s.record.lease_duration_seconds = 15;
+  s.record.acquire_time = At(-seconds(60));
+  s.record.renew_time = At(-seconds(1) + nanoseconds(123456789));
+  s.record.leader_transitions = term;
+  return s;
+}
+
+Snapshot Leader(const Clock& clock, Duration valid_for) {
+  Snapshot s = HeldBy("pod-a_0badcafe", 4);
+  s.phase = Phase::kLeader;
+  s.is_leader = true;
+  s.valid_until = clock.MonotonicNow() + valid_for;
+  s.last_attempt_at = clock.MonotonicNow();
+  return s;
+}
+
+Snapshot WithError(Snapshot s, Code code, std::string message) {
+  s.last_error = Status(code, std::move(message));
+  return s;
+}
+
+HttpAnswer Call(const std::string& method, const std::string& path, const Snapshot& s,
+                const Clock& clock, HandlerOptions options = {}) {
+  HttpQuery q;
+  q.method = method;
+  const size_t qm = path.find('?');
+  q.path = path.substr(0, qm);
+  if (qm != std::string::npos) {
+    const std::string query = path.substr(qm + 1);
+    const size_t eq = query.find('=');
+    q.params.emplace(query.substr(0, eq), eq == std::string::npos ? "" : query.substr(eq + 1));
+  }
+  return Handle(q, s, clock, options);
+}
+
+std::string Header(const HttpAnswer& a, const std::string& name) {
+  for (const auto& [k, v] : a.headers) {
+    if (k == name) return v;
+  }
+  return "<none>";
+}
+
+TEST_CASE("GET /leader") {
+  FakeClock clock;
+  struct Case {
+    const char* name;
+    Snapshot s;
+    int status;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {"not observed: 503, same shape, with a reason", NotObserved(), 503,
+       std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
+           R"("term":0,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
+           R"("leaseDurationSeconds":0,"reason":"the lock has not been read yet"})"},
+      {"not observed after an error: the reason carries it",
+       WithError(NotObserved(), Code::kForbidden, "leases is forbidden"), 503,
+       std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
+           R"("term":0,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
+           R"("leaseDurationSeconds":0,"reason":"the lock has not been read yet )" +
+           R"j((last error: Forbidden: leases is forbidden)"})j"},
+      {"follower", HeldBy("pod-b_12345678", 3), 200,
+       std::string(R"({"name":"pod-b_12345678","leader":"pod-b_12345678",)") +
+           R"("identity":"pod-a_0badcafe","isLeader":false,"term":3,)" + kLock +
+           R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
+           R"("leaseDurationSeconds":15})"},
+      {"leader: validForMs rounded down, validUntil on the wall clock",
+       Leader(clock, milliseconds(9876) + nanoseconds(999999)), 200,
+       std::string(R"({"name":"pod-a_0badcafe","leader":"pod-a_0badcafe",)") +
+           R"("identity":"pod-a_0badcafe","isLeader":true,"term":4,)" + kLock +
+           R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
+           R"("leaseDurationSeconds":15,"validForMs":9876,)" +
+           R"("validUntil":"2026-01-02T03:00:09.876Z"})"},
+      {"stale leader: holds the record but no longer says yes: no validUntil",
+       HeldBy("pod-a_0badcafe", 4), 200,
+       std::string(R"({"name":"pod-a_0badcafe","leader":"pod-a_0badcafe",)") +
+           R"("identity":"pod-a_0badcafe","isLeader":false,"term":4,)" + kLock +
+           R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
+           R"("leaseDurationSeconds":15})"},
+      {"released record: no leader",
+       [] {
+         Snapshot s = HeldBy("", 4);
+         s.record.acquire_time.reset();
+         s.record.renew_time.reset();
+         return s;
+       }(),
+       200,
+       std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
+           R"("term":4,)" + kLock +
+           R"(,"acquireTime":null,"renewTime":null,"leaseDurationSeconds":15})"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const HttpAnswer a = Call("GET", "/leader", c.s, clock);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kJson);
+      CHECK(a.body == c.body + "\n");
+      // "/" answers exactly as /leader (the classic image answered on every path), HEAD as GET.
+      const HttpAnswer root = Call("GET", "/", c.s, clock);
+      CHECK(root.status == a.status);
+      CHECK(root.body == a.body);
+      CHECK(Call("HEAD", "/leader", c.s, clock).body == a.body);
+    }
+  }
+}
+
+TEST_CASE("GET /leader: validForMs counts down with the clock") {
+  FakeClock clock;
+  const Snapshot s = Leader(clock, seconds(10));
+  clock.Advance(milliseconds(2500));
+  const HttpAnswer a = Call("GET", "/leader", s, clock);
+  CHECK(a.body.find(R"("validForMs":7500,"validUntil":"2026-01-02T03:00:10.000Z")") !=
+        std::string::npos);
+  // Past valid_until (the snapshot is older than the answer): 0, never negative.
+  clock.Advance(seconds(60));
+  CHECK(Call("GET", "/leader", s, clock).body.find(R"("validForMs":0,)") != std::string::npos);
+}
+
+TEST_CASE("?pretty indents, ?pretty=0 does not") {
+  FakeClock clock;
+  const Snapshot s = HeldBy("pod-b", 1);
+  CHECK(Call("GET", "/leader?pretty", s, clock).body.rfind("{\n  \"name\": \"pod-b\",\n", 0) == 0);
+  CHECK(Call("GET", "/leader?pretty=1", s, clock).body.rfind("{\n  \"name\"", 0) == 0);
+  CHECK(Call("GET", "/leader?pretty=0", s, clock).body.rfind("{\"name\"", 0) == 0);
+  CHECK(Call("GET", "/leader?pretty=false", s, clock).body.rfind("{\"name\"", 0) == 0);
+}
+
+TEST_CASE("GET /is-leader") {
+  FakeClock clock;
+  struct Case {
+    const char* name;
+    Snapshot s;
+    int status;
+    const char* body;
+  };
+  const std::vector<Case> cases = {
+      {"not observed", NotObserved(), 503, "false"},
+      {"follower", HeldBy("pod-b", 3), 503, "false"},
+      {"leader", Leader(clock, seconds(10)), 200, "true"},
+      {"stale leader", HeldBy("pod-a_0badcafe", 4), 503, "false"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const HttpAnswer a = Call("GET", "/is-leader", c.s, clock);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kText);
+      CHECK(a.body == c.body);
+    }
+  }
+}
+
+TEST_CASE("POST /release") {
+  FakeClock clock;
+  struct Case {
+    const char* name;
+    Snapshot s;
+    const char* body;
+  };
+  const std::vector<Case> cases = {
+      {"leader", Leader(clock, seconds(10)),
+       R"({"released":true,"wasLeader":true,"identity":"pod-a_0badcafe","term":4})"},
+      {"stale leader: still holds the record, so it is released", HeldBy("pod-a_0badcafe", 4),
+       R"({"released":true,"wasLeader":false,"identity":"pod-a_0badcafe","term":4})"},
+      {"follower", HeldBy("pod-b", 3),
+       R"({"released":false,"wasLeader":false,"identity":"pod-a_0badcafe","term":3})"},
+      {"not observed: accepted anyway", NotObserved(),
+       R"({"released":false,"wasLeader":false,"identity":"pod-a_0badcafe","term":0})"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      int calls = 0;
+      HandlerOptions options;
+      options.release = [&calls] { ++calls; };
+      const HttpAnswer a = Call("POST", "/release", c.s, clock, options);
+      CHECK(a.status == 202);
+      CHECK(a.content_type == kJson);
+      CHECK(a.body == std::string(c.body) + "\n");
+      CHECK(calls == 1);
+    }
+  }
+}
+
+TEST_CASE("POST /release without a callback still answers") {
+  FakeClock clock;
+  CHECK(Call("POST", "/release", NotObserved(), clock).status == 202);
+}
+
+TEST_CASE("GET /readyz") {
+  FakeClock clock;
+  struct Case {
+    const char* name;
+    Snapshot s;
+    int status;
+    std::string body;
+  };
+  const std::string refused =
+      "the API server refuses this agent (check its RBAC: get, create and update on the lock): ";
+  const std::vector<Case> cases = {
+      {"not observed yet", NotObserved(), 503,
+       R"({"ready":false,"reason":"the lock has not been read yet","identity":"pod-a_0badcafe",)"
+       R"("phase":"candidate","observed":false,"isLeader":false,"apiOutage":false,)"
+       R"("lastError":null,"lastErrorCode":null})"},
+      {"not observed, API down", WithError(NotObserved(), Code::kUnavailable, "connect refused"),
+       503,
+       R"({"ready":false,"reason":"the lock has not been read yet (last error: Unavailable: )"
+       R"j(connect refused)","identity":"pod-a_0badcafe","phase":"candidate","observed":false,)j"
+       R"("isLeader":false,"apiOutage":true,"lastError":"connect refused",)"
+       R"("lastErrorCode":"Unavailable"})"},
+      {"follower, healthy", HeldBy("pod-b", 3), 200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
+       R"("isLeader":false,"apiOutage":false,"lastError":null,"lastErrorCode":null})"},
+      {"leader, healthy", Leader(clock, seconds(5)), 200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"leader","observed":true,)"
+       R"("isLeader":true,"apiOutage":false,"lastError":null,"lastErrorCode":null})"},
+      {"Unauthorized", WithError(HeldBy("pod-b", 3), Code::kUnauthorized, "token expired"), 503,
+       R"({"ready":false,"reason":")" + refused +
+           R"(Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
+           R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
+           R"("lastErrorCode":"Unauthorized"})"},
+      {"Forbidden (no update permission)",
+       WithError(HeldBy("pod-b", 3), Code::kForbidden, "cannot update"), 503,
+       R"({"ready":false,"reason":")" + refused +
+           R"(Forbidden: cannot update","identity":"pod-a_0badcafe","phase":"candidate",)"
+           R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"cannot update",)"
+           R"("lastErrorCode":"Forbidden"})"},
+      {"Invalid write", WithError(HeldBy("pod-b", 3), Code::kInvalid, "bad holder"), 503,
+       R"({"ready":false,"reason":"the API server rejects the lock record: Invalid: bad holder",)"
+       R"("identity":"pod-a_0badcafe","phase":"candidate","observed":true,"isLeader":false,)"
+       R"("apiOutage":false,"lastError":"bad holder","lastErrorCode":"Invalid"})"},
+      {"BadRequest write", WithError(HeldBy("pod-b", 3), Code::kBadRequest, "bad json"), 503,
+       R"({"ready":false,"reason":"the API server rejects the lock record: BadRequest: bad json",)"
+       R"("identity":"pod-a_0badcafe","phase":"candidate","observed":true,"isLeader":false,)"
+       R"("apiOutage":false,"lastError":"bad json","lastErrorCode":"BadRequest"})"},
+      {"outage: Unavailable keeps it ready",
+       WithError(HeldBy("pod-b", 3), Code::kUnavailable, "503 from apiserver"), 200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
+       R"("isLeader":false,"apiOutage":true,"lastError":"503 from apiserver",)"
+       R"("lastErrorCode":"Unavailable"})"},
+      {"outage: DeadlineExceeded keeps a leader ready",
+       WithError(Leader(clock, seconds(3)), Code::kDeadlineExceeded, "timeout"), 200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"leader","observed":true,)"
+       R"("isLeader":true,"apiOutage":true,"lastError":"timeout",)"
+       R"("lastErrorCode":"DeadlineExceeded"})"},
+      {"outage: TooManyRequests", WithError(HeldBy("pod-b", 3), Code::kTooManyRequests, "slow"),
+       200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
+       R"("isLeader":false,"apiOutage":true,"lastError":"slow","lastErrorCode":"TooManyRequests"})"},
+      {"Conflict: a lost race, ready, reported but not an outage",
+       WithError(HeldBy("pod-b", 3), Code::kConflict, "object was modified"), 200,
+       R"({"ready":true,"identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
+       R"("isLeader":false,"apiOutage":false,"lastError":"object was modified",)"
+       R"("lastErrorCode":"Conflict"})"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const HttpAnswer a = Call("GET", "/readyz", c.s, clock);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kJson);
+      CHECK(a.body == c.body + "\n");
+    }
+  }
+}
+
+TEST_CASE("GET /healthz") {
+  struct Case {
+    const char* name;
+    Phase phase;
+    // Last completed attempt, relative to the start; negative = none yet.
+    Duration last_attempt;
+    Duration now;  // since the start
+    int status;
+    const char* body;
+  };
+  const Duration none = -seconds(1);
+  // --lease-duration 15s: the limit is 15s + 20s = 35s.
+  const std::vector<Case> cases = {
+      {"just started", Phase::kCandidate, none, Duration::zero(), 200, "ok"},
+      {"no attempt yet, at the limit", Phase::kCandidate, none, seconds(35), 200, "ok"},
+      {"no attempt since start, past the limit", Phase::kCandidate, none,
+       seconds(35) + milliseconds(1), 503,
+       "wedged: no election attempt completed since start, 35.0s (limit 35.0s)"},
+      {"recent attempt", Phase::kLeader, seconds(100), seconds(110), 200, "ok"},
+      {"last attempt exactly at the limit", Phase::kCandidate, seconds(100), seconds(135), 200,
+       "ok"},
+      {"leader wedged", Phase::kLeader, seconds(100), seconds(136), 503,
+       "wedged: no election attempt completed for 36.0s (limit 35.0s)"},
+      {"held off is deliberately idle", Phase::kHeldOff, seconds(1), seconds(600), 200, "ok"},
+      {"stopping is not judged", Phase::kStopping, seconds(1), seconds(600), 200, "ok"},
+      {"done is not judged", Phase::kDone, none, seconds(600), 200, "ok"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      FakeClock clock;
+      HandlerOptions options;
+      options.started_at = clock.MonotonicNow();
+      options.lease_duration = seconds(15);
+      Snapshot s = HeldBy("pod-b", 1);
+      s.phase = c.phase;
+      if (c.last_attempt >= Duration::zero()) {
+        s.last_attempt_at = options.started_at + c.last_attempt;
+      }
+      clock.Advance(c.now);
+      const HttpAnswer a = Call("GET", "/healthz", s, clock, options);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kText);
+      CHECK(a.body == c.body);
+    }
+  }
+}
+
+TEST_CASE("unknown paths and wrong methods") {
+  FakeClock clock;
+  const std::string endpoints = " (endpoints: /leader, /is-leader, /release, /healthz, /readyz)";
+  struct Case {
+    const char* name;
+    const char* method;
+    std::string path;
+    int status;
+    std::string body;
+    const char* allow;
+  };
+  const std::vector<Case> cases = {
+      {"unknown path", "GET", "/nope", 404,
+       R"({"error":"no such endpoint: /nope)" + endpoints + "\"}", "<none>"},
+      {"trailing slash is another path", "GET", "/leader/", 404,
+       R"({"error":"no such endpoint: /leader/)" + endpoints + "\"}", "<none>"},
+      {"unknown path, any method", "POST", "/nope", 404,
+       R"({"error":"no such endpoint: /nope)" + endpoints + "\"}", "<none>"},
+      {"odd bytes are not echoed", "GET", "/a\nb\xff", 404,
+       R"({"error":"no such endpoint: /a?b?)" + endpoints + "\"}", "<none>"},
+      {"POST /leader", "POST", "/leader", 405,
+       R"j({"error":"POST is not allowed on /leader (allowed: GET, HEAD)"})j", "GET, HEAD"},
+      {"PUT /", "PUT", "/", 405, R"j({"error":"PUT is not allowed on / (allowed: GET, HEAD)"})j",
+       "GET, HEAD"},
+      {"DELETE /is-leader", "DELETE", "/is-leader", 405,
+       R"j({"error":"DELETE is not allowed on /is-leader (allowed: GET, HEAD)"})j", "GET, HEAD"},
+      {"POST /healthz", "POST", "/healthz", 405,
+       R"j({"error":"POST is not allowed on /healthz (allowed: GET, HEAD)"})j", "GET, HEAD"},
+      {"POST /readyz", "POST", "/readyz", 405,
+       R"j({"error":"POST is not allowed on /readyz (allowed: GET, HEAD)"})j", "GET, HEAD"},
+      {"GET /release", "GET", "/release", 405,
+       R"j({"error":"GET is not allowed on /release (allowed: POST)"})j", "POST"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      int calls = 0;
+      HandlerOptions options;
+      options.release = [&calls] { ++calls; };
+      const HttpAnswer a = Call(c.method, c.path, HeldBy("pod-b", 1), clock, options);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kJson);
+      CHECK(a.body == c.body + "\n");
+      CHECK(Header(a, "Allow") == c.allow);
+      CHECK(calls == 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::server
