@@ -14,6 +14,46 @@ using election::LeaderElectionRecord;
 using election::LockObservation;
 using internal::CachedObject;
 
+namespace {
+
+// The record in the leader annotation of a ConfigMap or Endpoints object; see AnnotationLock::Get.
+Result<LockObservation> ObservationIn(const rapidjson::Value& object) {
+  LockObservation observation;
+  const rapidjson::Value* metadata = internal::FindMember(object, "metadata");
+  const rapidjson::Value* annotations = nullptr;
+  if (metadata != nullptr && !metadata->IsNull()) {
+    if (!metadata->IsObject()) return Status(Code::kInvalid, "metadata is not an object");
+    annotations = internal::FindMember(*metadata, "annotations");
+  }
+  const rapidjson::Value* value = nullptr;
+  if (annotations != nullptr && !annotations->IsNull()) {
+    if (!annotations->IsObject()) {
+      return Status(Code::kInvalid, "metadata.annotations is not an object");
+    }
+    value = internal::FindMember(*annotations, kLeaderAnnotationKey);
+  }
+  if (value != nullptr) {
+    if (!value->IsString()) {
+      return Status(Code::kInvalid,
+                    std::string("annotation ") + kLeaderAnnotationKey + " is not a string");
+    }
+    observation.raw.assign(value->GetString(), value->GetStringLength());
+    auto record = DecodeAnnotationRecord(observation.raw);
+    if (!record.ok()) return record.status();
+    observation.record = *record;
+  }
+  return observation;
+}
+
+}  // namespace
+
+Result<LockObservation> AnnotationObservation(std::string_view object_json) {
+  rapidjson::Document doc;
+  Status parsed = internal::ParseObject(object_json, "object", doc);
+  if (!parsed.ok()) return parsed;
+  return ObservationIn(doc);
+}
+
 AnnotationLock::AnnotationLock(AnnotatedKind kind, kube::ApiClient& client, std::string name_space,
                                std::string name)
     : kind_(kind), client_(client), ns_(std::move(name_space)), name_(std::move(name)) {}
@@ -39,30 +79,8 @@ Result<LockObservation> AnnotationLock::Get(MonoTime deadline) {
   Status parsed = internal::ParseObject(response->body, kind_name(), object->doc);
   if (!parsed.ok()) return parsed;
 
-  LockObservation observation;
-  const rapidjson::Value* metadata = internal::FindMember(object->doc, "metadata");
-  const rapidjson::Value* annotations = nullptr;
-  if (metadata != nullptr && !metadata->IsNull()) {
-    if (!metadata->IsObject()) return Status(Code::kInvalid, "metadata is not an object");
-    annotations = internal::FindMember(*metadata, "annotations");
-  }
-  const rapidjson::Value* value = nullptr;
-  if (annotations != nullptr && !annotations->IsNull()) {
-    if (!annotations->IsObject()) {
-      return Status(Code::kInvalid, "metadata.annotations is not an object");
-    }
-    value = internal::FindMember(*annotations, kLeaderAnnotationKey);
-  }
-  if (value != nullptr) {
-    if (!value->IsString()) {
-      return Status(Code::kInvalid,
-                    std::string("annotation ") + kLeaderAnnotationKey + " is not a string");
-    }
-    observation.raw.assign(value->GetString(), value->GetStringLength());
-    auto record = DecodeAnnotationRecord(observation.raw);
-    if (!record.ok()) return record.status();
-    observation.record = *record;
-  }
+  auto observation = ObservationIn(object->doc);
+  if (!observation.ok()) return observation.status();
   cached_ = std::move(object);
   return observation;
 }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -17,6 +18,10 @@ struct CachedObject;
 }
 
 enum class AnnotatedKind { kConfigMap, kEndpoints };
+
+// A whole ConfigMap or Endpoints object (a GET answer or a watch event's object) as the
+// annotation lock's Get reports it: same record, same raw, so a watch and Get agree.
+Result<election::LockObservation> AnnotationObservation(std::string_view object_json);
 
 class AnnotationLock final : public election::Lock {
  public:

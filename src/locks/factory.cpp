@@ -5,6 +5,7 @@
 #include "locks/annotation_lock.h"
 #include "locks/auto_lock.h"
 #include "locks/lease_lock.h"
+#include "locks/local_lock.h"
 #include "locks/multi_lock.h"
 
 namespace leasehold::locks {
@@ -35,7 +36,9 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
     return std::make_unique<AnnotationLock>(kind, client, ns, name);
   };
   std::unique_ptr<election::Lock> lock;
-  if (options.type == "auto") {
+  if (options.type == "none") {
+    lock = std::make_unique<LocalLock>(ns, name);
+  } else if (options.type == "auto") {
     lock = std::make_unique<AutoLock>(client, ns, name, options.identity, options.lease_duration,
                                       clock);
   } else if (options.type == "leases") {

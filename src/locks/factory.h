@@ -12,7 +12,7 @@
 namespace leasehold::locks {
 
 struct LockOptions {
-  // "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases".
+  // "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none".
   std::string type = "auto";
   std::string name_space;
   std::string name;
@@ -21,11 +21,12 @@ struct LockOptions {
   Duration lease_duration = std::chrono::seconds(15);
 };
 
-// The six names above, "auto" first, e.g. for --help and error messages.
-inline constexpr const char* kLockTypes[] = {"auto",      "leases",           "configmaps",
-                                             "endpoints", "configmapsleases", "endpointsleases"};
+// The lock types, "auto" first, e.g. for --help and error messages. "none" switches leader
+// election off (see locks/local_lock.h).
+inline constexpr const char* kLockTypes[] = {
+    "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none"};
 
-// True for the six names above.
+// True for the names above.
 bool IsValidLockType(const std::string& type);
 
 // The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an unknown

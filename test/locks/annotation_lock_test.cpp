@@ -1,3 +1,5 @@
+#include "locks/annotation_lock.h"
+
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -128,6 +130,28 @@ TEST_CASE("configmaps and endpoints locks: exact requests and cache handling") {
   };
   for (const LockCase& c : cases) {
     SUBCASE(c.name) { RunLockCase(c); }
+  }
+}
+
+TEST_CASE("AnnotationObservation reads a watch event's object as Get reads a GET answer") {
+  struct Case {
+    const char* name;
+    std::string object;
+    Code want;
+    std::string holder;
+  };
+  const std::vector<Case> cases = {
+      {"held", AnnotatedObject("ConfigMap", "3", AnnotationHeldBy(kOther)), Code::kOk, kOther},
+      {"no annotations", R"({"metadata":{"name":"lock"}})", Code::kOk, ""},
+      {"annotations not an object", R"({"metadata":{"annotations":[]}})", Code::kInvalid, ""},
+      {"not JSON", "{", Code::kInvalid, ""},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto o = AnnotationObservation(c.object);
+      REQUIRE(o.code() == c.want);
+      if (o.ok()) CHECK(o->record.holder_identity == c.holder);
+    }
   }
 }
 

@@ -17,10 +17,19 @@ TEST_CASE("IsValidLockType") {
     bool want;
   };
   const std::vector<Case> cases = {
-      {"auto", true},      {"leases", true},           {"configmaps", true},
-      {"endpoints", true}, {"configmapsleases", true}, {"endpointsleases", true},
-      {"", false},         {"lease", false},           {"Leases", false},
-      {"leases ", false},  {"configmap", false},       {"endpointleases", false},
+      {"auto", true},
+      {"leases", true},
+      {"configmaps", true},
+      {"endpoints", true},
+      {"configmapsleases", true},
+      {"endpointsleases", true},
+      {"none", true},
+      {"", false},
+      {"lease", false},
+      {"Leases", false},
+      {"leases ", false},
+      {"configmap", false},
+      {"endpointleases", false},
   };
   for (const Case& c : cases) {
     SUBCASE((std::string("\"") + c.type + "\"").c_str()) {
@@ -53,6 +62,7 @@ TEST_CASE("NewLock") {
        "configmapsleases"},
       {"endpointsleases", opts("endpointsleases", "ns", "lock", "me"), Code::kOk,
        "endpointsleases"},
+      {"none: election off, a local lock", opts("none", "ns", "lock", "me"), Code::kOk, "none"},
       {"unknown type", opts("zookeeper", "ns", "lock", "me"), Code::kInvalid, ""},
       {"empty namespace", opts("leases", "", "lock", "me"), Code::kInvalid, ""},
       {"empty name", opts("leases", "ns", "", "me"), Code::kInvalid, ""},

@@ -1,0 +1,131 @@
+#include "app/lock_watcher.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "locks/annotation_lock.h"
+#include "locks/codec.h"
+
+namespace leasehold::app {
+namespace {
+
+// Below the apiserver's own limit, so that the normal end of a watch is the server closing it.
+constexpr std::chrono::seconds kWatchTimeout(290);
+
+}  // namespace
+
+WatchTarget WatchTargetFor(const election::LockDescription& lock) {
+  const std::string ns = kube::UrlEncode(lock.name_space);
+  if (lock.type == "leases") {
+    return {"/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases", locks::LeaseObservation};
+  }
+  if (lock.type == "configmaps" || lock.type == "endpoints") {
+    return {"/api/v1/namespaces/" + ns + "/" + lock.type, locks::AnnotationObservation};
+  }
+  return {};
+}
+
+LockWatcher::LockWatcher(kube::Watcher& watcher, election::Elector& elector,
+                         const election::Lock& lock, const Clock& clock, Duration retry)
+    : watcher_(watcher), elector_(elector), lock_(lock), clock_(clock), retry_(retry) {}
+
+void LockWatcher::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  watcher_.Cancel();
+}
+
+void LockWatcher::Pause(Duration d) {
+  std::unique_lock<std::mutex> l(mu_);
+  cv_.wait_for(l, d, [this] { return stop_; });
+}
+
+Status LockWatcher::WatchOnce(const WatchTarget& target, const std::string& type, std::string& rv) {
+  const election::LockDescription d = lock_.Describe();
+  const std::string path = kube::WatchPath(target.collection_path, d.name, rv, kWatchTimeout);
+  Status failure;
+  Status st =
+      watcher_.Watch(path, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
+                     [&](const std::string& line) {
+                       auto ev = kube::ParseWatchEvent(line);
+                       if (!ev.ok()) {
+                         failure = ev.status();
+                         return false;
+                       }
+                       if (!ev->resource_version.empty()) rv = ev->resource_version;
+                       if (ev->type == "BOOKMARK") return true;
+                       election::LockObservation obs;
+                       if (ev->type == "DELETED") {
+                         // Gone: a free lock, which the elector re-reads (404) and creates.
+                         obs.raw = "deleted/" + ev->resource_version;
+                       } else {
+                         auto decoded = target.decode(ev->object);
+                         if (!decoded.ok()) {
+                           spdlog::warn("watch on {} {}/{}: cannot read the object: {}", type,
+                                        d.name_space, d.name, decoded.status().ToString());
+                           return true;
+                         }
+                         obs = std::move(decoded).value();
+                       }
+                       elector_.SetWatchActive(true);
+                       elector_.Observe(obs);
+                       // `auto` may switch to a multilock, which cannot be watched as one object.
+                       return lock_.Describe().type == type;
+                     });
+  if (!failure.ok()) return failure;
+  return st;
+}
+
+void LockWatcher::Run() {
+  std::string rv;
+  std::string type;
+  int failures = 0;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stop_) break;
+    }
+    const election::LockDescription d = lock_.Describe();
+    const WatchTarget target = WatchTargetFor(d);
+    if (target.collection_path.empty()) {
+      elector_.SetWatchActive(false);
+      Pause(retry_);
+      continue;
+    }
+    if (d.type != type) {
+      type = d.type;
+      rv.clear();
+    }
+    Status st = WatchOnce(target, type, rv);
+    if (st.ok()) {
+      // The server ended the stream (timeoutSeconds): resume from the last version seen. The
+      // watch stays "active"; nothing was missed.
+      failures = 0;
+      continue;
+    }
+    elector_.SetWatchActive(false);
+    if (st.code() == Code::kGone) {
+      // "too old resource version": start over from the current state.
+      rv.clear();
+      continue;
+    }
+    if (st.code() == Code::kForbidden && !warned_forbidden_) {
+      warned_forbidden_ = true;
+      spdlog::warn(
+          "cannot watch {} {}/{}; polling every retry-period instead (add the `watch` verb on "
+          "the lock to the Role, see deploy/rbac): {}",
+          type, d.name_space, d.name, st.ToString());
+    } else {
+      spdlog::debug("watch on {} {}/{} ended: {}", type, d.name_space, d.name, st.ToString());
+    }
+    ++failures;
+    Pause(retry_ * (1 << std::min(failures - 1, 4)));
+  }
+  elector_.SetWatchActive(false);
+}
+
+}  // namespace leasehold::app

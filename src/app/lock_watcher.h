@@ -1,0 +1,57 @@
+// Followers watch the lock object instead of polling it. Every event is handed to the elector as
+// an observation (the expiry rule is unchanged: local time of the last change + the record's
+// lease duration), and while the watch is established a follower sleeps until the exact expiry
+// instead of polling every retry-period. A released lock is taken as soon as its event arrives.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "election/elector.h"
+#include "election/lock.h"
+#include "kube/watch.h"
+
+namespace leasehold::app {
+
+// The collection path and the observation decoder for a lock type that can be watched as a
+// single object; an empty path for the types that cannot ("auto" before it decided, the
+// multilocks, "none").
+struct WatchTarget {
+  std::string collection_path;
+  std::function<Result<election::LockObservation>(std::string_view object_json)> decode;
+};
+WatchTarget WatchTargetFor(const election::LockDescription& lock);
+
+class LockWatcher {
+ public:
+  // `retry` is the pause before re-watching after an error (doubling up to 16x); the watcher,
+  // elector and lock must outlive this object.
+  LockWatcher(kube::Watcher& watcher, election::Elector& elector, const election::Lock& lock,
+              const Clock& clock, Duration retry);
+
+  // Watches until Stop(). Run it on a thread of its own.
+  void Run();
+  // Thread-safe; makes Run() return promptly.
+  void Stop();
+
+ private:
+  // One watch request; returns its status. `rv` is resumed from and updated.
+  Status WatchOnce(const WatchTarget& target, const std::string& type, std::string& rv);
+  void Pause(Duration d);
+
+  kube::Watcher& watcher_;
+  election::Elector& elector_;
+  const election::Lock& lock_;
+  const Clock& clock_;
+  const Duration retry_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool warned_forbidden_ = false;
+};
+
+}  // namespace leasehold::app

@@ -1,0 +1,218 @@
+// Whole agents (real libcurl client, real locks, real elector loop, lock watch) against the
+// in-process fake API server over TLS. Real time passes here, so timings are short and every
+// wait is a bounded poll for a condition, never a fixed sleep standing in for the algorithm.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "app/lock_watcher.h"
+#include "election/elector.h"
+#include "fake_apiserver/fake_apiserver.h"
+#include "kube/cluster_config.h"
+#include "kube/watch.h"
+#include "locks/factory.h"
+
+namespace leasehold {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeApiServer;
+
+// Polls `pred` every 5 ms until it holds or `timeout` passes; returns whether it held.
+bool WaitFor(const std::function<bool()>& pred, Duration timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+std::string LeaseJson(const std::string& holder, int transitions) {
+  return R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"lock",)"
+         R"("namespace":"ns"},"spec":{"holderIdentity":")" +
+         holder +
+         R"(","leaseDurationSeconds":4,"acquireTime":"2026-01-02T03:04:05.000000Z",)"
+         R"("renewTime":"2026-01-02T03:04:05.000000Z","leaseTransitions":)" +
+         std::to_string(transitions) + "}}";
+}
+
+// One agent: its own client, lock, elector on a thread, and optionally a lock watch.
+class Agent {
+ public:
+  Agent(FakeApiServer& server, const std::string& identity, election::Timings timings,
+        election::ReleaseMode mode, bool watch)
+      : config_(*election::ElectionConfig::Create(identity, timings, mode, 30s)) {
+    kube::ClientOptions co;
+    co.request_timeout = std::max<Duration>(timings.renew_deadline / 2, 1s);
+    client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
+    locks::LockOptions lo;
+    lo.type = "leases";
+    lo.name_space = "ns";
+    lo.name = "lock";
+    lo.identity = identity;
+    lock_ = std::move(locks::NewLock(lo, *client_, clock_)).value();
+    elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, MakeRandom01());
+    if (watch) {
+      watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
+      lock_watcher_ = std::make_unique<app::LockWatcher>(*watcher_, *elector_, *lock_, clock_,
+                                                         timings.retry_period);
+      watch_thread_ = std::thread([this] { lock_watcher_->Run(); });
+    }
+    thread_ = std::thread([this] { elector_->Run(); });
+  }
+  ~Agent() { Stop(); }
+
+  // Stops the loop; with ReleaseMode::kOff this is a crash as far as the lock is concerned.
+  void Stop() {
+    if (lock_watcher_) lock_watcher_->Stop();
+    if (watch_thread_.joinable()) watch_thread_.join();
+    elector_->Stop();
+    elector_->AcknowledgeRelease();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool IsLeader() const { return elector_->Take().is_leader; }
+  election::Snapshot Take() const { return elector_->Take(); }
+
+ private:
+  RealClock clock_;
+  election::ElectionConfig config_;
+  std::unique_ptr<kube::ApiClient> client_;
+  std::unique_ptr<election::Lock> lock_;
+  std::unique_ptr<election::Elector> elector_;
+  std::unique_ptr<kube::Watcher> watcher_;
+  std::unique_ptr<app::LockWatcher> lock_watcher_;
+  std::thread thread_, watch_thread_;
+};
+
+// Samples every agent every 2 ms from its own thread and counts instants with two leaders.
+class OverlapSampler {
+ public:
+  explicit OverlapSampler(std::vector<Agent*> agents) : agents_(std::move(agents)) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        int leaders = 0;
+        for (Agent* a : agents_) {
+          if (a != nullptr && a->IsLeader()) ++leaders;
+        }
+        if (leaders > 1) ++overlaps_;
+        std::this_thread::sleep_for(2ms);
+      }
+    });
+  }
+  ~OverlapSampler() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  void Remove(Agent* a) {
+    for (auto& p : agents_) {
+      if (p == a) p = nullptr;
+    }
+  }
+  int overlaps() const { return overlaps_; }
+
+ private:
+  std::vector<Agent*> agents_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> overlaps_{0};
+  std::thread thread_;
+};
+
+const election::Timings kFast{2s, 1s, 300ms};
+
+TEST_CASE("three agents elect exactly one leader; a new one takes over after the leader dies") {
+  FakeApiServer server;
+  std::vector<std::unique_ptr<Agent>> agents;
+  for (const char* id : {"a", "b", "c"}) {
+    agents.push_back(
+        std::make_unique<Agent>(server, id, kFast, election::ReleaseMode::kOff, false));
+  }
+  // The sampler reads agents while they run; it is stopped before any of them goes away.
+  OverlapSampler sampler({agents[0].get(), agents[1].get(), agents[2].get()});
+  auto leaders = [&] {
+    std::vector<Agent*> out;
+    for (auto& a : agents) {
+      if (a && a->IsLeader()) out.push_back(a.get());
+    }
+    return out;
+  };
+  REQUIRE(WaitFor([&] { return leaders().size() == 1; }, 5s));
+  Agent* first = leaders()[0];
+  const int64_t term = first->Take().record.leader_transitions;
+  // Every agent sees the same holder.
+  REQUIRE(WaitFor(
+      [&] {
+        for (auto& a : agents) {
+          if (a->Take().record.holder_identity != first->Take().identity) return false;
+        }
+        return true;
+      },
+      3s));
+
+  const auto killed_at = std::chrono::steady_clock::now();
+  sampler.Remove(first);
+  first->Stop();  // ReleaseMode::kOff: the lock is left to expire, as after SIGKILL
+  CHECK_FALSE(first->IsLeader());
+  REQUIRE(WaitFor(
+      [&] {
+        auto l = leaders();
+        return l.size() == 1 && l[0] != first;
+      },
+      2s + 1320ms + 2s));  // lease-duration + 2 x 2.2 x retry-period + slack
+  const auto took = std::chrono::steady_clock::now() - killed_at;
+  Agent* second = leaders()[0];
+  CHECK(second->Take().record.leader_transitions == term + 1);
+  CHECK(took >= 1s);  // not before the lease could have expired (2s after the last renew)
+  sampler.Stop();
+  CHECK(sampler.overlaps() == 0);
+}
+
+TEST_CASE("a watching follower takes a released lease well within retry-period") {
+  FakeApiServer server;
+  server.Put("leases", "ns", "lock", LeaseJson("them", 3));
+  const election::Timings timings{4s, 3s, 2s};
+  Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
+  REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
+  // The holder renews; the follower hears of it through the watch, with no GET of its own.
+  REQUIRE(WaitFor([&] { return server.watches() >= 1; }, 3s));
+  const size_t gets_before =
+      server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock");
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(700ms);  // the rival's renew rhythm, not a wait for us
+    server.Bump(
+        "leases", "ns", "lock",
+        R"({"spec":{"renewTime":"2026-01-02T03:04:0)" + std::to_string(6 + i) + R"(.000000Z"}})");
+  }
+  CHECK_FALSE(follower.IsLeader());
+  CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock") ==
+        gets_before);
+  // The rival releases: the follower takes over within about 100 ms, not at its next poll.
+  const auto released_at = std::chrono::steady_clock::now();
+  server.Bump("leases", "ns", "lock", R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");
+  REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 2s));
+  const auto took = std::chrono::steady_clock::now() - released_at;
+  MESSAGE("released lease taken after ",
+          std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), " ms");
+  CHECK(took < 1s);
+  CHECK(follower.Take().record.leader_transitions == 4);
+}
+
+TEST_CASE("a follower whose watch is forbidden falls back to polling and still takes over") {
+  FakeApiServer server;
+  server.Deny("watch", "leases");
+  server.Put("leases", "ns", "lock", LeaseJson("them", 1));
+  const election::Timings timings{2s, 1s, 300ms};
+  Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
+  REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
+  // Nobody renews: the lease expires 4s (the record's duration) after the follower first saw it.
+  REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 4s + 2s));
+  CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock") >= 2);
+}
+
+}  // namespace
+}  // namespace leasehold
