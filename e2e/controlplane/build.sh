@@ -36,8 +36,14 @@ BIN="$OUT/bin"
 BINARIES=(kube-apiserver kubectl etcd)
 [[ "${SKIP_HELM:-0}" == 1 ]] || BINARIES+=(helm)
 
+# Bump RECIPE when the build flags below change; together with the go.mod /
+# go.sum contents it forms a stamp, and a changed stamp rebuilds everything.
+RECIPE=1
+STAMP="recipe=$RECIPE $(cat "$HERE"/{k8s,etcd,helm}/go.{mod,sum} | sha256sum | cut -c1-16)"
+
 all_present() {
   local b
+  [[ -f "$BIN/.stamp" && "$(cat "$BIN/.stamp")" == "$STAMP" ]] || return 1
   for b in "${BINARIES[@]}"; do [[ -x "$BIN/$b" ]] || return 1; done
 }
 
@@ -56,6 +62,11 @@ fi
 command -v go >/dev/null || { log "go not found in PATH"; exit 1; }
 
 mkdir -p "$BIN"
+if [[ ! -f "$BIN/.stamp" || "$(cat "$BIN/.stamp")" != "$STAMP" ]]; then
+  # go.mod/go.sum or the recipe changed since the last build: drop all
+  # binaries (also those this run skips, e.g. helm with SKIP_HELM=1)
+  rm -f "$BIN/.stamp" "$BIN"/*
+fi
 STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
 
@@ -92,10 +103,18 @@ fi
 
 if [[ "${SKIP_HELM:-0}" != 1 ]] && [[ "${FORCE:-0}" == 1 || ! -x "$BIN/helm" ]]; then
   log "building helm $HELM_VERSION ..."
+  # Like helm's Makefile: version, and the k8s version that `helm template`
+  # / `helm lint` assume offline (.Capabilities.KubeVersion; else v1.20.0).
+  helm_k8s_minor=$(cd "$HERE/helm" && go list -m -f '{{.Version}}' k8s.io/client-go) # v0.34.2
+  helm_k8s_minor=${helm_k8s_minor#v0.}; helm_k8s_minor=${helm_k8s_minor%%.*}
   HELM_LDFLAGS="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+    HELM_LDFLAGS+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$helm_k8s_minor"
+  done
   (cd "$HERE/helm" && "${BUILD[@]}" -ldflags="$HELM_LDFLAGS" -o "$STAGE/helm" helm.sh/helm/v3/cmd/helm) >&2
   mv -f "$STAGE/helm" "$BIN/helm"
 fi
 
+echo "$STAMP" >"$BIN/.stamp"
 log "built in $((SECONDS - start))s: $BIN"
 echo "$BIN"

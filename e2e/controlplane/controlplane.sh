@@ -44,6 +44,9 @@
 #                              seconds (default 10800; 0 = never).
 #   CONTROLPLANE_START_TIMEOUT seconds to wait for readiness (default 120).
 #   TOKEN_DURATION             token lifetime for sa-dir (default 24h).
+#   CONTROLPLANE_AUTO_FEATURE_GATES=0  do not add
+#                              --feature-gates=APIServerIdentity=false when
+#                              the extra args disable coordination.k8s.io.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -185,7 +188,7 @@ resolve_bin() {
   if [[ -n "${CONTROLPLANE_BIN:-}" ]]; then
     BIN_DIR=$CONTROLPLANE_BIN
   else
-    BIN_DIR=$("$HERE/build.sh" | tail -1)
+    BIN_DIR=$(bash "$HERE/build.sh" | tail -1)
   fi
   local b
   for b in etcd kube-apiserver kubectl; do
@@ -453,9 +456,11 @@ start_apiserver() {
   local off
   off=$(log_size "$DIR/apiserver.log")
   apiserver_cmd
-  printf '=== %s starting kube-apiserver:' "$(date -u +%FT%TZ)" >>"$DIR/apiserver.log"
-  printf ' %q' "${APISERVER_CMD[@]}" >>"$DIR/apiserver.log"
-  echo >>"$DIR/apiserver.log"
+  {
+    printf '=== %s starting kube-apiserver:' "$(date -u +%FT%TZ)"
+    printf ' %q' "${APISERVER_CMD[@]}"
+    echo
+  } >>"$DIR/apiserver.log"
   spawn "$DIR/apiserver.pid" "$DIR/apiserver.log" "${APISERVER_CMD[@]}"
   write_env
   if ! wait_apiserver_ready "$off"; then
@@ -473,7 +478,7 @@ stop_apiserver() { # [TERM_TIMEOUT] [SIGNAL]
 # ---------------------------------------------------------------- watchdog
 
 watchdog() { # owner-pid ttl
-  local owner=$1 ttl=$2 start=$SECONDS
+  local owner=$1 ttl=$2 start=$SECONDS ap="" ep=""
   while [[ -f "$DIR/state" ]]; do
     if [[ -n "$owner" ]] && ! kill -0 "$owner" 2>/dev/null; then
       log "watchdog: owner pid $owner is gone, stopping $DIR"
@@ -483,8 +488,18 @@ watchdog() { # owner-pid ttl
       log "watchdog: TTL ${ttl}s reached, stopping $DIR"
       do_stop; return 0
     fi
+    ap=$(read_pid apiserver); ep=$(read_pid etcd)
     sleep 1
   done
+  # state is gone: either `stop` ran (then this is a no-op) or DIR was
+  # deleted under a running control plane; do not leave the processes behind.
+  kill_proc "$ap" "$(apiserver_marker)" kube-apiserver 5 || true
+  kill_proc "$ep" "$(etcd_marker)" etcd 5 || true
+  sweep "$(apiserver_marker)"
+  sweep "$(etcd_marker)"
+  case "$ETCD_DATA_DIR" in
+    /dev/shm/leasehold-etcd.*) rm -rf "$ETCD_DATA_DIR" ;;
+  esac
 }
 
 # ---------------------------------------------------------------- commands
@@ -528,20 +543,20 @@ cmd_start() {
   resolve_bin
   command -v curl >/dev/null || die "curl not found"
 
-  if [[ -d /dev/shm && -w /dev/shm ]]; then
-    ETCD_DATA_DIR=$(mktemp -d /dev/shm/leasehold-etcd.XXXXXXXX)
-  else
-    ETCD_DATA_DIR=$(mktemp -d "$DIR/etcd-data.XXXXXXXX")
-  fi
-  chmod 700 "$ETCD_DATA_DIR"
-  ETCD_PORT="" ETCD_PEER_PORT="" APISERVER_PORT=""
-  save_state
-
   # From here on, any failure or signal tears everything down again.
   trap 'rc=$?; trap - EXIT INT TERM HUP; if ((rc != 0)); then log "start failed, cleaning up"; do_stop; fi; exit $rc' EXIT
   trap 'exit 130' INT
   trap 'exit 143' TERM
   trap 'exit 129' HUP
+
+  if [[ -d /dev/shm && -w /dev/shm ]]; then
+    ETCD_DATA_DIR=$(mktemp -d /dev/shm/leasehold-etcd.XXXXXXXX)
+  else
+    ETCD_DATA_DIR=$(mktemp -d "$DIR/etcd-data.XXXXXXXX")
+  fi
+  ETCD_PORT="" ETCD_PEER_PORT="" APISERVER_PORT=""
+  save_state
+  chmod 700 "$ETCD_DATA_DIR"
 
   gen_certs
   # shellcheck disable=SC2206
@@ -569,7 +584,7 @@ cmd_start() {
 
   local ttl=${CONTROLPLANE_TTL:-10800} owner=${CONTROLPLANE_OWNER_PID:-}
   if [[ -n "$owner" || "$ttl" != 0 ]]; then
-    spawn "$DIR/watchdog.pid" "$DIR/watchdog.log" "$SELF" _watchdog "$DIR" "$owner" "$ttl"
+    spawn "$DIR/watchdog.pid" "$DIR/watchdog.log" bash "$SELF" _watchdog "$DIR" "$owner" "$ttl"
   fi
   trap - EXIT INT TERM HUP
   log "control plane up: https://$HOST:$APISERVER_PORT (etcd pid $(read_pid etcd), apiserver pid $(read_pid apiserver)); env: $DIR/env"

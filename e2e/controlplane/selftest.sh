@@ -22,7 +22,7 @@ contains() { # DESC NEEDLE HAYSTACK
   if [[ "$3" == *"$2"* ]]; then ok "$1"; else nok "$1: '$2' not in: ${3:0:400}"; fi
 }
 
-BIN=$("$HERE/build.sh" | tail -1) || { echo "build failed"; exit 1; }
+BIN=$(bash "$HERE/build.sh" | tail -1) || { echo "build failed"; exit 1; }
 export CONTROLPLANE_BIN=$BIN
 
 WORK=$(mktemp -d /tmp/leasehold-cp-selftest.XXXXXX)
@@ -150,7 +150,7 @@ check "SA: POST events.k8s.io Event" 201 "$(code "${SA[@]}" -X POST "$APISERVER_
 CM=$APISERVER_URL/api/v1/namespaces/$NS/configmaps
 check "SA: POST ConfigMap lock" 201 "$(code "${SA[@]}" -X POST "$CM" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$LK'"}}')"
 rv=$("${SA[@]}" "$CM/$LK" | jget 'd["metadata"]["resourceVersion"]')
-check "SA: PUT ConfigMap lock" 200 "$(code "${SA[@]}" -X PUT "$CM/$LK" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$LK'","resourceVersion":"'$rv'"}}')"
+check "SA: PUT ConfigMap lock" 200 "$(code "${SA[@]}" -X PUT "$CM/$LK" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$LK'","resourceVersion":"'"$rv"'"}}')"
 check "SA: GET other ConfigMap" 403 "$(code "${SA[@]}" "$CM/other")"
 check "SA: GET pod (leader-label role)" 404 "$(code "${SA[@]}" "$APISERVER_URL/api/v1/namespaces/$NS/pods/nopod")"
 check "SA: LIST pods" 403 "$(code "${SA[@]}" "$APISERVER_URL/api/v1/namespaces/$NS/pods")"
