@@ -311,6 +311,77 @@ def manifests_dry_run(s):
     assert checked > 0
 
 
+@scenario
+def lock_type_none(s):
+    """--lock-type none: always leader, no API server, no token, no RBAC."""
+    import os
+    import subprocess
+    import tempfile
+    from harness import free_port, leasehold_binary
+    tmp = Path(tempfile.mkdtemp(prefix="leasehold-none-"))
+    port, dead = free_port(), free_port()  # nothing listens on `dead`
+    status = tmp / "status.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
+    env.update(HOME=str(tmp), KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(dead),
+               LEASEHOLD_LOCK_TYPE="none")
+    log_path = tmp / "agent.log"
+    with open(log_path, "wb") as logf:
+        p = subprocess.Popen([leasehold_binary(), "--lock-name=k8up", "--identity=solo",
+                              f"--http-address=127.0.0.1:{port}", f"--status-file={status}",
+                              f"--serviceaccount-dir={tmp / 'no-such-dir'}"],
+                             env=env, stdout=logf, stderr=subprocess.STDOUT)
+    try:
+        import http.client
+
+        def get(path):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            c.request("GET", path)
+            r = c.getresponse()
+            return r.status, r.read().decode()
+
+        def up():
+            try:
+                return get("/readyz")[0] == 200
+            except OSError:
+                return False
+        wait_until(up, 5, what="agent with election off to be ready")
+        terms = set()
+        for _ in range(5):
+            st, body = get("/leader")
+            b = json.loads(body)
+            assert st == 200 and b["isLeader"] and b["name"] == "solo", b
+            assert b["lock"]["type"] == "none", b
+            terms.add(b["term"])
+            st, body = get("/is-leader")
+            assert st == 200 and body == "true"
+            time.sleep(0.5)
+        assert len(terms) == 1, terms
+        snap = json.loads(status.read_text())
+        assert snap["isLeader"] is True, snap
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c.request("GET", "/leader/watch")
+        r = c.getresponse()
+        first = b""
+        while b"\n\n" not in first:
+            first += r.fp.readline()
+        assert b'"isLeader":true' in first, first
+        c.close()
+        st, metrics = get("/metrics")
+        assert st == 200 and "leader_election_master_status" in metrics
+        t = time.monotonic()
+        p.terminate()
+        assert p.wait(10) == 0
+        log(f"election off: always leader, term {terms.pop()}, stopped in "
+            f"{time.monotonic() - t:.2f}s")
+        text = log_path.read_text()
+        assert "leader election is OFF" in text, text
+        assert "apiRequests" not in text
+        assert 'leasehold_api_requests_total{' not in metrics, "an API request was made"
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
 def main(argv):
     names = list(SCENARIOS) if argv == ["all"] else argv
     unknown = [n for n in names if n not in SCENARIOS]

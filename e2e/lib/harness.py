@@ -188,6 +188,25 @@ class Namespace:
     def sa_dir(self, tag, sa=None):
         return self.cp.sa_dir(self.name, sa or self.sa, self.tmp / f"sa-{tag}")
 
+    def peer_kubeconfig(self, tag, sa=None, server=None):
+        """A kubeconfig for a non-leasehold peer (e.g. a client-go program) that authenticates as
+        a pod would: the service-account token (as tokenFile, which client-go re-reads) and CA of
+        a fresh sa_dir(tag). Never the admin credential. `server` (host:port) overrides the
+        apiserver address, e.g. to put a proxy in between."""
+        d = self.sa_dir(tag, sa)
+        path = self.tmp / f"kubeconfig-{tag}"
+        cfg = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "pod",
+            "clusters": [{"name": "cluster", "cluster": {
+                "server": f"https://{server or f'{self.cp.host}:{self.cp.port}'}",
+                "certificate-authority": str(d / "ca.crt")}}],
+            "users": [{"name": "sa", "user": {"tokenFile": str(d / "token")}}],
+            "contexts": [{"name": "pod", "context": {
+                "cluster": "cluster", "user": "sa", "namespace": self.name}}],
+        }
+        path.write_text(json.dumps(cfg, indent=1))
+        return path
+
     def lease(self):
         return self.cp.get_json("lease", self.lock_name, "-n", self.name)
 

@@ -6,25 +6,49 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "app/duration.h"
 #include "app/flags.h"
+#include "app/kube_announcer.h"
+#include "app/lock_watcher.h"
 #include "app/logging.h"
+#include "app/probe.h"
 #include "app/signals.h"
 #include "base/clock.h"
 #include "base/version.h"
 #include "election/elector.h"
 #include "kube/cluster_config.h"
+#include "kube/watch.h"
 #include "locks/factory.h"
+#include "locks/local_lock.h"
 #include "server/http_server.h"
+#include "server/metrics.h"
+#include "server/publisher.h"
+#include "server/status_file.h"
+#include "server/watch_hub.h"
 
 namespace leasehold::app {
 namespace {
 
 constexpr int kExitCannotRun = 1;
 constexpr int kExitBadConfig = 2;
+
+// The most listener threads per listening socket (started on demand; see server/http_server.h):
+// one per open watch stream, this many keep-alive clients at once (the main container's
+// connection pool, probes), and a few spare, so that /healthz and /is-leader never queue behind
+// idle connections.
+constexpr int kKeepAliveClients = 64;
+constexpr int kSpareThreads = 8;
+// The probe listener serves only the kubelet.
+constexpr int kProbeThreads = 4;
+// Events and the leader label: each request's timeout, and how long the last ones ("stopped
+// leading", label follower) may take at shutdown.
+constexpr Duration kAnnounceTimeout = std::chrono::seconds(5);
+constexpr Duration kAnnounceShutdownBudget = std::chrono::seconds(2);
 
 std::string Join(const std::vector<std::string>& parts) {
   std::string out;
@@ -41,61 +65,166 @@ int Fail(int code, const std::string& message) {
 }
 
 int Run(AppConfig config) {
-  kube::LoadOptions load = config.kube;
-  auto cluster = kube::LoadClusterConfig(load);
-  if (!cluster.ok()) {
-    return Fail(kExitBadConfig,
-                "cannot load the Kubernetes API configuration: " + cluster.status().message());
-  }
-  // Like kubectl out of cluster: with nothing else naming a namespace, the context's counts.
-  if (config.namespace_source == "default" && !cluster->default_namespace.empty()) {
-    if (!IsDns1123Label(cluster->default_namespace)) {
-      return Fail(kExitBadConfig, "--namespace: the kubeconfig context's namespace \"" +
-                                      cluster->default_namespace + "\" is not valid");
+  // --lock-type none: leader election is off. Nothing below may reach for the API server: no
+  // configuration, no token, no client.
+  const bool election_off = config.lock_type == "none";
+  std::optional<kube::ClusterConfig> cluster;
+  if (!election_off) {
+    auto loaded = kube::LoadClusterConfig(config.kube);
+    if (!loaded.ok()) {
+      return Fail(kExitBadConfig,
+                  "cannot load the Kubernetes API configuration: " + loaded.status().message());
     }
-    config.name_space = cluster->default_namespace;
-    config.namespace_source = cluster->source;
+    cluster = std::move(loaded).value();
+    // Like kubectl out of cluster: with nothing else naming a namespace, the context's counts.
+    if (config.namespace_source == "default" && !cluster->default_namespace.empty()) {
+      if (!IsDns1123Label(cluster->default_namespace)) {
+        return Fail(kExitBadConfig, "--namespace: the kubeconfig context's namespace \"" +
+                                        cluster->default_namespace + "\" is not valid");
+      }
+      config.name_space = cluster->default_namespace;
+      config.namespace_source = cluster->source;
+    }
   }
 
+  if (election_off) {
+    // Nobody else can hold the lock, so nothing waits for a release: stop at once.
+    auto off = election::ElectionConfig::Create(
+        config.election.identity(), config.election.timings(), election::ReleaseMode::kOff,
+        config.election.release_holdoff());
+    if (off.ok()) config.election = std::move(off).value();
+  }
   const election::ElectionConfig& ec = config.election;
   RealClock clock;
+  server::Metrics metrics(config.lock_name, kVersion, clock);
   kube::ClientOptions client_options;
+  client_options.observer = [&metrics](const std::string& verb, long http_status, Duration) {
+    metrics.ObserveRequest(verb, http_status);
+  };
   // Two tries fit in one renew-deadline; below 1s a healthy but busy API server would time out.
   client_options.request_timeout =
       std::max<Duration>(ec.renew_deadline() / 2, std::chrono::seconds(1));
   client_options.user_agent = std::string("leasehold/") + kVersion;
-  auto client = kube::NewCurlApiClient(*cluster, client_options, clock);
-  if (!client.ok()) {
-    return Fail(kExitBadConfig,
-                "cannot set up the Kubernetes API client: " + client.status().message());
+
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<kube::Watcher> watcher;
+  std::unique_ptr<election::Lock> lock;
+  if (election_off) {
+    spdlog::warn(
+        "leader election is OFF (--lock-type none): this replica always answers \"leader\". "
+        "With more than one replica, each one would act as leader.");
+    if (!config.leader_label.empty()) {
+      spdlog::warn("--leader-label is ignored with --lock-type none: it would call the API");
+    }
+    lock = std::make_unique<locks::LocalLock>(config.name_space, config.lock_name);
+  } else {
+    auto c = kube::NewCurlApiClient(*cluster, client_options, clock);
+    if (!c.ok()) {
+      return Fail(kExitBadConfig,
+                  "cannot set up the Kubernetes API client: " + c.status().message());
+    }
+    client = std::move(c).value();
+    // Followers watch the lock object on a connection of their own (see app/lock_watcher.h).
+    auto w = kube::NewCurlWatcher(*cluster, client_options, clock);
+    if (!w.ok()) {
+      return Fail(kExitBadConfig,
+                  "cannot set up the Kubernetes API watch: " + w.status().message());
+    }
+    watcher = std::move(w).value();
+    locks::LockOptions lock_options;
+    lock_options.type = config.lock_type;
+    lock_options.name_space = config.name_space;
+    lock_options.name = config.lock_name;
+    lock_options.identity = ec.identity();
+    lock_options.lease_duration = ec.lease_duration();
+    auto l = locks::NewLock(lock_options, *client, clock);
+    if (!l.ok()) return Fail(kExitBadConfig, "cannot set up the lock: " + l.status().message());
+    lock = std::move(l).value();
   }
 
-  locks::LockOptions lock_options;
-  lock_options.type = config.lock_type;
-  lock_options.name_space = config.name_space;
-  lock_options.name = config.lock_name;
-  lock_options.identity = ec.identity();
-  lock_options.lease_duration = ec.lease_duration();
-  auto lock = locks::NewLock(lock_options, **client, clock);
-  if (!lock.ok()) {
-    return Fail(kExitBadConfig, "cannot set up the lock: " + lock.status().message());
+  election::Elector elector(ec, *lock, clock, MakeRandom01());
+  const election::LockDescription lock_desc = lock->Describe();
+
+  // Everyone who is told rather than asks: watch streams, the status file, Events, the label.
+  server::Publisher publisher(
+      [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, clock);
+  publisher.SetWriteObserver([&metrics](Duration latency) { metrics.ObserveRenew(latency); });
+
+  std::unique_ptr<server::WatchHub> hub;
+  if (config.max_watchers > 0) {
+    server::WatchHubOptions hub_options;
+    hub_options.max_watchers = config.max_watchers;
+    hub = std::make_unique<server::WatchHub>(publisher, hub_options);
+    publisher.AddSink(hub.get());
+    metrics.SetWatchers([&hub] { return hub->watchers(); });
   }
 
-  election::Elector elector(ec, **lock, clock, MakeRandom01());
+  std::unique_ptr<server::StatusFile> status_file;
+  if (!config.status_file.empty()) {
+    std::string initial = server::LeaderAnswer(elector.Peek(), clock).body;
+    if (!initial.empty() && initial.back() == '\n') initial.pop_back();
+    auto file = server::StatusFile::Create(config.status_file, initial);
+    if (!file.ok()) return Fail(kExitBadConfig, "--status-file: " + file.status().message());
+    status_file = std::move(file).value();
+    publisher.AddSink(status_file.get());
+  }
+
+  // Events and the label go through a client of their own: a slow Event POST holds its own
+  // connection, never the one the elector renews on.
+  std::unique_ptr<kube::ApiClient> announce_client;
+  std::unique_ptr<KubeAnnouncer> announcer;
+  const bool events = !election_off;
+  if (!election_off) {
+    kube::ClientOptions announce_options = client_options;
+    announce_options.request_timeout = kAnnounceTimeout;
+    auto c = kube::NewCurlApiClient(*cluster, announce_options, clock);
+    if (!c.ok()) {
+      return Fail(kExitBadConfig,
+                  "cannot set up the Kubernetes API client: " + c.status().message());
+    }
+    announce_client = std::move(c).value();
+    KubeAnnouncerOptions ao;
+    ao.identity = ec.identity();
+    ao.events = events;
+    ao.label_key = config.leader_label;
+    ao.pod_name = config.pod_name;
+    ao.pod_namespace = config.pod_namespace.empty() ? config.name_space : config.pod_namespace;
+    ao.request_timeout = kAnnounceTimeout;
+    announcer = std::make_unique<KubeAnnouncer>(*announce_client, clock, ao);
+    publisher.AddSink(announcer.get());
+  }
+  elector.SetListener(publisher.Listener());
 
   server::HandlerOptions handler_options;
   handler_options.started_at = clock.MonotonicNow();
   handler_options.lease_duration = ec.lease_duration();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
-  auto server = server::HttpServer::Create(
-      config.http_address,
-      [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, clock,
-      handler_options);
+  handler_options.metrics = [&metrics](const election::Snapshot& s) { return metrics.Render(s); };
+  server::ServerOptions server_options;
+  server_options.threads = config.max_watchers + kKeepAliveClients + kSpareThreads;
+  server_options.watch = hub.get();
+  const server::SnapshotSource source = [&elector](bool promise) {
+    return promise ? elector.Take() : elector.Peek();
+  };
+  auto server = server::HttpServer::Create(config.http_address, source, clock, handler_options,
+                                           server_options);
   if (!server.ok()) {
     return Fail(kExitBadConfig, "--http-address: " + server.status().message());
   }
+  std::unique_ptr<server::HttpServer> probe_server;
+  if (!config.probe_address.empty()) {
+    server::HandlerOptions probe_handler = handler_options;
+    probe_handler.probe_only = true;
+    probe_handler.release = nullptr;
+    probe_handler.metrics = nullptr;
+    server::ServerOptions probe_options;
+    probe_options.threads = kProbeThreads;
+    auto p = server::HttpServer::Create(config.probe_address, source, clock, probe_handler,
+                                        probe_options);
+    if (!p.ok()) return Fail(kExitBadConfig, "--probe-address: " + p.status().message());
+    probe_server = std::move(p).value();
+  }
 
-  const election::LockDescription lock_desc = (*lock)->Describe();
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
                ec.identity(), lock_desc.type, config.name_space, config.lock_name,
                config.namespace_source);
@@ -104,7 +233,7 @@ int Run(AppConfig config) {
       "release-holdoff {}; API server from {}, request timeout {}",
       FormatGoDuration(ec.lease_duration()), FormatGoDuration(ec.renew_deadline()),
       FormatGoDuration(ec.retry_period()), election::ReleaseModeName(ec.release_mode()),
-      FormatGoDuration(ec.release_holdoff()), cluster->source,
+      FormatGoDuration(ec.release_holdoff()), cluster ? cluster->source : "nowhere (election off)",
       FormatGoDuration(client_options.request_timeout));
 
   // Declared after the elector, so it is joined before the elector goes away.
@@ -118,10 +247,46 @@ int Run(AppConfig config) {
     return Fail(kExitCannotRun, "--http-address " + config.http_address + ": " + st.message());
   }
   spdlog::info("local API listening on {}", Join((*server)->listening()));
+  if (probe_server) {
+    if (Status st = probe_server->Start(); !st.ok()) {
+      (*server)->Stop();
+      return Fail(kExitCannotRun, "--probe-address " + config.probe_address + ": " + st.message());
+    }
+    spdlog::info("probe listener (/healthz, /readyz, /is-leader) on {}",
+                 Join(probe_server->listening()));
+  }
+  if (status_file) spdlog::info("status file: {}", status_file->path());
+  if (!config.leader_label.empty()) {
+    spdlog::info("leader label: {} on pod {}/{}", config.leader_label,
+                 config.pod_namespace.empty() ? config.name_space : config.pod_namespace,
+                 config.pod_name);
+  }
+  if (announcer) announcer->Start();
+  publisher.Start();
 
+  // Threads that feed the elector (e.g. a watch on the lock object) start here, after
+  // everything the elector's listener reaches is running, and are stopped right after Run()
+  // returns, before anything below tears down.
+  std::unique_ptr<LockWatcher> lock_watcher;
+  std::thread lock_watch_thread;
+  if (watcher) {
+    lock_watcher =
+        std::make_unique<LockWatcher>(*watcher, elector, *lock, clock, ec.retry_period());
+    lock_watch_thread = std::thread([&lock_watcher] { lock_watcher->Run(); });
+  }
   elector.Run();
+  if (lock_watcher) {
+    lock_watcher->Stop();
+    lock_watch_thread.join();
+  }
 
+  elector.SetListener(nullptr);
+  // Publishes the final state ("not leader") to the streams, the status file and the announcer.
+  publisher.Stop();
+  // "stopped leading" and the label "follower", in bounded time.
+  if (announcer) announcer->Shutdown(kAnnounceShutdownBudget);
   (*server)->Stop();
+  if (probe_server) probe_server->Stop();
   spdlog::info("stopped");
   spdlog::default_logger()->flush();
   return 0;
@@ -136,6 +301,9 @@ int Main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "probe") {
+    return RunProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
+  }
   auto command = ParseCommandLine(args, RealEnvironment());
   if (!command.ok()) {
     std::fprintf(stderr, "leasehold: %s\n", command.status().message().c_str());

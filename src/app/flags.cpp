@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "app/duration.h"
+#include "app/kube_announcer.h"
 #include "base/version.h"
 #include "locks/factory.h"
 #include "server/format.h"
@@ -25,7 +26,7 @@ namespace {
 
 constexpr const char* kDurationExamples = "(examples: 15s, 1m30s, 500ms)";
 constexpr const char* kLockTypes =
-    "auto, leases, configmaps, endpoints, configmapsleases, endpointsleases";
+    "auto, leases, configmaps, endpoints, configmapsleases, endpointsleases, none";
 constexpr const char* kDefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 // One flag as the user supplied it (or did not).
@@ -104,8 +105,13 @@ Local API (GET unless noted):
   /leader, /        JSON: name/leader (holder), identity, isLeader, term, lock, acquireTime,
                     renewTime, leaseDurationSeconds, and while leading validForMs, validUntil
   /is-leader        200 "true" or 503 "false", e.g. curl -sf localhost:4040/is-leader && ...
+  /leader/watch     Server-Sent Events: the /leader JSON now, then on every change and renew
   POST /release     the main container has stopped leading work: release now
   /healthz /readyz  liveness and readiness probes
+  /metrics          Prometheus text format
+
+Probe without curl: leasehold probe [--leader] [--address ADDR] asks /readyz (or /is-leader)
+with a 1s timeout and exits 0 on 200, else 1 (see leasehold probe --help).
 
 Signals: the first SIGTERM/SIGINT stops and releases as --release-on-shutdown says; a second
 one exits at once (code 1) without releasing.
@@ -134,10 +140,12 @@ const FlagSpec kFlags[] = {
      "$POD_NAME (else the host name) followed by \"_\" and 8 random hex digits, new at every "
      "start as client-go does, so a restarted container waits out its predecessor's lease"},
     {"lock-type", "", "TYPE",
-     "Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases or "
-     "endpointsleases. auto uses the Lease where the cluster serves Leases, the ConfigMap where "
-     "it does not, and both while an older ConfigMap lock of the same name exists (so replicas "
-     "still using it see the same leader during an upgrade).",
+     "Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases, "
+     "endpointsleases or none. auto uses the Lease where the cluster serves Leases, the ConfigMap "
+     "where it does not, and both while an older ConfigMap lock of the same name exists (so "
+     "replicas still using it see the same leader during an upgrade). none switches leader "
+     "election off: this replica always leads and makes no API call (no RBAC, no token); more "
+     "than one replica would each act as leader.",
      "auto"},
     {"lease-duration", "", "DURATION",
      "How long rivals wait, after they last saw the record change, before taking the lock. Whole "
@@ -161,6 +169,26 @@ const FlagSpec kFlags[] = {
      "Where the local API listens: localhost:PORT (127.0.0.1 and ::1), IPV4:PORT, [IPV6]:PORT, "
      "or :PORT (all IPv4).",
      "localhost:4040"},
+    {"max-watchers", "", "N",
+     "Most GET /leader/watch streams open at once (0 to 10000); one more gets 503. Each open "
+     "stream holds one listener thread. 0 turns the stream off.",
+     "100"},
+    {"status-file", "", "PATH",
+     "Also write the /leader JSON to this file, on every change and on every renew while "
+     "leading, atomically (a temporary file in the same directory, then rename). A reader must "
+     "treat a validUntil in the past as \"not leader\".",
+     ""},
+    {"probe-address", "", "ADDR",
+     "A second listener, e.g. :8081, that serves only /healthz, /readyz and /is-leader, for "
+     "kubelet probes on the pod IP; the full API stays on --http-address. Same forms as "
+     "--http-address.",
+     "off"},
+    {"leader-label", "", "KEY",
+     "Label this pod KEY=leader or KEY=follower (e.g. leasehold.io/role) on every change of "
+     "leadership and every 60s, and KEY=follower at shutdown, so that a Service can select the "
+     "leader. A routing hint, not a lock. Needs $POD_NAME (and $POD_NAMESPACE when the pod is "
+     "not in the lock's namespace) and get/patch on pods (deploy/rbac/leader-label).",
+     ""},
     {"kubeconfig", "", "PATH", "kubeconfig file.",
      "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config"},
     {"context", "", "NAME", "kubeconfig context.", "its current-context"},
@@ -448,6 +476,53 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
     return Invalid(http, a.status().message());
   }
 
+  const Value max_watchers = get("max-watchers");
+  int watchers = 100;
+  if (max_watchers.set) {
+    const std::string& t = max_watchers.text;
+    const bool digits =
+        !t.empty() && t.size() <= 5 && t.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(t) > 10000) {
+      return Invalid(max_watchers, server::Quote(t) + " is not a number of watchers (0 to 10000)");
+    }
+    watchers = std::stoi(t);
+  }
+
+  const Value status_file = get("status-file");
+  if (status_file.set && HasControl(status_file.text)) {
+    return Invalid(status_file, server::Quote(status_file.text) + " contains control characters");
+  }
+
+  const Value probe = get("probe-address");
+  if (probe.set) {
+    auto a = server::ParseListenAddress(probe.text);
+    if (!a.ok()) return Invalid(probe, a.status().message());
+  }
+
+  const Value label = get("leader-label");
+  std::string pod_name, pod_namespace;
+  if (label.set) {
+    if (std::string why = LabelKeyProblem(label.text); !why.empty()) {
+      return Invalid(label, server::Quote(label.text) + " is not a label key: " + why +
+                                " (example: leasehold.io/role)");
+    }
+    auto pod = from_env("POD_NAME");
+    if (!pod) {
+      return Invalid(label,
+                     "needs POD_NAME, the name of this pod (set it from the downward API: "
+                     "valueFrom.fieldRef.fieldPath: metadata.name)");
+    }
+    if (!IsDns1123Subdomain(*pod)) {
+      return Invalid(label, "POD_NAME " + server::Quote(*pod) + " is not a valid pod name");
+    }
+    pod_name = *pod;
+    pod_namespace = from_env("POD_NAMESPACE").value_or("");
+    if (!pod_namespace.empty() && !IsDns1123Label(pod_namespace)) {
+      return Invalid(label,
+                     "POD_NAMESPACE " + server::Quote(pod_namespace) + " is not a valid namespace");
+    }
+  }
+
   const Value kubeconfig = get("kubeconfig");
   const Value context = get("context");
 
@@ -489,6 +564,12 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   config.namespace_source = ns_source;
   config.lock_type = type;
   config.http_address = http_address;
+  config.max_watchers = watchers;
+  config.status_file = status_file.text;
+  config.probe_address = probe.text;
+  config.leader_label = label.text;
+  config.pod_name = pod_name;
+  config.pod_namespace = pod_namespace;
   config.kube.kubeconfig = kubeconfig.text;
   config.kube.context = context.text;
   config.kube.serviceaccount_dir = sa_dir;

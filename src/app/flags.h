@@ -36,7 +36,19 @@ struct AppConfig {
   std::string namespace_source;
   std::string lock_type;     // one of locks::IsValidLockType's names
   std::string http_address;  // checked by server::ParseListenAddress
-  kube::LoadOptions kube;    // --kubeconfig, --context, --serviceaccount-dir
+  // Most open GET /leader/watch streams; 0 turns the stream off. 0..10000.
+  int max_watchers = 100;
+  // --status-file; "" = none. Free of control characters; Main writes it once at start, which
+  // checks the rest.
+  std::string status_file;
+  // --probe-address; "" = no probe listener. Checked by server::ParseListenAddress.
+  std::string probe_address;
+  // --leader-label; "" = none. A valid label key; then pod_name is set (from POD_NAME) and
+  // pod_namespace is POD_NAMESPACE, or "" when unset: the pod is in the lock's namespace.
+  std::string leader_label;
+  std::string pod_name;
+  std::string pod_namespace;
+  kube::LoadOptions kube;  // --kubeconfig, --context, --serviceaccount-dir
   LogFormat log_format = LogFormat::kText;
   LogLevel log_level = LogLevel::kInfo;
 };

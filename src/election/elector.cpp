@@ -88,10 +88,20 @@ void Elector::Nudge() {
 void Elector::Observe(const LockObservation& observation) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    // A leader learns of its own writes from their answers. A watch may lag behind them, and a
-    // stale event must not make the leader's view go backwards.
-    if (phase_ == Phase::kLeader) return;
-    if (observed_ && observation.raw == observed_raw_) return;
+    if (phase_ == Phase::kLeader) {
+      // A leader learns of its own writes from their answers; a watch may lag behind them, so a
+      // stale event must not make its view go backwards. But an event naming someone else (a
+      // foreign write: client-go's release() can blank a lease it no longer holds) triggers a
+      // renew at once instead of at the next retry-period: the conditional PUT fails if the
+      // record really changed, and the "yes" ends within a round trip.
+      if (observation.record.holder_identity == config_.identity()) return;
+      check_now_ = true;
+      woken_ = true;
+    } else {
+      if (observed_ && observation.raw == observed_raw_) return;
+      SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
+      woken_ = true;
+    }
     SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
     woken_ = true;
   }
@@ -154,6 +164,8 @@ Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
   s.last_renew_at = last_renew_at_;
   s.slowpath_total = slowpath_total_;
   s.acquired_total = acquired_total_;
+  s.writes_total = writes_total_;
+  s.last_write_latency = last_write_latency_;
   s.stopping = stop_requested_;
   return s;
 }
@@ -174,7 +186,7 @@ void Elector::Notify() {
     std::lock_guard<std::mutex> l(mu_);
     listener = listener_;
   }
-  if (listener) listener(Take());
+  if (listener) listener(Peek());
 }
 
 void Elector::SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at) {
@@ -235,6 +247,8 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
       SetObserved(rec, raw, after);
       claim_until_ = sent + config_.renew_deadline();
       last_renew_at_ = after;
+      ++writes_total_;
+      last_write_latency_ = after - sent;
       last_error_ = Status::Ok();
       return true;
     }
@@ -262,6 +276,8 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     SetObserved(rec, "", after);
     claim_until_ = sent + config_.renew_deadline();
     last_renew_at_ = after;
+    ++writes_total_;
+    last_write_latency_ = after - sent;
     last_error_ = Status::Ok();
     return true;
   }
@@ -298,6 +314,8 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   SetObserved(rec, observed_raw_, after);
   claim_until_ = sent + config_.renew_deadline();
   last_renew_at_ = after;
+  ++writes_total_;
+  last_write_latency_ = after - sent;
   return true;
 }
 
@@ -504,8 +522,11 @@ void Elector::Run() {
       woken_ = false;
       const MonoTime now = clock_.MonotonicNow();
       // A stop or release request is handled at once. A watch event or a change of watch state
-      // only reschedules a candidate; a leader keeps its renew rhythm.
+      // reschedules a candidate; a leader keeps its renew rhythm unless a foreign write was seen.
       if (stop_requested_ || release_requested_) {
+        next = now;
+      } else if (phase_ == Phase::kLeader && check_now_) {
+        check_now_ = false;
         next = now;
       } else if (phase_ == Phase::kCandidate && consecutive_errors_ == 0) {
         next = watch_active_ ? CandidateDueLocked(now) : now;

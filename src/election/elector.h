@@ -52,10 +52,17 @@ struct Snapshot {
   uint64_t slowpath_total = 0;
   // Times this replica became leader.
   uint64_t acquired_total = 0;
+  // Successful writes that made or kept this replica the holder (acquisitions and renewals, not
+  // releases), and the last one's latency from sending to its answer: the metrics turn them into
+  // the renew-latency histogram.
+  uint64_t writes_total = 0;
+  Duration last_write_latency{};
   bool stopping = false;
 };
 
-// Called (outside the elector's lock) after every attempt and every phase change.
+// Called (outside the elector's lock) after every attempt and every phase change, with a
+// Peek()ed snapshot: the listener is no client, so a "yes" in it is no promise. A listener that
+// hands leadership on must Take() for itself.
 using SnapshotListener = std::function<void(const Snapshot&)>;
 
 class Elector {
@@ -127,10 +134,11 @@ class Elector {
   std::condition_variable wake_;
   bool woken_ = false;
   bool watch_active_ = false;
+  // A leader saw a watch event naming another holder: renew now to find out.
+  bool check_now_ = false;
   Phase phase_ = Phase::kCandidate;
   bool stop_requested_ = false;
   bool release_requested_ = false;
-  bool released_ = false;
   MonoTime holdoff_until_{};
   bool observed_ = false;
   LeaderElectionRecord observed_record_;
@@ -145,6 +153,8 @@ class Elector {
   std::optional<MonoTime> last_renew_at_;
   uint64_t slowpath_total_ = 0;
   uint64_t acquired_total_ = 0;
+  uint64_t writes_total_ = 0;
+  Duration last_write_latency_{};
   bool warned_duration_mismatch_ = false;
   // Failed attempts in a row that were API errors rather than lost races; drives the backoff.
   int consecutive_errors_ = 0;

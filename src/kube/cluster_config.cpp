@@ -87,8 +87,8 @@ Status DecodeData(const YAML::Node& map, const char* key, const std::string& whe
   return Status::Ok();
 }
 
-Result<ClusterConfig> ParseKubeconfig(const std::string& path, const std::string& text,
-                                      const std::string& context_flag) {
+Result<ClusterConfig> ParseKubeconfigYaml(const std::string& path, const std::string& text,
+                                          const std::string& context_flag) {
   const std::string prefix = "kubeconfig " + path;
   const auto invalid = [&prefix](const std::string& what) {
     return Status(Code::kInvalid, prefix + ": " + what);
@@ -128,7 +128,12 @@ Result<ClusterConfig> ParseKubeconfig(const std::string& path, const std::string
   config.server = Str(cluster, "server");
   if (config.server.empty()) return invalid(cluster_where + " has no server");
   if (config.server.find("://") == std::string::npos) config.server = "https://" + config.server;
-  while (config.server.size() > 1 && config.server.back() == '/') config.server.pop_back();
+  // Trailing slashes go, but never into the scheme: "https://" alone has no host to talk to.
+  const size_t host = config.server.find("://") + 3;
+  while (config.server.size() > host && config.server.back() == '/') config.server.pop_back();
+  if (config.server.size() == host) {
+    return invalid(cluster_where + " has no host in server \"" + Str(cluster, "server") + "\"");
+  }
 
   const YAML::Node insecure = cluster["insecure-skip-tls-verify"];
   config.insecure_skip_tls_verify = insecure && !insecure.IsNull() && insecure.as<bool>();
@@ -198,16 +203,21 @@ Result<ClusterConfig> ParseKubeconfig(const std::string& path, const std::string
 
 }  // namespace
 
+Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, const std::string& path,
+                                      const std::string& context) {
+  try {
+    return ParseKubeconfigYaml(path, std::string(yaml), context);
+  } catch (const YAML::Exception& e) {
+    return Status(Code::kInvalid, "kubeconfig " + path + ": malformed: " + e.what());
+  }
+}
+
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   Result<std::string> text = ReadWholeFile(path);
   if (!text.ok()) {
     return Status(text.code(), "kubeconfig " + path + ": " + text.status().message());
   }
-  try {
-    return ParseKubeconfig(path, text.value(), context);
-  } catch (const YAML::Exception& e) {
-    return Status(Code::kInvalid, "kubeconfig " + path + ": malformed: " + e.what());
-  }
+  return ParseKubeconfig(text.value(), path, context);
 }
 
 Result<ClusterConfig> LoadInClusterConfig(const std::string& host, const std::string& port,

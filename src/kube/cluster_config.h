@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -47,6 +48,11 @@ Result<ClusterConfig> LoadClusterConfig(const LoadOptions& options);
 // namespace. Relative file paths in it are relative to the kubeconfig's directory; *-data fields
 // are base64-decoded PEM. Only the first document is read; files are not merged.
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context);
+
+// LoadKubeconfig on text already read: `path` names where it came from (for messages) and its
+// directory is the base of relative file paths. Any bytes give a config or an error, never throw.
+Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, const std::string& path,
+                                      const std::string& context);
 
 // The in-cluster config, as client-go's rest.InClusterConfig: server "https://host:port" (an IPv6
 // host is bracketed), `serviceaccount_dir`/token (kept as token_file, so rotation is picked up),

@@ -513,9 +513,44 @@ std::string WatchPath(const std::string& collection_path, const std::string& nam
   return path;
 }
 
+namespace {
+
+// Nesting depth of JSON arrays and objects in `text`, outside strings. Lock objects are shallow
+// (managedFields, the deepest part, stays below 15); re-serialising a deeper one recursively
+// could exhaust the stack.
+int MaxNestingDepth(std::string_view text) {
+  int depth = 0, max_depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+constexpr int kMaxWatchEventDepth = 64;
+
+}  // namespace
+
 Result<WatchEvent> ParseWatchEvent(std::string_view line) {
+  if (MaxNestingDepth(line) > kMaxWatchEventDepth) {
+    return Status(Code::kInvalid, "watch event nested too deeply");
+  }
   rapidjson::Document doc;
-  doc.Parse(line.data(), line.size());
+  doc.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
   if (doc.HasParseError() || !doc.IsObject()) {
     return Status(Code::kInvalid, "watch event is not a JSON object");
   }
@@ -527,7 +562,11 @@ Result<WatchEvent> ParseWatchEvent(std::string_view line) {
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  object->value.Accept(writer);
+  // Accept fails on numbers JSON cannot write back (e.g. 1e400 read as infinity), leaving a
+  // truncated object behind.
+  if (!object->value.Accept(writer)) {
+    return Status(Code::kInvalid, "watch event object cannot be re-serialised");
+  }
   const std::string object_json(buffer.GetString(), buffer.GetSize());
 
   WatchEvent event;

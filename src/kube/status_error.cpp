@@ -40,7 +40,9 @@ struct ParsedStatus {
 std::optional<ParsedStatus> ParseStatusBody(std::string_view body) {
   if (body.empty()) return std::nullopt;
   rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
+  // Iterative: a body may be up to 16 MiB, and "[[[[..." would otherwise recurse once per bracket
+  // and overflow the stack.
+  doc.Parse<rapidjson::kParseIterativeFlag>(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
   const auto kind = doc.FindMember("kind");
   if (kind == doc.MemberEnd() || !kind->value.IsString() ||

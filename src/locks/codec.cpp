@@ -219,7 +219,7 @@ std::string FormatRfc3339Seconds(SysTime t) { return FormatUnixMicros(ToUnixMicr
 
 Result<UnixMicros> ParseRfc3339Micros(std::string_view text) {
   size_t pos = 0;
-  int64_t year, month, day, hour, minute, second;
+  int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!ReadDigits(text, &pos, 4, &year) || !Expect(text, &pos, '-') ||
       !ReadDigits(text, &pos, 2, &month) || !Expect(text, &pos, '-') ||
       !ReadDigits(text, &pos, 2, &day) || !Expect(text, &pos, 'T') ||

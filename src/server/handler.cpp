@@ -21,7 +21,10 @@ constexpr const char* kJson = "application/json";
 constexpr const char* kText = "text/plain; charset=utf-8";
 constexpr const char* kGetAllow = "GET, HEAD";
 constexpr const char* kPostAllow = "POST";
-constexpr const char* kEndpoints = "/leader, /is-leader, /release, /healthz, /readyz";
+constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr const char* kEndpoints =
+    "/leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics";
+constexpr const char* kProbeEndpoints = "/healthz, /readyz, /is-leader";
 
 // camelCase, as the rest of the JSON.
 const char* PhaseJsonName(Phase phase) {
@@ -119,10 +122,10 @@ std::string NotObservedReason(const Snapshot& s) {
   return r;
 }
 
-HttpAnswer Leader(const HttpQuery& q, const Snapshot& s, const Clock& clock) {
+HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty) {
   const MonoTime now = clock.MonotonicNow();
   const std::string& holder = s.record.holder_identity;
-  return Json(s.observed ? 200 : 503, WantsPretty(q), [&](auto& w) {
+  return Json(s.observed ? 200 : 503, pretty, [&](auto& w) {
     w.StartObject();
     // "name" first: the classic leader-elector image answered {"name": "<holder>"}.
     w.Key("name");
@@ -266,7 +269,19 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
   });
 }
 
+HttpAnswer Metrics(const Snapshot& s, const HandlerOptions& options) {
+  HttpAnswer a;
+  a.status = 200;
+  a.content_type = kMetricsType;
+  a.body = options.metrics(s);
+  return a;
+}
+
 }  // namespace
+
+HttpAnswer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {
+  return Leader(s, clock, pretty);
+}
 
 bool AnswersLeadership(const std::string& path) {
   return path == "/" || path == "/leader" || path == "/is-leader";
@@ -275,14 +290,29 @@ bool AnswersLeadership(const std::string& path) {
 HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
                   const HandlerOptions& options) {
   const bool get = q.method == "GET" || q.method == "HEAD";
-  if (q.path == "/leader" || q.path == "/") {
-    return get ? Leader(q, s, clock) : NotAllowed(q, kGetAllow);
-  }
   if (q.path == "/is-leader") return get ? IsLeader(s) : NotAllowed(q, kGetAllow);
   if (q.path == "/healthz") return get ? Healthz(s, clock, options) : NotAllowed(q, kGetAllow);
   if (q.path == "/readyz") return get ? Readyz(q, s) : NotAllowed(q, kGetAllow);
+  if (options.probe_only) {
+    // Reachable from the pod network: nothing that reveals more than a probe needs, and no
+    // way to release the lock.
+    return Error(404, q,
+                 "no such endpoint on the probe listener: " + Printable(q.path) +
+                     " (endpoints: " + kProbeEndpoints + ")");
+  }
+  if (q.path == "/leader" || q.path == "/") {
+    return get ? Leader(s, clock, WantsPretty(q)) : NotAllowed(q, kGetAllow);
+  }
   if (q.path == "/release") {
     return q.method == "POST" ? Release(q, s, options) : NotAllowed(q, kPostAllow);
+  }
+  if (q.path == "/metrics" && options.metrics) {
+    return get ? Metrics(s, options) : NotAllowed(q, kGetAllow);
+  }
+  if (q.path == "/leader/watch") {
+    // The listener streams GET itself when it has a watch hub; reaching here means it has none.
+    return get ? Error(503, q, "the watch stream is off (--max-watchers=0)")
+               : NotAllowed(q, kGetAllow);
   }
   return Error(404, q,
                "no such endpoint: " + Printable(q.path) + " (endpoints: " + kEndpoints + ")");

@@ -6,8 +6,12 @@
 //   POST /release        202 JSON; calls HandlerOptions::release (Elector::AcknowledgeRelease)
 //   GET /healthz         200 "ok" | 503 when the election loop looks wedged
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
+//   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics)
+//   GET /leader/watch    Server-Sent Events, served by the listener (http_server.cpp) around
+//                        this function; here only its 405 and, without a hub, its 503
 //   anything else        404 JSON; a known path with another method 405 JSON with Allow
 // HEAD is accepted wherever GET is. `?pretty` (any value but 0/false) indents JSON answers.
+// The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz and /is-leader only.
 #pragma once
 
 #include <functional>
@@ -45,13 +49,28 @@ struct HandlerOptions {
   Duration lease_duration = std::chrono::seconds(15);
   // POST /release calls this; in production Elector::AcknowledgeRelease. May be empty.
   std::function<void()> release;
+  // GET /metrics answers with this text, given a Peek()ed snapshot; empty = 404.
+  std::function<std::string(const election::Snapshot&)> metrics;
+  // The probe listener (--probe-address, reachable on the pod IP): /healthz, /readyz and
+  // /is-leader only, every other path 404. It never records a promise (see http_server.h).
+  bool probe_only = false;
 };
 
-// `s` must be taken (Elector::Take) for this request; `clock` gives "now" for validForMs,
-// validUntil and the /healthz age.
-// True for the paths whose answer can say "you lead".
+// Where a listener gets its snapshot, once per request. `promise` is true when the answer may
+// tell the caller "you lead": production then calls Elector::Take(), which remembers the "yes"
+// as a promise that safe-mode shutdown honours; otherwise Elector::Peek(). Must be thread-safe.
+using SnapshotSource = std::function<election::Snapshot(bool promise)>;
+
+// The body of GET /leader for `s` (newline-terminated JSON) and its status: 200, or 503 with
+// "reason" before the lock was read once. Also the data of every watch event and the content of
+// the status file. validForMs is counted from `clock`'s now.
+HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pretty = false);
+
+// True for the paths whose answer can say "you lead" (/, /leader, /is-leader).
 bool AnswersLeadership(const std::string& path);
 
+// `s` must be taken (Elector::Take) for this request when AnswersLeadership(q.path), else
+// peeked; `clock` gives "now" for validForMs, validUntil and the /healthz age.
 HttpAnswer Handle(const HttpQuery& q, const election::Snapshot& s, const Clock& clock,
                   const HandlerOptions& options);
 

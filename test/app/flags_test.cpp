@@ -258,7 +258,7 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
        {"--lock-name=a", "--lock-type=lease"},
        {},
        "--lock-type: \"lease\" is not a lock type (one of: auto, leases, configmaps, endpoints, "
-       "configmapsleases, endpointsleases)"},
+       "configmapsleases, endpointsleases, none)"},
       {"garbage duration",
        {"--lock-name=a", "--lease-duration=15x"},
        {},
@@ -314,6 +314,69 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
        {{"LEASEHOLD_HTTP_ADDRESS", "localhost"}},
        "LEASEHOLD_HTTP_ADDRESS (--http-address): \"localhost\" is not a listen address: missing "
        ":port (examples: localhost:4040, 127.0.0.1:4040, [::1]:4040, :4040)"},
+      {"max-watchers not a number",
+       {"--lock-name=a", "--max-watchers=lots"},
+       {},
+       "--max-watchers: \"lots\" is not a number of watchers (0 to 10000)"},
+      {"max-watchers negative",
+       {"--lock-name=a", "--max-watchers=-1"},
+       {},
+       "--max-watchers: \"-1\" is not a number of watchers (0 to 10000)"},
+      {"max-watchers too many, from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_MAX_WATCHERS", "10001"}},
+       "LEASEHOLD_MAX_WATCHERS (--max-watchers): \"10001\" is not a number of watchers (0 to "
+       "10000)"},
+      {"status file with a newline",
+       {"--lock-name=a", "--status-file=/tmp/a\nb"},
+       {},
+       "Argument \"--status-file=/tmp/a\\x0ab\" starts with a - but has incorrect syntax (see "
+       "leasehold --help)"},
+      {"status file with a newline, from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_STATUS_FILE", "/tmp/a\nb"}},
+       "LEASEHOLD_STATUS_FILE (--status-file): \"/tmp/a\\x0ab\" contains control characters"},
+      {"bad probe address",
+       {"--lock-name=a", "--probe-address=8081"},
+       {},
+       "--probe-address: \"8081\" is not a listen address: missing :port (examples: "
+       "localhost:4040, 127.0.0.1:4040, [::1]:4040, :4040)"},
+      {"leader label with a bad prefix",
+       {"--lock-name=a", "--leader-label=Leasehold.IO/role"},
+       {{"POD_NAME", "web-0"}},
+       "--leader-label: \"Leasehold.IO/role\" is not a label key: the prefix \"Leasehold.IO\" "
+       "is not a DNS subdomain (lower-case letters, digits, '-' and '.') (example: "
+       "leasehold.io/role)"},
+      {"leader label with an empty name",
+       {"--lock-name=a", "--leader-label=leasehold.io/"},
+       {{"POD_NAME", "web-0"}},
+       "--leader-label: \"leasehold.io/\" is not a label key: the name part is empty (example: "
+       "leasehold.io/role)"},
+      {"leader label with a bad character",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_LEADER_LABEL", "role!"}, {"POD_NAME", "web-0"}},
+       "LEASEHOLD_LEADER_LABEL (--leader-label): \"role!\" is not a label key: the name part "
+       "may hold only letters, digits, '-', '_' and '.' (example: leasehold.io/role)"},
+      {"leader label name too long",
+       {"--lock-name=a", "--leader-label=" + std::string(64, 'a')},
+       {{"POD_NAME", "web-0"}},
+       "--leader-label: \"" + std::string(64, 'a') +
+           "\" is not a label key: the name part is longer than 63 characters (example: "
+           "leasehold.io/role)"},
+      {"leader label name ends badly",
+       {"--lock-name=a", "--leader-label=x/role-"},
+       {{"POD_NAME", "web-0"}},
+       "--leader-label: \"x/role-\" is not a label key: the name part must begin and end with "
+       "a letter or digit (example: leasehold.io/role)"},
+      {"leader label without POD_NAME",
+       {"--lock-name=a", "--leader-label=leasehold.io/role"},
+       {},
+       "--leader-label: needs POD_NAME, the name of this pod (set it from the downward API: "
+       "valueFrom.fieldRef.fieldPath: metadata.name)"},
+      {"leader label with a bad POD_NAME",
+       {"--lock-name=a", "--leader-label=leasehold.io/role"},
+       {{"POD_NAME", "Web_0"}},
+       "--leader-label: POD_NAME \"Web_0\" is not a valid pod name"},
       {"empty service-account dir",
        {"--lock-name=a", "--serviceaccount-dir="},
        {},
@@ -383,6 +446,10 @@ TEST_CASE("--version and --help print and do not run") {
         {"release-on-shutdown", "safe"},
         {"release-holdoff", "30s"},
         {"http-address", "localhost:4040"},
+        {"max-watchers", "100"},
+        {"status-file", ""},
+        {"probe-address", "off"},
+        {"leader-label", ""},
         {"kubeconfig", "$KUBECONFIG"},
         {"context", "its current-context"},
         {"serviceaccount-dir", "/var/run/secrets/kubernetes.io/serviceaccount"},
@@ -399,6 +466,55 @@ TEST_CASE("--version and --help print and do not run") {
     CHECK(text.find("--id ") != std::string::npos);
     CHECK(text.find("both believe they lead") != std::string::npos);
     CHECK(text.find("--version") != std::string::npos);
+    CHECK(text.find("/leader/watch") != std::string::npos);
+    CHECK(text.find("/metrics") != std::string::npos);
+    CHECK(text.find("leasehold probe [--leader] [--address ADDR]") != std::string::npos);
+  }
+}
+
+TEST_CASE("ParseCommandLine: announcement flags") {
+  struct Case {
+    const char* name;
+    Strings args;
+    Map vars;
+    std::string want;
+  };
+  auto summary = [](const AppConfig& c) {
+    return "watchers=" + std::to_string(c.max_watchers) + " status=" + c.status_file +
+           " probe=" + c.probe_address + " label=" + c.leader_label + " pod=" + c.pod_namespace +
+           "/" + c.pod_name;
+  };
+  const std::vector<Case> cases = {
+      {"defaults: all off, 100 watchers",
+       {"--lock-name=a"},
+       {{"POD_NAME", "web-0"}},
+       "watchers=100 status= probe= label= pod=/"},
+      {"every flag",
+       {"--lock-name=a", "--max-watchers=0", "--status-file=/run/leader.json",
+        "--probe-address=:8081", "--leader-label=leasehold.io/role"},
+       {{"POD_NAME", "web-0"}},
+       "watchers=0 status=/run/leader.json probe=:8081 label=leasehold.io/role pod=/web-0"},
+      {"every flag from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_MAX_WATCHERS", "10000"},
+        {"LEASEHOLD_STATUS_FILE", "leader.json"},
+        {"LEASEHOLD_PROBE_ADDRESS", "[::]:8081"},
+        {"LEASEHOLD_LEADER_LABEL", "role"},
+        {"POD_NAME", "web-0"},
+        {"POD_NAMESPACE", "team"}},
+       "watchers=10000 status=leader.json probe=[::]:8081 label=role pod=team/web-0"},
+      {"the label's pod namespace is POD_NAMESPACE even when the lock is elsewhere",
+       {"--lock-name=a", "--namespace=locks", "--leader-label=x.io/leader_role.v1"},
+       {{"POD_NAME", "web-0"}, {"POD_NAMESPACE", "team"}},
+       "watchers=100 status= probe= label=x.io/leader_role.v1 pod=team/web-0"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      REQUIRE(r->config.has_value());
+      CHECK(summary(*r->config) == c.want);
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -75,6 +77,16 @@ TEST_CASE("Main: exit codes") {
        2,
        "",
        "leasehold: Option \"bogus\" does not exist (see leasehold --help)\n"},
+      {"probe: bad argument: 2",
+       {"probe", "--bogus"},
+       2,
+       "",
+       "leasehold probe: unexpected argument \"--bogus\" (see leasehold probe --help)\n"},
+      {"probe: nothing answers: 1",
+       {"probe", "--leader", "--address=127.0.0.1:1"},
+       1,
+       "",
+       "leasehold probe: no answer (127.0.0.1:1/is-leader: Connection error)\n"},
       {"unreadable kubeconfig: 2 and one log line",
        {"--lock-name=a", "--kubeconfig=/nonexistent/kubeconfig", "--log-format=json"},
        2,
@@ -95,6 +107,37 @@ TEST_CASE("Main: exit codes") {
       }
     }
   }
+}
+
+TEST_CASE("Main: probe --help goes to stdout") {
+  const Outcome o = RunMain({"probe", "--help"});
+  CHECK(o.code == 0);
+  CHECK(o.err.empty());
+  CHECK(o.out.rfind("Usage: leasehold probe [--leader] [--address ADDR]\n", 0) == 0);
+}
+
+TEST_CASE("Main: a --status-file that cannot be written: 2 and one line naming the flag") {
+  char dir[] = "/tmp/leasehold-main-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string kubeconfig = std::string(dir) + "/kubeconfig";
+  {
+    std::ofstream f(kubeconfig);
+    f << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+         "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:1', "
+         "insecure-skip-tls-verify: true}}]\n"
+         "users: [{name: u, user: {token: t}}]\n"
+         "contexts: [{name: c, context: {cluster: k, user: u, namespace: ns}}]\n";
+  }
+  const Outcome o = RunMain({"--lock-name=a", "--kubeconfig=" + kubeconfig,
+                             "--status-file=" + std::string(dir) + "/missing/leader.json"});
+  std::remove(kubeconfig.c_str());
+  rmdir(dir);
+  CHECK(o.code == 2);
+  // The last line (a warning about the test's insecure kubeconfig comes before it).
+  const std::string want = " error --status-file: cannot create " + std::string(dir) +
+                           "/missing/.leader.json.tmp: No such file or directory\n";
+  REQUIRE(o.err.size() > want.size());
+  CHECK(o.err.compare(o.err.size() - want.size(), want.size(), want) == 0);
 }
 
 TEST_CASE("Main: --help goes to stdout") {

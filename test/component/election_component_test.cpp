@@ -214,5 +214,25 @@ TEST_CASE("a follower whose watch is forbidden falls back to polling and still t
   CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock") >= 2);
 }
 
+TEST_CASE("a watching leader stops saying yes within a round trip of a foreign write") {
+  FakeApiServer server;
+  const election::Timings timings{4s, 3s, 2s};
+  Agent leader(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
+  REQUIRE(WaitFor([&] { return leader.IsLeader(); }, 3s));
+  REQUIRE(WaitFor([&] { return server.watches() >= 1; }, 3s));
+  // A writer that breaks the protocol (client-go's release() blanking a lease it no longer
+  // holds, then its elector taking it) overwrites the lease while this replica leads.
+  std::this_thread::sleep_for(200ms);  // just after a renew, far from the next one (2s)
+  const auto written_at = std::chrono::steady_clock::now();
+  server.Bump("leases", "ns", "lock",
+              R"({"spec":{"holderIdentity":"rogue","leaseTransitions":9}})");
+  REQUIRE(WaitFor([&] { return !leader.IsLeader(); }, 3s));
+  const auto took = std::chrono::steady_clock::now() - written_at;
+  MESSAGE("yes ended ", std::chrono::duration_cast<std::chrono::milliseconds>(took).count(),
+          " ms after the foreign write");
+  CHECK(took < 1s);  // without the watch it would be up to retry-period (2s)
+  CHECK(leader.Take().record.holder_identity == "rogue");
+}
+
 }  // namespace
 }  // namespace leasehold

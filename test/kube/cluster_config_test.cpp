@@ -153,6 +153,12 @@ TEST_CASE("LoadKubeconfig errors name what is missing") {
        "user \"missing\" (from context \"no-user\") not found"},
       {"no server", Kubeconfig("    certificate-authority-data: Q0EtUEVN\n", ok_user), "",
        Code::kInvalid, "cluster \"c1\" has no server"},
+      // Found with fuzz/kubeconfig_fuzzer: the trailing-slash trim ate into the scheme and
+      // "https://" was accepted as the server "https:".
+      {"server without host", Kubeconfig("    server: https://\n", ok_user), "", Code::kInvalid,
+       "cluster \"c1\" has no host in server \"https://\""},
+      {"server only slashes", Kubeconfig("    server: //\n", ok_user), "", Code::kInvalid,
+       "cluster \"c1\" has no host in server \"//\""},
       {"bad base64",
        Kubeconfig("    server: https://a:1\n    certificate-authority-data: Q0E$\n", ok_user), "",
        Code::kInvalid,

@@ -205,5 +205,23 @@ TEST_CASE("arbitrary bodies never crash") {
   }
 }
 
+// Found with fuzz/status_watch_fuzzer: the body was parsed recursively, so a body of nested
+// brackets (an error body may be up to 16 MiB) overflowed the stack.
+TEST_CASE("deeply nested bodies do not exhaust the stack") {
+  const std::string arrays(1 << 20, '[');
+  const Status a = StatusFromResponse(502, arrays);
+  CHECK(a.code() == Code::kUnavailable);
+  CHECK(a.message().rfind("HTTP 502: [[[[", 0) == 0);
+
+  std::string nested = R"({"kind":"Status","message":"deep","reason":"Conflict","details":)";
+  for (int i = 0; i < 1000000; ++i) nested += R"({"a":)";
+  nested += "1";
+  for (int i = 0; i < 1000000; ++i) nested += "}";
+  nested += "}";
+  const Status b = StatusFromResponse(409, nested);
+  CHECK(b.code() == Code::kConflict);
+  CHECK(b.message() == "deep");
+}
+
 }  // namespace
 }  // namespace leasehold::kube

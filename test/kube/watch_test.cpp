@@ -61,3 +61,30 @@ TEST_CASE("ParseWatchEvent") {
 
 }  // namespace
 }  // namespace leasehold::kube
+
+namespace leasehold::kube {
+namespace {
+
+TEST_CASE("ParseWatchEvent rejects what it cannot safely re-serialise") {
+  struct Case {
+    const char* name;
+    std::string line;
+  };
+  const std::string deep = R"({"type":"ADDED","object":{"a":)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}}";
+  const Case cases[] = {
+      {"nested a hundred thousand deep", deep},
+      {"a number too large for a double", R"({"type":"ADDED","object":{"a":1,"b":185e308}})"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    CHECK(ParseWatchEvent(c.line).code() == Code::kInvalid);
+  }
+  // A string full of brackets is not nesting.
+  auto ok = ParseWatchEvent(R"({"type":"ADDED","object":{"a":"[[[[{{{{"}})");
+  REQUIRE(ok.ok());
+  CHECK(ok->object == R"({"a":"[[[[{{{{"})");
+}
+
+}  // namespace
+}  // namespace leasehold::kube

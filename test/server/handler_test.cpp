@@ -345,9 +345,85 @@ TEST_CASE("GET /healthz") {
   }
 }
 
+TEST_CASE("LeaderAnswer is the /leader answer") {
+  FakeClock clock;
+  for (const Snapshot& s : {NotObserved(), HeldBy("pod-b", 3), Leader(clock, seconds(10))}) {
+    const HttpAnswer a = LeaderAnswer(s, clock);
+    const HttpAnswer b = Call("GET", "/leader", s, clock);
+    CHECK(a.status == b.status);
+    CHECK(a.body == b.body);
+    CHECK(a.content_type == kJson);
+    CHECK(LeaderAnswer(s, clock, /*pretty=*/true).body ==
+          Call("GET", "/leader?pretty", s, clock).body);
+  }
+}
+
+TEST_CASE("GET /metrics") {
+  FakeClock clock;
+  HandlerOptions options;
+  options.metrics = [](const Snapshot& s) {
+    return std::string("leasehold_is_leader ") + (s.is_leader ? "1" : "0") + "\n";
+  };
+  HttpAnswer a = Call("GET", "/metrics", Leader(clock, seconds(10)), clock, options);
+  CHECK(a.status == 200);
+  CHECK(a.content_type == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(a.body == "leasehold_is_leader 1\n");
+  a = Call("POST", "/metrics", NotObserved(), clock, options);
+  CHECK(a.status == 405);
+  CHECK(Header(a, "Allow") == "GET, HEAD");
+  // Without a source there is no such endpoint.
+  CHECK(Call("GET", "/metrics", NotObserved(), clock).status == 404);
+}
+
+TEST_CASE("/leader/watch reaching the handler: the listener has no watch hub") {
+  FakeClock clock;
+  HttpAnswer a = Call("GET", "/leader/watch", NotObserved(), clock);
+  CHECK(a.status == 503);
+  CHECK(a.body == R"j({"error":"the watch stream is off (--max-watchers=0)"})j"
+                  "\n");
+  a = Call("PUT", "/leader/watch", NotObserved(), clock);
+  CHECK(a.status == 405);
+  CHECK(Header(a, "Allow") == "GET, HEAD");
+}
+
+TEST_CASE("the probe listener: /healthz, /readyz and /is-leader only") {
+  FakeClock clock;
+  const std::string endpoints = " (endpoints: /healthz, /readyz, /is-leader)";
+  struct Case {
+    const char* method;
+    const char* path;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"GET", "/healthz", 200},    {"GET", "/readyz", 200},
+      {"GET", "/is-leader", 200},  {"HEAD", "/is-leader", 200},
+      {"POST", "/is-leader", 405}, {"GET", "/leader", 404},
+      {"GET", "/", 404},           {"POST", "/release", 404},
+      {"GET", "/metrics", 404},    {"GET", "/leader/watch", 404},
+      {"GET", "/nope", 404},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.method);
+    CAPTURE(c.path);
+    int releases = 0;
+    HandlerOptions options;
+    options.probe_only = true;
+    options.release = [&releases] { ++releases; };
+    options.metrics = [](const Snapshot&) { return std::string("m 1\n"); };
+    const HttpAnswer a = Call(c.method, c.path, Leader(clock, seconds(10)), clock, options);
+    CHECK(a.status == c.status);
+    if (c.status == 404) {
+      CHECK(a.body == R"({"error":"no such endpoint on the probe listener: )" +
+                          std::string(c.path) + endpoints + "\"}\n");
+    }
+    CHECK(releases == 0);
+  }
+}
+
 TEST_CASE("unknown paths and wrong methods") {
   FakeClock clock;
-  const std::string endpoints = " (endpoints: /leader, /is-leader, /release, /healthz, /readyz)";
+  const std::string endpoints =
+      " (endpoints: /leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics)";
   struct Case {
     const char* name;
     const char* method;

@@ -1,0 +1,739 @@
+#!/usr/bin/env python3
+"""leasehold benchmarks, each figure measured in the same run as the client-go interop peer
+(e2e/interop: client-go's real tools/leaderelection, Lease lock) and shown beside it.
+
+    bench/bench.py                 full run (~30 min): figures for BENCHMARKS.md
+    bench/bench.py --smoke         CI smoke run (< 2 min): every phase, short windows, 3 failovers
+    bench/bench.py --phases idle,wrk --out DIR
+
+Phases (see BENCHMARKS.md for the definitions):
+  idle      2 leasehold agents on one Lease and 2 client-go peers on another, default timings
+            (15s/10s/2s): RSS (VmHWM, VmRSS), CPU per hour, API requests per minute (apiserver
+            audit log, per service account), leader and follower.
+  wrk       /leader latency and throughput with wrk at 1 and 64 connections, against the leaders.
+  failover  fleets of 3 on their own locks, timings 4s/3s/1s: SIGTERM with
+            --release-on-shutdown=immediate and safe, SIGKILL; client-go SIGTERM with
+            ReleaseOnCancel and SIGKILL. N runs each (full 20, smoke 3).
+  scale     100 candidates on one lock, and 100 agents on 100 locks: API QPS (apiserver
+            apiserver_request_total) and apiserver + etcd CPU; leasehold, then client-go.
+Writes OUT/results.json and OUT/results.md and prints the tables.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "e2e" / "lib"))
+sys.path.insert(0, str(REPO / "e2e" / "chaos"))
+from harness import ControlPlane, Namespace, free_port, log, parse_rfc3339  # noqa: E402
+from fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary  # noqa: E402
+
+DEFAULT_TIMINGS = ("15s", "10s", "2s")
+FAST_TIMINGS = ("4s", "3s", "1s")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# ------------------------------------------------------------------------------------ helpers
+def cpu_seconds(pid):
+    """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def mem_kib(pid):
+    """VmRSS, VmHWM, RssAnon, RssFile (KiB) and Threads from /proc/PID/status, Pss (KiB) from
+    smaps_rollup (shared library pages divided among the processes that map them)."""
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
+                out[k] = int(v.split()[0])
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    out["Pss"] = int(line.split()[1])
+    except OSError:
+        pass
+    return out
+
+
+def machine():
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    mem = 0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal"):
+                mem = int(line.split()[1])
+    return {"nproc": os.cpu_count(), "cpu": model, "mem_gib": round(mem / 1048576, 1),
+            "kernel": platform.release(), "loadavg_start": os.getloadavg()}
+
+
+def leader_body(port, timeout=0.3):
+    import http.client
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request("GET", "/leader")
+        r = c.getresponse()
+        b = json.loads(r.read() or b"{}")
+        c.close()
+        return r.status, b
+    except (OSError, ValueError, http.client.HTTPException):
+        return None, {}
+
+
+def says_yes(port, timeout=0.3):
+    st, b = leader_body(port, timeout)
+    return st == 200 and b.get("isLeader") is True
+
+
+def pct(values, p):
+    v = sorted(values)
+    if not v:
+        return None
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def dist(values, digits=3):
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "min": round(min(values), digits),
+            "p50": round(pct(values, 50), digits), "p99": round(pct(values, 99), digits),
+            "max": round(max(values), digits)}
+
+
+def apiserver_metrics(admin):
+    """{(verb, resource, code): count} from the apiserver's apiserver_request_total."""
+    st, text = admin.request("GET", "/metrics", timeout=10)
+    if st != 200:
+        return {}
+    if isinstance(text, bytes):
+        text = text.decode()
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels, _, val = line.rpartition(" ")
+        lab = dict(re.findall(r'(\w+)="([^"]*)"', labels))
+        key = (lab.get("verb"), lab.get("resource"), lab.get("code"))
+        out[key] = out.get(key, 0) + float(val)
+    return out
+
+
+def metric_delta(a, b, resources=("leases", "events")):
+    tot = 0.0
+    by = {}
+    for k, v in b.items():
+        if k[1] not in resources:
+            continue
+        d = v - a.get(k, 0.0)
+        if d:
+            by[f"{k[0]} {k[1]} {k[2]}"] = d
+            tot += d
+    return tot, by
+
+
+# ------------------------------------------------------------------------------------ the bench
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        self.smoke = a.smoke
+        self.out = Path(a.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.logdir = self.out / "logs"
+        self.logdir.mkdir(exist_ok=True)
+        self.results = {"machine": machine(), "smoke": a.smoke, "argv": sys.argv,
+                        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "notes": []}
+        self.procs = []
+        self.cg_bin = None
+
+    def note(self, s):
+        log(s)
+        self.results["notes"].append(s)
+
+    # ------------------------------------------------------------------ setup
+    def setup(self):
+        try:
+            self.cg_bin = interop_binary()
+        except Exception as e:  # noqa: BLE001
+            self.cg_bin = None
+            self.note(f"client-go peer unavailable: {e}")
+        if self.cg_bin:
+            v = subprocess.run([self.cg_bin, "--version"], capture_output=True, text=True)
+            self.results["client_go"] = v.stdout.strip() or "?"
+            log(f"client-go peer: {self.cg_bin} (client-go {self.results['client_go']})")
+        else:
+            self.note("client-go interop peer not available (e2e/interop/build.sh): "
+                      "client-go columns are empty")
+        lh = os.environ.get("LEASEHOLD_BIN") or str(REPO / "build" / "leasehold")
+        self.lh_bin = lh
+        v = subprocess.run([lh, "--version"], capture_output=True, text=True)
+        self.results["leasehold"] = v.stdout.strip()
+        self.ns_idle = f"bench-idle-{os.getpid() % 10000}"
+        policy = self.out / "audit-policy.yaml"
+        self.audit_log = self.out / "audit.log"
+        policy.write_text(
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
+            f"- level: Metadata\n  namespaces: [\"{self.ns_idle}\"]\n"
+            "- level: None\n")
+        self.cp = ControlPlane(None, f"--audit-policy-file={policy} "
+                                     f"--audit-log-path={self.audit_log} --audit-log-maxsize=0")
+        self.cp.start()
+        self.admin = Admin(self.cp)
+
+    def namespace(self, name, sas):
+        """A namespace whose service accounts `sas` may get/update/watch/create every Lease and
+        create Events (one Role for any lock name), and their SA directories."""
+        ns = Namespace.__new__(Namespace)
+        ns.cp, ns.name, ns.lock_name, ns.sa = self.cp, name, "bench-lock", sas[0]
+        import tempfile
+        ns.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
+        for sa in sas:
+            self.cp.ensure_sa(name, sa)
+        role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": "bench"},
+                "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                           "verbs": ["get", "update", "watch", "create"]},
+                          {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                           "verbs": ["create"]}]}
+        binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": "bench"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                               "name": "bench"},
+                   "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": name}
+                                for sa in sas]}
+        self.cp.apply(json.dumps(role) + "\n---\n" + json.dumps(binding), name)
+        dirs = {sa: ns.sa_dir(sa, sa=sa) for sa in sas}
+        return ns, dirs
+
+    def spawn(self, kind, ns, sa_dir, identity, lock, timings, release=None, port=None,
+              quiet=True):
+        port = port or free_port()
+        if kind == "lh":
+            p = LeaseholdProc(ns, identity, port, sa_dir, self.cp.port,
+                              release or "safe", self.logdir, timings=timings, lock_name=lock,
+                              log_level="info" if quiet else "debug", binary=self.lh_bin)
+        else:
+            p = ClientGoProc(ns, identity, port, sa_dir, self.cp.port, release == "release",
+                             self.logdir, self.cg_bin, timings=timings, lock_name=lock,
+                             verbosity=0 if quiet else None)
+        p.start()
+        self.procs.append(p)
+        return p
+
+    def kinds(self):
+        return ["lh", "cg"] if self.cg_bin else ["lh"]
+
+    # ------------------------------------------------------------------ idle
+    def phase_idle(self):
+        window = 15.0 if self.smoke else float(self.a.idle_window)
+        warm = 8.0 if self.smoke else 40.0
+        sas = ["lh-a", "lh-b", "cg-a", "cg-b"]
+        ns, dirs = self.namespace(self.ns_idle, sas)
+        fleets = {}
+        for kind in self.kinds():
+            a = self.spawn(kind, ns, dirs[f"{kind}-a"], f"{kind}-a", f"{kind}-idle",
+                           DEFAULT_TIMINGS)
+            time.sleep(1.0)  # a leads: it started first (no race for the first create)
+            b = self.spawn(kind, ns, dirs[f"{kind}-b"], f"{kind}-b", f"{kind}-idle",
+                           DEFAULT_TIMINGS)
+            fleets[kind] = (a, b)
+        log(f"idle: warming up {warm:.0f}s, then a {window:.0f}s window")
+        time.sleep(warm)
+        roles = {}
+        for kind, (a, b) in fleets.items():
+            la, lb = says_yes(a.port), says_yes(b.port)
+            if la == lb:
+                self.note(f"idle {kind}: not exactly one leader at the window start ({la}, {lb})")
+            roles[kind] = {"leader": a if la else b, "follower": b if la else a}
+        procs = {(k, r): p for k, rs in roles.items() for r, p in rs.items()}
+        cpu0 = {k: cpu_seconds(p.proc.pid) for k, p in procs.items()}
+        lhm0 = self.lh_metric(roles["lh"])
+        w0, m0 = time.time(), time.monotonic()
+        time.sleep(window)
+        w1, m1 = time.time(), time.monotonic()
+        cpu1 = {k: cpu_seconds(p.proc.pid) for k, p in procs.items()}
+        lhm1 = self.lh_metric(roles["lh"])
+        mem = {k: mem_kib(p.proc.pid) for k, p in procs.items()}
+        for kind, rs in roles.items():
+            if not says_yes(rs["leader"].port):
+                self.note(f"idle {kind}: the leader changed during the window")
+        time.sleep(2)  # let the audit log catch up
+        counts = self.audit_counts(w0, w1, ns.name)
+        res = {"window_s": round(m1 - m0, 1), "timings": DEFAULT_TIMINGS}
+        minutes = (m1 - m0) / 60
+        renews_per_min = 60 / float(DEFAULT_TIMINGS[2].rstrip("s"))
+        for (kind, role), p in procs.items():
+            sa = p.identity  # identity == service account name here
+            c = counts.get(sa, {})
+            n = sum(c.values())
+            mm = mem[(kind, role)]
+            r = {"identity": p.identity, "VmRSS_KiB": mm.get("VmRSS"),
+                 "VmHWM_KiB": mm.get("VmHWM"), "RssAnon_KiB": mm.get("RssAnon"),
+                 "RssFile_KiB": mm.get("RssFile"), "Pss_KiB": mm.get("Pss"),
+                 "threads": mm.get("Threads"),
+                 "cpu_s_per_hour": round((cpu1[(kind, role)] - cpu0[(kind, role)]) /
+                                         (m1 - m0) * 3600, 2),
+                 "api_requests": n, "api_requests_per_min": round(n / minutes, 2),
+                 "api_requests_by_verb": c}
+            if role == "leader":
+                r["api_requests_per_renew"] = round(n / minutes / renews_per_min, 3)
+            if kind == "lh" and lhm0 and lhm1:
+                r["self_reported_api_requests"] = lhm1.get(role, 0) - lhm0.get(role, 0)
+            res[f"{kind}_{role}"] = r
+        self.results["idle"] = res
+        self.idle = roles
+        return res
+
+    def lh_metric(self, roles):
+        """leasehold_api_requests_total summed, per role, from each agent's /metrics."""
+        import http.client
+        out = {}
+        for role, p in roles.items():
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=1)
+                c.request("GET", "/metrics")
+                text = c.getresponse().read().decode()
+                c.close()
+            except OSError:
+                return None
+            tot = 0.0
+            for line in text.splitlines():
+                if line.startswith("leasehold_api_requests_total"):
+                    tot += float(line.rsplit(" ", 1)[1])
+            out[role] = tot
+        return out
+
+    def audit_counts(self, w0, w1, ns):
+        """{sa: {verb: n}} of requests the apiserver received in [w0, w1] (wall clock), one per
+        auditID (a watch is one request however long it stays open)."""
+        seen = {}
+        if not self.audit_log.exists():
+            return {}
+        with open(self.audit_log, errors="replace") as f:
+            for line in f:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                if (e.get("objectRef") or {}).get("namespace") != ns:
+                    continue
+                t = parse_rfc3339(e["requestReceivedTimestamp"])
+                if not (w0 <= t < w1):
+                    continue
+                user = (e.get("user") or {}).get("username", "")
+                if not user.startswith(f"system:serviceaccount:{ns}:"):
+                    continue
+                sa = user.rsplit(":", 1)[1]
+                verb = e.get("verb")
+                res = (e.get("objectRef") or {}).get("resource")
+                seen[e["auditID"]] = (sa, f"{verb} {res}")
+        out = {}
+        for sa, vr in seen.values():
+            out.setdefault(sa, {})
+            out[sa][vr] = out[sa].get(vr, 0) + 1
+        return out
+
+    # ------------------------------------------------------------------ wrk
+    def phase_wrk(self):
+        secs = 1 if self.smoke else int(self.a.wrk_seconds)
+        if not shutil.which("wrk"):
+            subprocess.run(["bash", str(HERE / "setup.sh")], capture_output=True)
+        if not shutil.which("wrk"):
+            self.note("wrk not installed (apt-get install wrk failed): /leader latency skipped")
+            return None
+        if not getattr(self, "idle", None):
+            self.note("wrk needs the idle phase's leaders; skipped")
+            return None
+        res = {"seconds": secs}
+        for kind, roles in self.idle.items():
+            port = roles["leader"].port
+            for conns, threads in ((1, 1), (64, 2)):
+                for close in (False, True):
+                    cmd = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{secs}s", "--latency"]
+                    if close:
+                        cmd += ["-H", "Connection: close"]
+                    r = subprocess.run(cmd + [f"http://127.0.0.1:{port}/leader"],
+                                       capture_output=True, text=True, timeout=secs + 30)
+                    key = f"{kind}_c{conns}" + ("_close" if close else "")
+                    res[key] = parse_wrk(r.stdout)
+                    res[key]["raw"] = r.stdout[-1500:]
+                    log(f"wrk {key}: {res[key]['summary']}")
+        self.results["wrk"] = res
+        return res
+
+    # ------------------------------------------------------------------ failover
+    def phase_failover(self):
+        runs = 3 if self.smoke else int(self.a.failover_runs)
+        sas = ["fo"]
+        ns, dirs = self.namespace(f"bench-fo-{os.getpid() % 10000}", sas)
+        modes = [("lh", "term-immediate"), ("lh", "term-safe"), ("lh", "kill")]
+        if self.cg_bin:
+            modes += [("cg", "term-release"), ("cg", "kill")]
+        out = {"runs": runs, "timings": FAST_TIMINGS}
+        threads = []
+        for kind, mode in modes:
+            th = threading.Thread(target=self._failover_fleet,
+                                  args=(ns, dirs["fo"], kind, mode, runs, out))
+            th.start()
+            threads.append(th)
+            time.sleep(0.5)
+        for th in threads:
+            th.join()
+        self.results["failover"] = out
+        return out
+
+    def _failover_fleet(self, ns, sa_dir, kind, mode, runs, out):
+        lock = f"fo-{kind}-{mode}"
+        release = {"term-immediate": "immediate", "term-safe": "safe", "kill": "safe",
+                   "term-release": "release"}[mode]
+        lease_s, renew_s = (float(x.rstrip("s")) for x in FAST_TIMINGS[:2])
+        ports = [free_port() for _ in range(3)]
+        gen = [0]
+
+        def start(i):
+            gen[0] += 1
+            return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, FAST_TIMINGS,
+                              release=release, port=ports[i])
+        fleet = [start(i) for i in range(3)]
+        recs = []
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{ns.name}/leases/{lock}"
+        for run in range(runs):
+            # A settled fleet: one leader, both followers agree on it, for 1.5 s.
+            deadline = time.monotonic() + 60
+            stable_since, leader = None, None
+            while time.monotonic() < deadline:
+                views = [leader_body(p.port) for p in fleet]
+                yes = [i for i, (st, b) in enumerate(views) if st == 200 and b.get("isLeader")]
+                names = {b.get("name") for st, b in views}
+                if len(yes) == 1 and len(names) == 1:
+                    if stable_since is None or leader != yes[0]:
+                        stable_since, leader = time.monotonic(), yes[0]
+                    if time.monotonic() - stable_since >= 1.5:
+                        break
+                else:
+                    stable_since = None
+                time.sleep(0.1)
+            else:
+                self.note(f"failover {kind} {mode} run {run}: no settled leader; stopping")
+                break
+            old = fleet[leader]
+            rest = [p for i, p in enumerate(fleet) if i != leader]
+            st, body = leader_body(old.port)
+            vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
+            sig = signal.SIGKILL if mode == "kill" else signal.SIGTERM
+            t_sig_m, t_sig_w = time.monotonic(), time.time()
+            os.kill(old.proc.pid, sig)
+            st, lease = self.admin.request("GET", path)
+            renew = parse_rfc3339(lease["spec"]["renewTime"]) if st == 200 else None
+            # Poll the two followers every 5 ms until one says yes.
+            first = None
+            while time.monotonic() - t_sig_m < lease_s * 3 + 10:
+                for p in rest:
+                    t_q_m, t_q_w = time.monotonic(), time.time()
+                    if says_yes(p.port, 0.2):
+                        first = (t_q_m, t_q_w, p)
+                        break
+                if first:
+                    break
+                time.sleep(0.005)
+            if not first:
+                self.note(f"failover {kind} {mode} run {run}: no new leader")
+                break
+            rec = {"from_signal_s": round(first[0] - t_sig_m, 4)}
+            if mode == "kill" and renew:
+                rec["after_last_renew_s"] = round(first[1] - renew, 4)
+            if vu:
+                rec["after_valid_until_s"] = round(first[1] - vu, 4)
+            recs.append(rec)
+            # Replace the stopped agent (a new identity, same port) and go on.
+            old.wait(renew_s + 10)
+            if old.alive():
+                self.note(f"failover {kind} {mode} run {run}: old leader still running; killed")
+                old.stop()
+            fleet[leader] = start(leader)
+        for p in fleet:
+            p.stop()
+        key = f"{kind}_{mode}"
+        out[key] = {"runs": recs,
+                    "from_signal_s": dist([r["from_signal_s"] for r in recs])}
+        if mode == "kill":
+            out[key]["after_last_renew_s"] = dist([r["after_last_renew_s"] for r in recs
+                                                  if "after_last_renew_s" in r])
+        if any("after_valid_until_s" in r for r in recs):
+            out[key]["after_valid_until_s"] = dist([r["after_valid_until_s"] for r in recs
+                                                   if "after_valid_until_s" in r])
+        log(f"failover {key}: {out[key]['from_signal_s']}")
+
+    # ------------------------------------------------------------------ scale
+    def phase_scale(self):
+        n = 5 if self.smoke else int(self.a.scale_agents)
+        window = 5.0 if self.smoke else float(self.a.scale_window)
+        warm = 5.0 if self.smoke else 45.0
+        ns, dirs = self.namespace(f"bench-scale-{os.getpid() % 10000}", ["scale"])
+        out = {"agents": n, "window_s": window, "timings": DEFAULT_TIMINGS}
+        for kind in self.kinds():
+            for layout in ("one-lock", "own-locks"):
+                fleet = []
+                for i in range(n):
+                    lock = f"{kind}-one" if layout == "one-lock" else f"{kind}-own-{i}"
+                    fleet.append(self.spawn(kind, ns, dirs["scale"], f"{kind}-{layout}-{i}",
+                                            lock, DEFAULT_TIMINGS))
+                time.sleep(warm)
+                self.cp._read_env()
+                ap, ep = int(self.cp.env["APISERVER_PID"]), int(self.cp.env["ETCD_PID"])
+                m0 = apiserver_metrics(self.admin)
+                c0 = (cpu_seconds(ap), cpu_seconds(ep))
+                a0 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
+                t0 = time.monotonic()
+                time.sleep(window)
+                t1 = time.monotonic()
+                m1 = apiserver_metrics(self.admin)
+                c1 = (cpu_seconds(ap), cpu_seconds(ep))
+                a1 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
+                rss = [mem_kib(p.proc.pid).get("VmRSS", 0) for p in fleet if p.alive()]
+                leaders = sum(1 for p in fleet if says_yes(p.port, 1.0))
+                tot, by = metric_delta(m0, m1)
+                dt = t1 - t0
+                out[f"{kind}_{layout}"] = {
+                    "api_qps": round(tot / dt, 2), "by": {k: round(v / dt, 3)
+                                                          for k, v in sorted(by.items())},
+                    "apiserver_cpu_pct": round(100 * (c1[0] - c0[0]) / dt, 1),
+                    "etcd_cpu_pct": round(100 * (c1[1] - c0[1]) / dt, 1),
+                    "agents_cpu_pct": round(100 * (a1 - a0) / dt, 1),
+                    "agents_rss_total_MiB": round(sum(rss) / 1024, 1),
+                    "leaders_at_end": leaders, "alive": len(rss)}
+                log(f"scale {kind} {layout}: {out[f'{kind}_{layout}']}")
+                for p in fleet:
+                    p.stop()
+                time.sleep(0.5 if self.smoke else 2)
+        self.results["scale"] = out
+        return out
+
+    def teardown(self):
+        for p in self.procs:
+            try:
+                p.stop()
+            except Exception:  # noqa: BLE001
+                pass
+        if getattr(self, "cp", None):
+            shutil.copy(self.cp.dir / "apiserver.log", self.logdir / "apiserver.log")
+            self.cp.stop()
+        if self.audit_log.exists():
+            self.audit_log.unlink()
+
+
+def parse_wrk(text):
+    """p50/p99 latency (ms) and requests/s from `wrk --latency` output."""
+    def ms(v):
+        m = re.match(r"([\d.]+)(us|ms|s)", v)
+        if not m:
+            return None
+        x = float(m.group(1))
+        return x / 1000 if m.group(2) == "us" else x * 1000 if m.group(2) == "s" else x
+    r = {}
+    for line in text.splitlines():
+        s = line.split()
+        if len(s) == 2 and s[0] in ("50%", "75%", "90%", "99%"):
+            r["p" + s[0].rstrip("%") + "_ms"] = ms(s[1])
+        if line.startswith("Requests/sec:"):
+            r["rps"] = float(s[1])
+        if "Non-2xx" in line or "Socket errors" in line:
+            r.setdefault("errors", []).append(line.strip())
+    r["summary"] = (f"p50 {r.get('p50_ms')} ms, p99 {r.get('p99_ms')} ms, "
+                    f"{r.get('rps')} req/s")
+    return r
+
+
+# ------------------------------------------------------------------------------------ report
+def fmt(v, unit="", digits=2):
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        v = round(v, digits)
+    return f"{v}{unit}"
+
+
+def markdown(res):
+    L = []
+    m = res["machine"]
+    L.append(f"Machine: {m['nproc']} cores ({m['cpu']}), {m['mem_gib']} GiB, Linux "
+             f"{m['kernel']}; load average at the start {tuple(round(x, 1) for x in m['loadavg_start'])}."
+             f" leasehold: `{res.get('leasehold')}`; client-go peer: "
+             f"{res.get('client_go', 'not available')}.")
+    L.append("")
+    idle = res.get("idle")
+    if idle:
+        L.append(f"### Idle agents (timings {'/'.join(idle['timings'])}, "
+                 f"window {idle['window_s']} s)")
+        L.append("")
+        L.append("| | leasehold leader | client-go leader | leasehold follower | "
+                 "client-go follower |")
+        L.append("|---|---|---|---|---|")
+
+        def row(name, key, f=lambda x: x):
+            cells = []
+            for role in ("leader", "follower"):
+                for kind in ("lh", "cg"):
+                    r = idle.get(f"{kind}_{role}")
+                    cells.append(f(r.get(key)) if r and r.get(key) is not None else "–")
+            # order: lh leader, cg leader, lh follower, cg follower
+            L.append(f"| {name} | " + " | ".join(cells) + " |")
+        row("VmRSS (steady)", "VmRSS_KiB", lambda v: f"{v / 1024:.1f} MiB")
+        row("VmHWM (peak)", "VmHWM_KiB", lambda v: f"{v / 1024:.1f} MiB")
+        row("of VmRSS: anonymous", "RssAnon_KiB", lambda v: f"{v / 1024:.1f} MiB")
+        row("of VmRSS: file-backed (binary, shared libraries)", "RssFile_KiB",
+            lambda v: f"{v / 1024:.1f} MiB")
+        row("PSS", "Pss_KiB", lambda v: f"{v / 1024:.1f} MiB")
+        row("threads", "threads", str)
+        row("CPU per hour", "cpu_s_per_hour", lambda v: f"{v:.2f} s")
+        row("API requests / min", "api_requests_per_min", lambda v: f"{v:.2f}")
+        row("API requests / renew", "api_requests_per_renew", lambda v: f"{v:.2f}")
+        row("leasehold_api_requests_total (self-reported, window)", "self_reported_api_requests",
+            lambda v: f"{v:.0f}")
+        L.append("")
+        for role in ("leader", "follower"):
+            for kind in ("lh", "cg"):
+                r = idle.get(f"{kind}_{role}")
+                if r:
+                    L.append(f"- {kind} {role} requests in the window by verb: "
+                             f"{r['api_requests_by_verb']}")
+        L.append("")
+    w = res.get("wrk")
+    if w:
+        L.append(f"### /leader with wrk ({w['seconds']} s each)")
+        L.append("")
+        L.append("| connections | leasehold p50 | leasehold p99 | leasehold req/s | client-go p50 | "
+                 "client-go p99 | client-go req/s |")
+        L.append("|---|---|---|---|---|---|---|")
+        for c in (1, 64):
+            for close in ("", "_close"):
+                cells = []
+                for kind in ("lh", "cg"):
+                    r = w.get(f"{kind}_c{c}{close}") or {}
+                    cells += [fmt(r.get("p50_ms"), " ms", 3), fmt(r.get("p99_ms"), " ms", 3),
+                              fmt(r.get("rps"), "", 0)]
+                label = f"{c}, " + ("new connection per request" if close else "keep-alive")
+                L.append(f"| {label} | " + " | ".join(cells) + " |")
+        L.append("")
+    fo = res.get("failover")
+    if fo:
+        L.append(f"### Failover (timings {'/'.join(fo['timings'])}, {fo['runs']} runs each; "
+                 "seconds)")
+        L.append("")
+        L.append("| case | measured from | n | min | p50 | p99 | max |")
+        L.append("|---|---|---|---|---|---|---|")
+        names = {"lh_term-immediate": "leasehold SIGTERM, immediate",
+                 "lh_term-safe": "leasehold SIGTERM, safe",
+                 "lh_kill": "leasehold SIGKILL",
+                 "cg_term-release": "client-go SIGTERM, ReleaseOnCancel",
+                 "cg_kill": "client-go SIGKILL"}
+        for key, name in names.items():
+            r = fo.get(key)
+            if not r:
+                continue
+            for frm, label in (("from_signal_s", "the signal"),
+                               ("after_valid_until_s", "the last validUntil given"),
+                               ("after_last_renew_s", "the last renew (lease renewTime)")):
+                d = r.get(frm)
+                if d and d.get("n"):
+                    L.append(f"| {name} | {label} | {d['n']} | {d['min']} | {d['p50']} | "
+                             f"{d['p99']} | {d['max']} |")
+        L.append("")
+    sc = res.get("scale")
+    if sc:
+        L.append(f"### {sc['agents']} agents (timings {'/'.join(sc['timings'])}, window "
+                 f"{sc['window_s']} s)")
+        L.append("")
+        L.append("| | API QPS | apiserver CPU | etcd CPU | agents' CPU | agents' RSS | "
+                 "leaders at the end |")
+        L.append("|---|---|---|---|---|---|---|")
+        for kind, kn in (("lh", "leasehold"), ("cg", "client-go")):
+            for layout, ln in (("one-lock", f"{sc['agents']} on one lock"),
+                               ("own-locks", f"{sc['agents']} on {sc['agents']} locks")):
+                r = sc.get(f"{kind}_{layout}")
+                if r:
+                    L.append(f"| {kn}, {ln} | {r['api_qps']} | {r['apiserver_cpu_pct']}% | "
+                             f"{r['etcd_cpu_pct']}% | {r['agents_cpu_pct']}% | "
+                             f"{r['agents_rss_total_MiB']} MiB | {r['leaders_at_end']} |")
+        L.append("")
+    if res.get("notes"):
+        L.append("Notes: " + "; ".join(res["notes"]))
+    return "\n".join(L)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--smoke", action="store_true", help="CI smoke run (< 2 min)")
+    p.add_argument("--phases", default="idle,wrk,failover,scale")
+    p.add_argument("--out", default=None)
+    p.add_argument("--idle-window", type=float, default=300)
+    p.add_argument("--wrk-seconds", type=int, default=10)
+    p.add_argument("--failover-runs", type=int, default=20)
+    p.add_argument("--scale-agents", type=int, default=100)
+    p.add_argument("--scale-window", type=float, default=60)
+    a = p.parse_args(argv)
+    a.out = a.out or str(REPO / "e2e" / "out" / f"bench-{time.strftime('%Y%m%d-%H%M%S')}")
+    phases = a.phases.split(",")
+    b = Bench(a)
+    t = time.monotonic()
+    ok = True
+    try:
+        b.setup()
+        for ph in ("idle", "wrk", "failover", "scale"):
+            if ph in phases:
+                log(f"=== phase {ph}")
+                getattr(b, f"phase_{ph}")()
+    except Exception:  # noqa: BLE001
+        import traceback
+        traceback.print_exc()
+        ok = False
+    finally:
+        b.teardown()
+    b.results["machine"]["loadavg_end"] = os.getloadavg()
+    b.results["elapsed_s"] = round(time.monotonic() - t, 1)
+    (Path(a.out) / "results.json").write_text(json.dumps(b.results, indent=1, default=str))
+    md = markdown(b.results)
+    (Path(a.out) / "results.md").write_text(md + "\n")
+    print(md)
+    log(f"results: {a.out}/results.json, {a.out}/results.md ({b.results['elapsed_s']} s)")
+    if a.smoke:
+        failed = [] if ok else ["bench raised"]
+        idle = b.results.get("idle") or {}
+        if "idle" in phases and not idle.get("lh_leader"):
+            failed.append("no idle figures")
+        fo = b.results.get("failover") or {}
+        for k in ("lh_term-immediate", "lh_term-safe", "lh_kill"):
+            if "failover" in phases and (fo.get(k) or {}).get("from_signal_s", {}).get("n", 0) < 3:
+                failed.append(f"failover {k}: fewer than 3 runs")
+        for f in failed:
+            log(f"SMOKE FAILURE: {f}")
+        print(f"{0 if failed else 1} passed, {1 if failed else 0} failed")
+        return 1 if failed else 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

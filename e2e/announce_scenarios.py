@@ -1,0 +1,616 @@
+#!/usr/bin/env python3
+"""e2e scenarios for the announcements (issue 5) on a real etcd + kube-apiserver: the watch
+stream, the status file, /metrics, Kubernetes Events, the leader label, the probe listener and
+the probe subcommand, and failover times after SIGTERM with and without watch clients.
+
+Usage: announce_scenarios.py NAME [NAME...]   (or `all`). CTest registers each one as its own
+test with the label `e2e` (see e2e/CMakeLists.txt). Every scenario prints the numbers it measured
+on lines starting with "MEASURED".
+"""
+
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
+from harness import (DEPLOY, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
+                     leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
+
+SCENARIOS = {}
+LABEL = "leasehold.io/role"
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def measured(msg):
+    log(f"MEASURED {msg}")
+
+
+def percentiles(xs):
+    xs = sorted(xs)
+    if not xs:
+        return "no samples"
+    return (f"n={len(xs)} p50={xs[len(xs) // 2]:.2f}ms p99={xs[min(len(xs) - 1, len(xs) * 99 // 100)]:.2f}ms "
+            f"max={xs[-1]:.2f}ms")
+
+
+class WatchClient:
+    """One GET /leader/watch stream read on its own thread: every event's JSON, with the
+    monotonic time it arrived."""
+
+    def __init__(self, agent, timeout=60):
+        self.agent = agent
+        self.events = []  # (monotonic arrival, dict)
+        self.pings = 0
+        self.error = None
+        self.ended = False
+        self.status = None
+        self._lock = threading.Lock()
+        self._conn = http.client.HTTPConnection(agent.url_host, agent.port, timeout=timeout)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        try:
+            self._conn.request("GET", "/leader/watch")
+            r = self._conn.getresponse()
+            self.status = r.status
+            if r.status != 200:
+                r.read()
+                self.ended = True
+                return
+            while True:
+                line = r.readline()
+                if not line:
+                    break
+                line = line.decode().rstrip("\r\n")
+                if line.startswith("data: "):
+                    with self._lock:
+                        self.events.append((time.monotonic(), json.loads(line[6:])))
+                elif line == ": ping":
+                    self.pings += 1
+        except Exception as e:  # noqa: BLE001 - close() from another thread lands here too
+            self.error = repr(e)
+        self.ended = True
+
+    def first(self, pred):
+        """The arrival time and event of the first event matching pred, or None."""
+        with self._lock:
+            for t, e in self.events:
+                if pred(e):
+                    return t, e
+        return None
+
+    def last_valid_until(self):
+        """The latest validUntil this client received (wall clock seconds), or None."""
+        with self._lock:
+            vs = [parse_rfc3339(e["validUntil"]) for _, e in self.events if e.get("validUntil")]
+        return max(vs) if vs else None
+
+    def close(self):
+        try:
+            self._conn.sock and self._conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._conn.close()
+
+
+class StalledClient:
+    """Connects, asks for the stream and never reads a byte, with a tiny receive buffer."""
+
+    def __init__(self, agent):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+        self.sock.connect((agent.url_host, agent.port))
+        self.sock.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n")
+
+    def close(self):
+        self.sock.close()
+
+
+def connect_watchers(agent, n):
+    clients = [WatchClient(agent) for _ in range(n)]
+    wait_until(lambda: all(c.events or c.ended for c in clients), 20,
+               what=f"{n} watch clients of {agent.name} to get their first event")
+    bad = [c for c in clients if c.status != 200 or not c.events]
+    assert not bad, f"watch clients failed: {[(c.status, c.error) for c in bad[:3]]}"
+    return clients
+
+
+def _probe_loop(host, port, path, interval, stop, out):
+    """Runs in a process of its own, so that the 50 stream readers of the test process cannot
+    delay it (they share one interpreter lock): the latency measured is the agent's."""
+    ms, failures = [], 0
+    while not stop.is_set():
+        t = time.monotonic()
+        try:
+            c = http.client.HTTPConnection(host, port, timeout=2.0)
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            c.close()
+            ok = r.status == 200 or (path == "/is-leader" and r.status == 503)
+        except (OSError, http.client.HTTPException):
+            ok = False
+        if ok:
+            ms.append((time.monotonic() - t) * 1000)
+        else:
+            failures += 1
+        stop.wait(interval)
+    out.put((ms, failures))
+
+
+class LatencyProbe:
+    """GET `path` on a fresh connection every `interval` s from another process; latencies in
+    ms once stopped."""
+
+    def __init__(self, agent, path="/healthz", interval=0.02):
+        import multiprocessing
+        ctx = multiprocessing.get_context("fork")
+        self._stop, self._out = ctx.Event(), ctx.Queue()
+        self._proc = ctx.Process(target=_probe_loop, daemon=True, args=(
+            agent.url_host, agent.port, path, interval, self._stop, self._out))
+        self._proc.start()
+        self.ms, self.failures = [], 0
+
+    def stop(self):
+        self._stop.set()
+        self.ms, self.failures = self._out.get(timeout=10)
+        self._proc.join(5)
+
+
+def start_fleet(s, ns, n=3, **kw):
+    return [s.agent(ns, f"{ns.name}-a{i}", **kw).start() for i in range(n)]
+
+
+def wait_ready(agents, timeout=20):
+    wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in agents), timeout,
+               what="every agent to be ready")
+
+
+def term_of(agent):
+    st, b = agent.leader(1.0)
+    return b.get("term") if isinstance(b, dict) else None
+
+
+@scenario
+def watch_failover(s):
+    """50 watch clients and one stalled client on the followers while the leader is killed:
+    every client sees the new leader, and /healthz stays fast."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-watch")
+    agents = start_fleet(s, ns)
+    old = wait_single_leader(agents, 20)
+    wait_ready(agents)
+    followers = [a for a in agents if a is not old]
+    term = term_of(old)
+    clients = connect_watchers(followers[0], 25) + connect_watchers(followers[1], 25)
+    stalled = [StalledClient(followers[0]), StalledClient(followers[1])]
+    probes = [LatencyProbe(followers[0], "/healthz"), LatencyProbe(followers[1], "/is-leader")]
+    time.sleep(1.0)
+    t_kill = time.monotonic()
+    old.kill()
+    new = wait_single_leader(followers, 30)
+    t_new = time.monotonic()
+
+    def saw_new(c):
+        return c.first(lambda e: e.get("name") == new.name and e.get("term") == term + 1)
+
+    wait_until(lambda: all(saw_new(c) for c in clients), 10, what="all 50 clients to see it")
+    # From the new leader's acquireTime (its wall clock) to the arrival of the event.
+    delays = {a.name: [] for a in followers}
+    for c in clients:
+        t, e = saw_new(c)
+        delays[c.agent.name].append((t + MONO_TO_WALL - parse_rfc3339(e["acquireTime"])) * 1000)
+    on_new = [c for c in clients if c.agent is new]
+    for c in on_new:
+        assert c.first(lambda e: e.get("isLeader") is True), "the new leader's clients: no yes"
+    time.sleep(1.0)
+    for p in probes:
+        p.stop()
+    for c in clients:
+        c.close()
+    for st in stalled:
+        st.close()
+    other = [a for a in followers if a is not new][0]
+    measured(f"SIGKILL failover seen by all 50 watch clients (new leader found by polling "
+             f"{t_new - t_kill:.2f}s after the kill). From its acquireTime to the event: on the "
+             f"new leader's 25 streams {percentiles(delays[new.name])}; on the other follower's "
+             f"25 (which learns at its next poll of the lock) {percentiles(delays[other.name])}")
+    lat = probes[0].ms + probes[1].ms
+    measured(f"/healthz + /is-leader on the followers during the failover, 50 watchers + 1 "
+             f"stalled client each side: {percentiles(lat)}, failures "
+             f"{probes[0].failures + probes[1].failures}")
+    assert probes[0].failures == 0 and probes[1].failures == 0
+    # The 10 ms budget is checked hermetically in test/server (watch_stream_test.cpp); here the
+    # machine also runs etcd, the apiserver, three agents and the test, so allow for scheduling
+    # noise. A probe queued behind busy listener threads would wait for a keep-alive timeout (2 s).
+    assert sorted(lat)[len(lat) * 99 // 100] < 50, "p99 above 50 ms"
+    assert max(lat) < 500, f"slow probe: {max(lat):.1f} ms"
+    for a in followers:
+        st, b = a.request("GET", "/metrics")
+        assert st == 200, (st, b)
+
+
+@scenario
+def status_file_failover(s):
+    """Readers parse every agent's status file thousands of times through a failover: never a
+    partial file, and never two files that claim leadership with a validUntil in the future."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-status")
+    agents = []
+    for i in range(3):
+        name = f"{ns.name}-a{i}"
+        path = ns.tmp / f"{name}.json"
+        a = s.agent(ns, name, extra=(f"--status-file={path}",))
+        a.status_path = path
+        agents.append(a.start())
+    stop = threading.Event()
+    results = {a.name: {"reads": 0, "bad": [], "spans": []} for a in agents}
+
+    def reader(agent):
+        r = results[agent.name]
+        cur = None
+        while not stop.is_set():
+            t = time.monotonic()
+            try:
+                text = agent.status_path.read_text()
+            except FileNotFoundError:
+                continue
+            try:
+                d = json.loads(text)
+            except ValueError:
+                r["bad"].append(text[:200])
+                continue
+            r["reads"] += 1
+            now_wall = t + MONO_TO_WALL
+            leads = d.get("isLeader") is True and parse_rfc3339(d["validUntil"]) > now_wall
+            if leads:
+                cur = [t, time.monotonic()] if cur is None else [cur[0], time.monotonic()]
+            elif cur is not None:
+                r["spans"].append(tuple(cur))
+                cur = None
+        if cur is not None:
+            r["spans"].append(tuple(cur))
+
+    threads = [threading.Thread(target=reader, args=(a,), daemon=True) for a in agents]
+    for t in threads:
+        t.start()
+    old = wait_single_leader(agents, 20)
+    time.sleep(2.0)
+    old.kill()
+    new = wait_single_leader([a for a in agents if a is not old], 30)
+    wait_until(lambda: json.loads(new.status_path.read_text()).get("isLeader") is True, 5,
+               what="the new leader's file to say so")
+    time.sleep(2.0)
+    stop.set()
+    for t in threads:
+        t.join(5)
+    for a in agents:
+        r = results[a.name]
+        assert not r["bad"], f"{a.name}: partial or invalid file read: {r['bad'][:2]}"
+        assert r["reads"] >= 1000, f"{a.name}: only {r['reads']} reads"
+    spans = sorted((sp[0], sp[1], n) for n, r in results.items() for sp in r["spans"])
+    for (s1, e1, n1), (s2, e2, n2) in zip(spans, spans[1:]):
+        assert n1 == n2 or s2 >= e1, f"two files claim leadership at once: {n1} and {n2}"
+    reads = sum(r["reads"] for r in results.values())
+    measured(f"status files: {reads} reads during the failover, 0 partial, leaders by file: "
+             f"{[n for _, _, n in spans]}")
+    st_old = json.loads(old.status_path.read_text())
+    assert parse_rfc3339(st_old["validUntil"]) < time.time(), "killed leader's file still valid"
+
+
+PROM_LINE = re.compile(
+    r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
+    r'(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")*)?\})? '
+    r'([-+]?(?:[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?|NaN|[-+]Inf))$')
+
+
+def parse_prometheus(text):
+    """Strict enough for the text format 0.0.4: every line a HELP, a TYPE, or a sample of a
+    declared family. Returns {"name{labels}": value} and {family: type}."""
+    assert text.endswith("\n"), "no final newline"
+    types, values = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            continue
+        if line.startswith("# TYPE "):
+            _, _, fam, typ = line.split(" ", 3)
+            assert typ in ("counter", "gauge", "histogram", "summary", "untyped"), line
+            assert fam not in types, f"TYPE twice: {fam}"
+            types[fam] = typ
+            continue
+        m = PROM_LINE.match(line)
+        assert m, f"not a sample line: {line!r}"
+        name = m.group(1)
+        fam = re.sub(r"_(bucket|sum|count)$", "", name)
+        assert name in types or (fam in types and types[fam] == "histogram"), \
+            f"sample before its TYPE: {line}"
+        values[name + (m.group(2) or "")] = float(m.group(4))
+    return values, types
+
+
+@scenario
+def metrics_parse(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-metrics")
+    agents = start_fleet(s, ns, 2)
+    leader = wait_single_leader(agents, 20)
+    follower = [a for a in agents if a is not leader][0]
+
+    def renewed():
+        st, text = leader.request("GET", "/metrics", timeout=2.0)
+        return st == 200 and parse_prometheus(text)[0]["leasehold_renew_duration_seconds_count"] >= 3
+
+    wait_until(renewed, 10, what="three writes by the leader")
+    lock = ns.lock_name
+    for a, leading in ((leader, 1), (follower, 0)):
+        st, text = a.request("GET", "/metrics", timeout=2.0)
+        assert st == 200, (st, text)
+        values, types = parse_prometheus(text)
+        assert values[f'leader_election_master_status{{name="{lock}"}}'] == leading
+        assert values["leasehold_is_leader"] == leading
+        assert f'leader_election_slowpath_total{{name="{lock}"}}' in values
+        assert types["leasehold_renew_duration_seconds"] == "histogram"
+        assert any(k.startswith("leasehold_build_info{version=") for k in values)
+        requests = {k: v for k, v in values.items() if k.startswith("leasehold_api_requests_total{")}
+        assert any(k.endswith('code="200"}') for k in requests), requests
+        count = values["leasehold_renew_duration_seconds_count"]
+        if leading:
+            assert values["leasehold_leader_transitions_total"] == 1
+            assert count >= 3, count
+            assert values['leasehold_renew_duration_seconds_bucket{le="+Inf"}'] == count
+            assert values["leasehold_last_renew_age_seconds"] < 2 * RETRY
+            assert values['leasehold_api_requests_total{verb="PUT",code="200"}'] >= 2, requests
+            measured(f"leader renew latency: mean "
+                     f"{values['leasehold_renew_duration_seconds_sum'] / count * 1000:.1f} ms over "
+                     f"{int(count)} writes")
+        else:
+            assert count == 0 and "leasehold_last_renew_age_seconds" not in values
+        log(f"{a.name}: {len(values)} samples parse")
+
+
+def leader_events(cp, ns):
+    items = cp.get_json("events", "-n", ns.name)["items"]
+    return [e for e in items if e.get("reason") == "LeaderElection"]
+
+
+@scenario
+def events_recorded(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-events")
+    cp.kubectl("delete", "events", "--all", "-n", ns.name)  # a re-run on a shared control plane
+    agents = start_fleet(s, ns, 2, release="immediate")
+    old = wait_single_leader(agents, 20)
+    old.term()
+    assert old.wait(RENEW + 5) == 0
+    new = wait_single_leader([a for a in agents if a is not old], 20)
+    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
+
+    def got():
+        return {e["message"] for e in leader_events(cp, ns)} >= want and leader_events(cp, ns)
+
+    events = wait_until(got, 10, what=f"events {want}")
+    for e in events:
+        assert e["type"] == "Normal", e
+        assert e["involvedObject"]["kind"] == "Lease", e
+        assert e["involvedObject"]["apiVersion"] == "coordination.k8s.io/v1", e
+        assert e["involvedObject"]["name"] == ns.lock_name, e
+        assert e["source"]["component"] == "leasehold", e
+        assert e["reportingComponent"] == "leasehold", e
+    table = cp.kubectl("get", "events", "-n", ns.name, "--field-selector",
+                       f"involvedObject.name={ns.lock_name}")
+    log("kubectl get events:\n" + table)
+    assert "became leader" in table and "stopped leading" in table
+
+
+def pod_manifest(name, sa):
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "e2e"}},
+        "spec": {"serviceAccountName": sa, "automountServiceAccountToken": False,
+                 "containers": [{"name": "main", "image": "registry.invalid/none:1"}]}})
+
+
+@scenario
+def leader_label_failover(s):
+    """The pod label follows leadership through a SIGTERM failover. Pod objects stand in for
+    the pods (no kubelet runs them); the agents run with the leader-label Role applied."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-label")
+    rbac = DEPLOY / "rbac" / "leader-label"
+    cp.kubectl("apply", "-n", ns.name, "-f", str(rbac / "role.yaml"), "-f",
+               str(rbac / "rolebinding.yaml"))
+    agents = []
+    cp.kubectl("delete", "pods", "--all", "-n", ns.name)  # a re-run on a shared control plane
+    for i in range(3):
+        name = f"{ns.name}-a{i}"
+        pod = f"web-{i}"
+        cp.kubectl("create", "-n", ns.name, "-f", "-", input=pod_manifest(pod, ns.sa))
+        a = s.agent(ns, name, release="immediate", extra=(f"--leader-label={LABEL}",),
+                    env={"POD_NAME": pod, "POD_NAMESPACE": ns.name})
+        a.pod = pod
+        agents.append(a.start())
+
+    def labels():
+        pods = cp.get_json("pods", "-n", ns.name)["items"]
+        return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(LABEL) for p in pods}
+
+    def settled(leader):
+        want = {a.pod: ("leader" if a is leader else "follower") for a in agents if a.alive()}
+        got = labels()
+        return all(got.get(p) == v for p, v in want.items())
+
+    old = wait_single_leader(agents, 20)
+    wait_until(lambda: settled(old), 10, what="labels to settle")
+    selected = cp.kubectl("get", "pods", "-n", ns.name, "-l", f"{LABEL}=leader", "-o", "name")
+    assert selected.split() == [f"pod/{old.pod}"], selected
+    t_term = time.monotonic()
+    old.term()
+    assert old.wait(RENEW + 5) == 0
+    new = wait_single_leader([a for a in agents if a is not old], 20)
+    t_new = time.monotonic()
+    wait_until(lambda: labels().get(new.pod) == "leader", 10, what="the new leader's label")
+    t_label = time.monotonic()
+    assert labels()[old.pod] == "follower", labels()
+    assert settled(new), labels()
+    selected = cp.kubectl("get", "pods", "-n", ns.name, "-l", f"{LABEL}=leader", "-o", "name")
+    assert selected.split() == [f"pod/{new.pod}"], selected
+    measured(f"leader label: new leader {t_new - t_term:.2f}s after SIGTERM, its pod labelled "
+             f"{t_label - t_new:.2f}s after that (polled every 50 ms via kubectl)")
+
+
+@scenario
+def probe_listener(s):
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-probe")
+    agents = []
+    for i in range(2):
+        probe_port = socket.socket()
+        probe_port.bind(("127.0.0.1", 0))
+        port = probe_port.getsockname()[1]
+        probe_port.close()
+        a = s.agent(ns, f"{ns.name}-a{i}", extra=(f"--probe-address=127.0.0.1:{port}",))
+        a.probe_port = port
+        agents.append(a.start())
+    leader = wait_single_leader(agents, 20)
+    follower = [a for a in agents if a is not leader][0]
+    wait_ready(agents)
+
+    def probe_get(a, path):
+        c = http.client.HTTPConnection("127.0.0.1", a.probe_port, timeout=2)
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status
+
+    for a, leading in ((leader, True), (follower, False)):
+        assert probe_get(a, "/healthz") == 200
+        assert probe_get(a, "/readyz") == 200
+        assert probe_get(a, "/is-leader") == (200 if leading else 503)
+        for path in ("/leader", "/metrics", "/leader/watch", "/"):
+            assert probe_get(a, path) == 404, path
+
+    binary = leasehold_binary()
+
+    def probe_cmd(*args, env=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
+        e.update(env or {})
+        t = time.monotonic()
+        r = subprocess.run([binary, "probe", *args], env=e, capture_output=True, text=True,
+                           timeout=10)
+        return r.returncode, r.stderr.strip(), time.monotonic() - t
+
+    main = lambda a: f"--address=127.0.0.1:{a.port}"  # noqa: E731
+    cases = [
+        ((main(leader),), None, 0),
+        (("--leader", main(leader)), None, 0),
+        (("--leader", main(follower)), None, 1),
+        ((main(follower),), None, 0),
+        (("--leader", f"--address=127.0.0.1:{leader.probe_port}"), None, 0),
+        (("--leader",), {"LEASEHOLD_HTTP_ADDRESS": f"127.0.0.1:{follower.port}"}, 1),
+        (("--leader",), {"LEASEHOLD_HTTP_ADDRESS": f"127.0.0.1:{leader.port}"}, 0),
+        (("--nope",), None, 2),
+    ]
+    for args, env, want in cases:
+        rc, err, took = probe_cmd(*args, env=env)
+        assert rc == want, (args, env, rc, err)
+        assert took < 2.0, (args, took)
+    follower.kill()
+    rc, err, took = probe_cmd(main(follower))
+    assert rc == 1 and "no answer" in err, (rc, err)
+    measured(f"leasehold probe against a dead agent: exit 1 in {took * 1000:.0f} ms")
+
+
+def _term_failover(s, ns_name, watchers, release):
+    """SIGTERM the leader of 3 with `watchers` watch clients on it (none polls /leader); returns
+    (seconds to the next leader's first yes, seconds until the old process exited, the last
+    validUntil a watch client got (wall), wall time of the new leader's first yes)."""
+    cp = s.control_plane()
+    ns = Namespace(cp, ns_name)
+    agents = start_fleet(s, ns, 3, release=release)
+    old = wait_single_leader(agents, 20)
+    rest = [a for a in agents if a is not old]
+    clients = connect_watchers(old, watchers) if watchers else []
+    # Longer than renew-deadline: the "yes" answers wait_single_leader got from the old leader
+    # have run out, so only the watch clients (if any) hold a promise. Renewals flow meanwhile.
+    time.sleep(RENEW + 0.5)
+    t_term = time.monotonic()
+    old.term()
+    found = {}
+
+    def poll_rest():
+        # /is-leader on the candidates only: the old leader is never asked.
+        for a in rest:
+            st, _ = a.request("GET", "/is-leader", timeout=0.5)
+            if st == 200:
+                found["t"] = time.monotonic()
+                return a
+        return None
+
+    new = wait_until(poll_rest, 30, interval=0.01, what="a new leader")
+    rc = old.wait(RENEW + 10)
+    t_exit = time.monotonic()
+    assert rc == 0, f"old leader exited with {rc}"
+    last_promise = max((c.last_valid_until() or 0) for c in clients) if clients else None
+    ended = sum(1 for c in clients if c.ended)
+    for c in clients:
+        c.close()
+    log(f"{new.name} leads; {ended}/{len(clients)} streams ended with the old leader")
+    return found["t"] - t_term, t_exit - t_term, last_promise, found["t"] + MONO_TO_WALL
+
+
+@scenario
+def term_failover_watchers(s):
+    """Failover after SIGTERM with and without 50 watch clients on the leader."""
+    none_safe, exit_none, _, _ = _term_failover(s, "e2e-tf-none", 0, "safe")
+    w_safe, exit_w, promise, new_wall = _term_failover(s, "e2e-tf-watch", 50, "safe")
+    w_imm, exit_imm, _, _ = _term_failover(s, "e2e-tf-imm", 50, "immediate")
+    measured(f"SIGTERM failover (safe, no watchers, nobody asked /leader): {none_safe:.2f}s, "
+             f"old process exited after {exit_none:.2f}s")
+    measured(f"SIGTERM failover (safe, 50 watchers): {w_safe:.2f}s, old process exited after "
+             f"{exit_w:.2f}s; new leader {new_wall - promise:+.3f}s after the last validUntil "
+             f"streamed")
+    measured(f"SIGTERM failover (immediate, 50 watchers): {w_imm:.2f}s, old process exited after "
+             f"{exit_imm:.2f}s")
+    bound_fast = 2.2 * RETRY + 1.0
+    assert none_safe <= bound_fast, none_safe
+    assert w_imm <= bound_fast, w_imm
+    # Watch clients were told "yes" until validUntil: safe mode waits that out, no longer.
+    assert new_wall >= promise, "a new leader before the streamed promise ran out"
+    assert w_safe <= RENEW + bound_fast, w_safe
+    for took in (exit_none, exit_w, exit_imm):
+        assert took <= RENEW + 3, took
+
+
+def main(argv):
+    names = list(SCENARIOS) if argv == ["all"] else argv
+    unknown = [n for n in names if n not in SCENARIOS]
+    if not names or unknown:
+        print(f"usage: announce_scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
+        return 2
+    failed = 0
+    for n in names:
+        try:
+            with Scenario(n) as s:
+                SCENARIOS[n](s)
+        except Exception:  # noqa: BLE001 - report and go on with the next scenario
+            import traceback
+            traceback.print_exc()
+            failed += 1
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,783 @@
+#!/usr/bin/env python3
+"""Chaos suite: N leasehold agents (and optionally client-go peers) on a real etcd +
+kube-apiserver, each agent's API traffic through its own fault-injecting proxy, faults injected
+at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
+two leasehold "yes" answers.
+
+    chaos.py                       short form (~2.5 min), seed from $LEASEHOLD_CHAOS_SEED or random
+    chaos.py --long                long form: 30 min of faults (or LEASEHOLD_CHAOS_LONG=1)
+    chaos.py --duration 600 --seed 42 --peers 2 --peer-release on
+    chaos.py --replay OUT_DIR      re-analyse a finished run (report, PNG) without running it
+
+See e2e/chaos/README.md for the faults, the definitions of the figures and how to reproduce a run.
+"""
+
+import argparse
+import gzip
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "lib"))
+sys.path.insert(0, str(HERE))
+from harness import (LEASE, RENEW, RETRY, TIMINGS, REPO, Agent, ControlPlane, Namespace,  # noqa: E402
+                     free_port, log)
+import analysis  # noqa: E402
+import pngplot  # noqa: E402
+from faultproxy import ProxyLoop  # noqa: E402
+from fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary  # noqa: E402
+
+SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
+LOCK = "chaos-lock"
+
+# kind: (weight, targets the leader with this probability)
+FAULTS = {
+    "kill": (3.0, 0.75),
+    "stop": (2.0, 0.8),
+    "term": (1.5, 0.8),
+    "partition": (2.0, 0.8),
+    "latency": (1.5, 0.8),
+    "drip": (1.0, 0.8),
+    "reset": (1.0, 0.6),
+    "apiserver-restart": (1.0, None),
+    "etcd-restart": (1.0, None),
+    "apiserver-pause": (1.0, None),
+    "conflicts": (1.5, None),
+}
+
+
+class Slot:
+    """One place in the fleet: a proxy, a fixed /leader port, and successive processes."""
+
+    def __init__(self, drv, name, kind, release):
+        self.drv, self.name, self.kind, self.release = drv, name, kind, release
+        self.proxy = drv.loop.proxy(name, drv.cp.host, drv.cp.port)
+        self.port = free_port()
+        self.sa = "leasehold" if kind == "leasehold" else f"peer-{name}"
+        self.sa_dir = drv.ns.sa_dir(name, sa=self.sa)
+        self.incarnation = 0
+        self.proc = None
+        self.busy = threading.Lock()
+        self.identities = []
+        self.paused = False
+
+    @property
+    def identity(self):
+        return f"{self.name}-{self.incarnation}"
+
+    def start(self, new_identity=True):
+        if self.proc is not None:
+            self.proc.stop()
+        if new_identity or not self.identities:
+            self.incarnation += 1
+        if self.kind == "leasehold":
+            self.proc = LeaseholdProc(self.drv.ns, self.identity, self.port, self.sa_dir,
+                                      self.proxy.port, self.release, self.drv.logdir)
+        else:
+            self.proc = ClientGoProc(self.drv.ns, self.identity, self.port, self.sa_dir,
+                                     self.proxy.port, self.release == "release-on-cancel",
+                                     self.drv.logdir, self.drv.peer_bin)
+        if self.identity not in self.identities:
+            self.identities.append(self.identity)
+        self.proc.start()
+        self.paused = False
+        return self
+
+    def says_leader(self):
+        st, b = self.proc.leader(0.3) if self.proc else (None, None)
+        return st == 200 and isinstance(b, dict) and b.get("isLeader") is True
+
+    def signal(self, sig):
+        if self.proc and self.proc.alive():
+            os.kill(self.proc.proc.pid, sig)
+            if sig == signal.SIGSTOP:
+                self.paused = True
+            elif sig == signal.SIGCONT:
+                self.paused = False
+
+    def stop(self):
+        if self.proc:
+            self.proc.stop()
+
+
+# ------------------------------------------------------------------------------------ the driver
+class Chaos:
+    def __init__(self, args):
+        self.args = args
+        self.seed = args.seed
+        self.rng = random.Random(self.seed)
+        self.out = Path(args.out)
+        if (self.out / "run.json").exists() or (self.out / "samples.txt").exists():
+            shutil.rmtree(self.out)  # a previous run's directory
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.logdir = self.out / "logs"
+        self.logdir.mkdir(exist_ok=True)
+        self.faults = []
+        self.faults_lock = threading.Lock()
+        self.cp_busy = threading.Lock()
+        self.slots = []
+        self.notes = []
+        self.peer_bin = None
+        self.mono_to_wall = [time.time() - time.monotonic()]
+        self.clock_pairs = []
+        self._clock_stop = threading.Event()
+        threading.Thread(target=self._clock, daemon=True).start()
+
+    def _clock(self):
+        """Records (monotonic, wall) every 5 s: validUntil is wall clock, samples monotonic."""
+        while True:
+            m0 = time.monotonic()
+            w = time.time()
+            m1 = time.monotonic()
+            self.clock_pairs.append(((m0 + m1) / 2, w))
+            if self._clock_stop.wait(5.0):
+                return
+
+    # ------------------------------------------------------------------ setup
+    def setup(self):
+        a = self.args
+        if a.peers:
+            self.peer_bin = interop_binary()
+            if not self.peer_bin:
+                raise SystemExit("--peers needs the client-go interop peer (e2e/interop/build.sh)"
+                                 " or LEASEHOLD_INTEROP_BIN")
+        policy = self.out / "audit-policy.yaml"
+        self.audit_log = self.out / "audit.log"
+        self.ns_name = f"chaos-{self.seed % 100000}-{int(time.time()) % 100000}"
+        policy.write_text(
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
+            "- level: RequestResponse\n  namespaces: [\"%s\"]\n"
+            "  resources: [{group: coordination.k8s.io, resources: [leases]}]\n"
+            "- level: None\n" % self.ns_name)
+        extra = (f"--audit-policy-file={policy} --audit-log-path={self.audit_log} "
+                 "--audit-log-maxsize=0 --audit-log-format=json")
+        self.cp = ControlPlane(None, extra)
+        self.cp.start()
+        self.admin = Admin(self.cp)
+        self.ns = Namespace(self.cp, self.ns_name, lock_name=LOCK)
+        self.loop = ProxyLoop()
+        n = a.agents
+        for i in range(n):
+            release = "immediate" if (a.immediate and i == n - 1) else "safe"
+            self.slots.append(Slot(self, f"lh{i}", "leasehold", release))
+        for i in range(a.peers):
+            if a.peer_release == "mixed":
+                rel = "release-on-cancel" if i % 2 else "plain"
+            else:
+                rel = "release-on-cancel" if a.peer_release == "on" else "plain"
+            sa = f"peer-cg{i}"
+            self.cp.ensure_sa(self.ns_name, sa)
+            # The peer's own ServiceAccount (so the audit log tells its writes apart) with the
+            # shipped Roles (deploy/rbac: `leasehold`, and `leasehold-create` where present).
+            self.cp.apply("\n---\n".join(json.dumps({
+                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": f"{role}-{sa}"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                            "name": role},
+                "subjects": [{"kind": "ServiceAccount", "name": sa,
+                              "namespace": self.ns_name}]})
+                for role in ("leasehold", "leasehold-create")), self.ns_name)
+            self.slots.append(Slot(self, f"cg{i}", "clientgo", rel))
+        self.sampler_out = self.out / "samples.txt"
+        self.sampler_out.write_text("")
+        self.sampler = subprocess.Popen(
+            [sys.executable, str(HERE / "sampler.py"), str(self.sampler_out),
+             str(SAMPLE_INTERVAL), str(CLIENT_TIMEOUT)] +
+            [f"{s.name}={s.port}" for s in self.slots],
+            start_new_session=True)
+        self.t0 = time.monotonic()
+        for s in self.slots:
+            s.start()
+        log(f"{len(self.slots)} agents started: " +
+            ", ".join(f"{s.name}({s.kind}, {s.release}, proxy :{s.proxy.port}, http :{s.port})"
+                      for s in self.slots))
+
+    def leaders(self):
+        return [s for s in self.slots if not s.paused and s.says_leader()]
+
+    def wait_leader(self, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ls = self.leaders()
+            if len(ls) == 1:
+                return ls[0]
+            time.sleep(0.1)
+        return None
+
+    # ------------------------------------------------------------------ faults
+    def record(self, kind, target, t, params, **kw):
+        ev = {"kind": kind, "target": target, "t": t, "params": params}
+        ev.update(kw)
+        with self.faults_lock:
+            self.faults.append(ev)
+        return ev
+
+    def pick_target(self, p_leader, idx):
+        """The leader with probability p_leader (decided by the pre-drawn idx), else slot idx."""
+        free = [s for s in self.slots if not s.busy.locked()]
+        if not free:
+            return None
+        u, i = idx
+        if p_leader and u < p_leader:
+            ls = [s for s in self.leaders() if not s.busy.locked()]
+            if ls:
+                return ls[0]
+        return free[i % len(free)]
+
+    def run_fault(self, kind, r):
+        """r: pre-drawn random numbers (so the fault sequence depends on the seed only)."""
+        weight, p_leader = FAULTS[kind]
+        if p_leader is not None:
+            s = self.pick_target(p_leader, (r[0], int(r[1] * 1000)))
+            if s is None or not s.busy.acquire(blocking=False):
+                return
+            try:
+                was_leader = s.says_leader() if not s.paused else False
+                getattr(self, "f_" + kind.replace("-", "_"))(s, r, was_leader)
+            finally:
+                s.busy.release()
+        else:
+            if not self.cp_busy.acquire(blocking=False):
+                return
+            try:
+                getattr(self, "f_" + kind.replace("-", "_"))(r)
+            finally:
+                self.cp_busy.release()
+
+    def f_kill(self, s, r, was_leader):
+        delay = 0.5 + 4.5 * r[2]
+        same = r[3] < 0.3
+        old = s.identity
+        t = time.monotonic()
+        s.signal(signal.SIGKILL)
+        s.proc.wait(10)
+        time.sleep(delay)
+        s.start(new_identity=not same)
+        self.record("kill", s.name, t, {"restart_after_s": round(delay, 2),
+                                        "same_identity": same},
+                    identity=old, was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_term(self, s, r, was_leader):
+        delay = 0.5 + 3 * r[2]
+        old = s.identity
+        t = time.monotonic()
+        s.signal(signal.SIGTERM)
+        rc = s.proc.wait(RENEW + 8)
+        note = None
+        if rc is None:
+            note = f"did not exit within {RENEW + 8}s of SIGTERM; killed"
+            self.notes.append(f"{s.name} ({old}): {note}")
+            s.signal(signal.SIGKILL)
+            s.proc.wait(10)
+        t_exit = time.monotonic()
+        time.sleep(delay)
+        s.start(new_identity=True)
+        self.record("term", s.name, t, {"restart_after_s": round(delay, 2),
+                                        "release": s.release},
+                    identity=old, was_leader=was_leader, exit_code=rc,
+                    exit_after_s=round(t_exit - t, 3), note=note, t_heal=time.monotonic())
+
+    def f_stop(self, s, r, was_leader):
+        dur = LEASE + 0.5 + 2.5 * r[2]
+        t = time.monotonic()
+        s.signal(signal.SIGSTOP)
+        time.sleep(dur)
+        s.signal(signal.SIGCONT)
+        self.record("stop", s.name, t, {"paused_s": round(dur, 2)}, identity=s.identity,
+                    was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_partition(self, s, r, was_leader):
+        dur = 2 + 8 * r[2]
+        t = time.monotonic()
+        self.loop.blackhole(s.proxy)
+        time.sleep(dur)
+        self.loop.heal(s.proxy)
+        self.record("partition", s.name, t, {"blackhole_s": round(dur, 2)},
+                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_latency(self, s, r, was_leader):
+        lat = RENEW + 0.2 + 1.8 * r[2]
+        dur = 4 + 6 * r[3]
+        t = time.monotonic()
+        self.loop.latency(s.proxy, lat)
+        time.sleep(dur)
+        self.loop.heal(s.proxy)
+        self.record("latency", s.name, t, {"one_way_s": round(lat, 2), "for_s": round(dur, 2)},
+                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_drip(self, s, r, was_leader):
+        per_byte = 0.002 + 0.018 * r[2]
+        dur = 3 + 5 * r[3]
+        t = time.monotonic()
+        self.loop.drip(s.proxy, per_byte)
+        time.sleep(dur)
+        self.loop.heal(s.proxy)
+        self.record("drip", s.name, t, {"s_per_byte": round(per_byte, 4),
+                                        "for_s": round(dur, 2)},
+                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_reset(self, s, r, was_leader):
+        dur = 0 if r[2] < 0.4 else 4 * r[3]
+        t = time.monotonic()
+        self.loop.reset(s.proxy, dur)
+        time.sleep(dur)
+        self.loop.heal(s.proxy)
+        self.record("reset", s.name, t, {"refuse_new_s": round(dur, 2)}, identity=s.identity,
+                    was_leader=was_leader, t_heal=time.monotonic())
+
+    def f_apiserver_restart(self, r):
+        t = time.monotonic()
+        try:
+            self.cp.restart_apiserver()
+            note = None
+        except RuntimeError as e:
+            note = f"restart failed: {str(e)[-300:]}"
+            self.notes.append(note)
+        self.record("apiserver-restart", "apiserver", t, {}, t_heal=time.monotonic(), note=note)
+
+    def f_etcd_restart(self, r):
+        t = time.monotonic()
+        try:
+            self.cp.restart_etcd()
+            note = None
+        except RuntimeError as e:
+            note = f"restart failed: {str(e)[-300:]}"
+            self.notes.append(note)
+        self.record("etcd-restart", "etcd", t, {}, t_heal=time.monotonic(), note=note)
+
+    def f_apiserver_pause(self, r):
+        dur = 1 + 5 * r[2]
+        t = time.monotonic()
+        self.cp._sh("pause-apiserver", str(self.cp.dir))
+        time.sleep(dur)
+        self.cp._sh("resume-apiserver", str(self.cp.dir))
+        self.record("apiserver-pause", "apiserver", t, {"paused_s": round(dur, 2)},
+                    t_heal=time.monotonic())
+
+    def f_conflicts(self, r):
+        """Concurrent writers that bump the lease's resourceVersion without touching its spec
+        (an annotation changes), so every agent's next conditional write gets 409."""
+        dur = 1 + 4 * r[2]
+        writers = 3 + int(3 * r[3])
+        path = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns_name}/leases/{LOCK}"
+        counts = {}
+        lock = threading.Lock()
+        stop = time.monotonic() + dur
+
+        def writer(k):
+            n = 0
+            while time.monotonic() < stop:
+                try:
+                    st, obj = self.admin.request("GET", path)
+                    if st != 200 or not isinstance(obj, dict):
+                        code = f"get-{st}"
+                    else:
+                        n += 1
+                        ann = obj["metadata"].setdefault("annotations", {})
+                        ann["chaos.leasehold.test/writer"] = f"{k}-{n}"
+                        code, _ = self.admin.request("PUT", path, obj)
+                except (OSError, http.client.HTTPException) as e:
+                    code = type(e).__name__
+                with lock:
+                    counts[str(code)] = counts.get(str(code), 0) + 1
+        t = time.monotonic()
+        ths = [threading.Thread(target=writer, args=(k,)) for k in range(writers)]
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join(dur + 10)
+        self.record("conflicts", "lease", t, {"writers": writers, "for_s": round(dur, 2)},
+                    results=counts, t_heal=time.monotonic())
+
+    # ------------------------------------------------------------------ the run
+    def run(self):
+        a = self.args
+        first = self.wait_leader(40)
+        if not first:
+            self.notes.append("no leader within 40 s of the start")
+            log("no leader within 40 s of the start")
+        else:
+            log(f"first leader {first.name} after {time.monotonic() - self.t0:.1f}s")
+        self.t_chaos = time.monotonic()
+        t_end = self.t_chaos + a.duration
+        kinds = list(FAULTS)
+        weights = [FAULTS[k][0] for k in kinds]
+        threads = []
+        n = 0
+        last_report = time.monotonic()
+        while time.monotonic() < t_end:
+            gap = a.gap_min + (a.gap_max - a.gap_min) * self.rng.random()
+            kind = self.rng.choices(kinds, weights)[0]
+            r = [self.rng.random() for _ in range(4)]
+            concurrent = self.rng.random() < a.concurrency
+            if not concurrent:
+                for th in threads:
+                    th.join()
+                threads = [th for th in threads if th.is_alive()]
+            time.sleep(gap)
+            if time.monotonic() >= t_end:
+                break
+            threads = [th for th in threads if th.is_alive()]
+            th = threading.Thread(target=self._fault_thread, args=(kind, r), daemon=True)
+            th.start()
+            threads.append(th)
+            n += 1
+            if time.monotonic() - last_report > 60:
+                last_report = time.monotonic()
+                log(f"{time.monotonic() - self.t_chaos:.0f}s: {len(self.faults)} faults done")
+        for th in threads:
+            th.join(60)
+        self.t_chaos_end = time.monotonic()
+        log(f"chaos over: {len(self.faults)} faults in {self.t_chaos_end - self.t_chaos:.0f}s")
+        self.heal_all()
+        self.t_healed = time.monotonic()
+        final = self.wait_leader(LEASE * 4 + 10)
+        self.final_leader = final.name if final else None
+        if not final:
+            self.notes.append("no single leader within 26 s after every fault was healed")
+        log(f"after healing: leader {self.final_leader} in {time.monotonic() - self.t_healed:.1f}s")
+        time.sleep(3)
+
+    def _fault_thread(self, kind, r):
+        try:
+            self.run_fault(kind, r)
+        except Exception as e:  # noqa: BLE001 - a failed fault is reported, the run goes on
+            import traceback
+            self.notes.append(f"fault {kind} raised {e!r}")
+            traceback.print_exc()
+
+    def heal_all(self):
+        for s in self.slots:
+            self.loop.heal(s.proxy)
+            if s.proc and s.proc.alive():
+                s.signal(signal.SIGCONT)
+            else:
+                s.start(new_identity=True)
+        if not self.cp._sh("status", str(self.cp.dir), check=False).returncode == 0:
+            self.notes.append("control plane not running at the end; restarting the apiserver")
+            self.cp._sh("resume-apiserver", str(self.cp.dir), check=False)
+
+    def teardown(self):
+        if getattr(self, "sampler", None) and self.sampler.poll() is None:
+            self.sampler.send_signal(signal.SIGTERM)
+            try:
+                self.sampler.wait(15)
+            except subprocess.TimeoutExpired:
+                self.sampler.kill()
+        for s in self.slots:
+            try:
+                s.stop()
+            except Exception:  # noqa: BLE001
+                pass
+        if getattr(self, "loop", None):
+            self.loop.close()
+        self.mono_to_wall.append(time.time() - time.monotonic())
+        if getattr(self, "cp", None):
+            for f in ("apiserver.log", "etcd.log"):
+                p = self.cp.dir / f
+                if p.exists():
+                    shutil.copy(p, self.logdir / f)
+            self.cp.stop()
+        if getattr(self, "ns", None):
+            shutil.rmtree(self.ns.tmp, ignore_errors=True)
+
+    def save_meta(self):
+        meta = {
+            "seed": self.seed, "argv": sys.argv, "namespace": self.ns_name, "duration": self.args.duration,
+            "t0": self.t0, "t_chaos": self.t_chaos, "t_chaos_end": self.t_chaos_end,
+            "t_healed": self.t_healed, "final_leader": self.final_leader,
+            "mono_to_wall": self.mono_to_wall, "clock_pairs": self.clock_pairs,
+            "notes": self.notes,
+            "timings": TIMINGS, "interval": SAMPLE_INTERVAL, "client_timeout": CLIENT_TIMEOUT,
+            "slots": [{"name": s.name, "kind": s.kind, "release": s.release,
+                       "identities": s.identities, "sa": s.sa,
+                       "proxy_stats": dict(s.proxy.stats)} for s in self.slots],
+            "faults": sorted(self.faults, key=lambda f: f["t"]),
+        }
+        (self.out / "run.json").write_text(json.dumps(meta, indent=1, default=str))
+        return meta
+
+
+# ------------------------------------------------------------------------------------ the report
+def audit_summary(path, ns):
+    """Requests per user/verb/code from the apiserver's audit log, and every write of holder ""
+    with the holder it overwrote (a release by someone who no longer held the lock is the
+    client-go release race)."""
+    path = Path(path)
+    if not path.exists() and Path(str(path) + ".gz").exists():
+        path = Path(str(path) + ".gz")
+    if not path.exists():
+        return {}
+    by = {}
+    holder_at_rv = {}
+    releases = []
+    events = []
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", errors="replace") as f:
+        for line in f:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("stage") != "ResponseComplete":
+                continue
+            ref = e.get("objectRef") or {}
+            if ref.get("namespace") != ns:
+                continue
+            user = (e.get("user") or {}).get("username", "?").rsplit(":", 1)[-1]
+            code = (e.get("responseStatus") or {}).get("code")
+            key = f"{user} {e.get('verb')} {code}"
+            by[key] = by.get(key, 0) + 1
+            events.append(e)
+    for e in events:
+        resp = e.get("responseObject") or {}
+        if resp.get("kind") == "Lease":
+            holder_at_rv[resp["metadata"].get("resourceVersion")] = (
+                resp.get("spec") or {}).get("holderIdentity") or ""
+    for e in events:
+        req = e.get("requestObject") or {}
+        code = (e.get("responseStatus") or {}).get("code")
+        if e.get("verb") != "update" or req.get("kind") != "Lease" or code != 200:
+            continue
+        if (req.get("spec") or {}).get("holderIdentity"):
+            continue
+        prev = holder_at_rv.get((req.get("metadata") or {}).get("resourceVersion"))
+        releases.append({"user": (e.get("user") or {}).get("username"),
+                         "time": e.get("stageTimestamp"), "overwrote_holder": prev,
+                         "rv": req["metadata"].get("resourceVersion")})
+    return {"requests": dict(sorted(by.items())), "releases": releases}
+
+
+def report(out, meta=None):
+    out = Path(out)
+    meta = meta or json.loads((out / "run.json").read_text())
+    samples = analysis.load_samples(out / "samples.txt")
+    t0, tc, te = meta["t0"], meta["t_chaos"], meta["t_chaos_end"]
+    kinds = {s["name"]: s["kind"] for s in meta["slots"]}
+    claim = analysis.spans(samples, by_term=False)
+    lead = analysis.spans(samples, meta["client_timeout"])
+    t_last = max((s[1] for ss in samples.values() for s in ss), default=te)
+    ovs = analysis.overlaps(claim)
+    first_lead = min((s["start"] for ss in lead.values() for s in ss), default=tc)
+    no_leader, gaps = analysis.leaderless(lead, first_lead, t_last)
+    hand = analysis.handovers(lead)
+    faults = meta["faults"]
+    ff = analysis.fault_failovers(lead, faults)
+    aud = audit_summary(out / "audit.log", meta.get("namespace") or "")
+    # Which release writes were foreign (the writer no longer held the lock)?
+    foreign = []
+    if aud:
+        ident_of_sa = {}
+        for s in meta["slots"]:
+            ident_of_sa.setdefault(s["sa"], set()).update(s["identities"])
+        for r in aud.get("releases", []):
+            sa = (r["user"] or "").rsplit(":", 1)[-1]
+            mine = ident_of_sa.get(sa, set())
+            if r["overwrote_holder"] not in mine and r["overwrote_holder"] not in ("", None):
+                foreign.append(r)
+    term_imm = {}
+    for f in faults:
+        if f["kind"] == "term" and f["params"].get("release") == "immediate":
+            term_imm.setdefault(f["target"], []).append(f["t"])
+    pairs = meta.get("clock_pairs") or [(0.0, o) for o in meta["mono_to_wall"]]
+    promises = analysis.promise_violations(lead, claim, faults, term_imm,
+                                           analysis.mono_to_wall_fn(pairs))
+    # The peers log the same race themselves (e2e/interop: "RELEASE-RACE ... BLANKED <lock> held
+    # by "<holder>""); either source counts.
+    import re
+    for f in sorted((out / "logs").glob("cg*.log")):
+        for line in f.read_text(errors="replace").splitlines():
+            m = re.search(r'RELEASE-RACE .* BLANKED \S+ held by "([^"]*)"', line)
+            if m and not any(r.get("overwrote_holder") == m.group(1) for r in foreign):
+                foreign.append({"user": f.stem, "overwrote_holder": m.group(1),
+                                "source": "peer log", "line": line[:300]})
+    blanked = {r["overwrote_holder"] for r in foreign}
+    for p in promises:
+        p["blanked_by_client_go"] = p["old"]["identity"] in blanked
+    promises_lh = [p for p in promises if kinds.get(p["old"]["slot"]) == "leasehold"
+                   and not p["exempt_immediate_release"] and not p["blanked_by_client_go"]]
+
+    # Classify overlaps: one that a client-go peer began stale is client-go's (no time-bounded
+    # yes); one that follows a foreign release of a leasehold lease is the client-go release race.
+    classified = []
+    for a, b in ovs:
+        old, new = (a, b) if a["start"] <= b["start"] else (b, a)
+        why = "leasehold"
+        if kinds.get(old["slot"]) == "clientgo":
+            why = "client-go stale leader (client-go's yes is not time-bounded)"
+        elif foreign and kinds.get(old["slot"]) == "leasehold":
+            why = "leasehold (check: a foreign release happened during the run)"
+            for r in foreign:
+                if r["overwrote_holder"] == old["identity"]:
+                    why = "client-go release race (a client-go peer blanked this leader's lease)"
+        if kinds.get(old["slot"]) == "leasehold" and kinds.get(new["slot"]) == "leasehold" \
+                and why.startswith("client-go release race"):
+            pass
+        classified.append({"old": old, "new": new, "why": why,
+                           "overlap_s": round(min(a["end"], b["end"]) - max(a["start"],
+                                                                         b["start"]), 4)})
+    lh_overlaps = [c for c in classified if c["why"].startswith("leasehold")]
+
+    # Figures.
+    by_kind = {}
+    for f, old, new, secs in ff:
+        by_kind.setdefault(f["kind"], []).append(secs)
+    gap_by_cause = {}
+    for a, b, g in hand:
+        cause = "none"
+        for f in faults:
+            if f["t"] <= a["end"] + 0.05 and (f.get("t_heal") or f["t"]) >= a["end"] - 15:
+                cause = f["kind"]
+        gap_by_cause.setdefault(cause, []).append(g)
+    fault_counts = {}
+    for f in faults:
+        fault_counts[f["kind"]] = fault_counts.get(f["kind"], 0) + 1
+    total_samples = sum(len(v) for v in samples.values())
+    late_yes = sum(1 for ss in samples.values() for s in ss
+                   if s[3] and s[1] - s[0] > meta["client_timeout"])
+    rtts = sorted(s[1] - s[0] for ss in samples.values() for s in ss if s[2] == 200)
+    rep = {
+        "seed": meta["seed"], "duration_s": round(te - tc, 1),
+        "agents": {k: sum(1 for v in kinds.values() if v == k) for k in set(kinds.values())},
+        "faults": len(faults), "faults_by_kind": fault_counts,
+        "samples": total_samples, "late_yes_answers": late_yes,
+        "answer_rtt_ms": {"p50": round(1000 * analysis.pct(rtts, 50), 2) if rtts else None,
+                          "p99": round(1000 * analysis.pct(rtts, 99), 2) if rtts else None},
+        "overlaps_total": len(classified), "overlaps_leasehold": len(lh_overlaps),
+        "overlaps": [{"why": c["why"], "overlap_s": c["overlap_s"],
+                      "old": analysis.fmt_span(c["old"], t0),
+                      "new": analysis.fmt_span(c["new"], t0)} for c in classified],
+        "promise_violations_leasehold": len(promises_lh),
+        "promise_violations": [{"old": analysis.fmt_span(p["old"], t0),
+                                "new": analysis.fmt_span(p["new"], t0), "by_s": p["by_s"],
+                                "exempt_immediate_release": p["exempt_immediate_release"],
+                                "client_go_release_race": p["blanked_by_client_go"]}
+                               for p in promises],
+        "leader_changes": len(hand),
+        "handover_gap_s": analysis.dist([g for _, _, g in hand]),
+        "handover_gap_by_fault_s": {k: analysis.dist(v) for k, v in sorted(gap_by_cause.items())},
+        "fault_to_new_leader_s": analysis.dist([x[3] for x in ff]),
+        "fault_to_new_leader_by_kind_s": {k: analysis.dist(v) for k, v in sorted(by_kind.items())},
+        "leaderless_s": round(no_leader, 2),
+        "leaderless_fraction": round(no_leader / max(1e-9, t_last - first_lead), 4),
+        "longest_leaderless_s": round(max((b - a for a, b in gaps), default=0), 2),
+        "final_leader": meta["final_leader"], "notes": meta["notes"],
+        "foreign_releases": foreign,
+        "api_requests": aud.get("requests", {}),
+    }
+    (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
+
+    # Timeline PNG.
+    rows = []
+    for i, s in enumerate(meta["slots"]):
+        colour = pngplot.PALETTE[i % len(pngplot.PALETTE)]
+        bars = [(x["start"] - t0, x["end"] - t0, colour) for x in lead.get(s["name"], [])]
+        late = [(x["start"] - t0, x["end"] - t0, (250, 200, 200))
+                for x in claim.get(s["name"], [])]
+        rows.append((f"{s['name']} {'LH' if s['kind'] == 'leasehold' else 'CG'}", late + bars))
+    rows.append(("NO LEADER", [(a - t0, b - t0, pngplot.RED) for a, b in gaps]))
+    fl = [(f["t"] - t0, (f.get("t_heal") or f["t"] + 0.3) - t0, f["kind"]) for f in faults]
+    ol = [(max(c["old"]["start"], c["new"]["start"]) - t0,
+           min(c["old"]["end"], c["new"]["end"]) - t0) for c in classified]
+    title = (f"leasehold chaos seed {meta['seed']}: {len(faults)} faults, "
+             f"{len(lh_overlaps)} overlaps, {len(hand)} leader changes, "
+             f"leaderless {no_leader:.0f}s of {t_last - first_lead:.0f}s")
+    pngplot.timeline_png(out / "timeline.png", rows, fl, ol, 0.0, t_last - t0, title)
+    return rep
+
+
+def print_report(rep, out):
+    log(f"seed {rep['seed']}: {rep['faults']} faults {rep['faults_by_kind']}")
+    log(f"samples {rep['samples']}, answer rtt {rep['answer_rtt_ms']}, "
+        f"late yes {rep['late_yes_answers']}")
+    log(f"OVERLAPS: {rep['overlaps_leasehold']} leasehold, {rep['overlaps_total']} total")
+    for o in rep["overlaps"]:
+        log(f"  {o['why']}: {o['overlap_s']}s  old {o['old']}  new {o['new']}")
+    log(f"promise violations (leasehold, not exempt): {rep['promise_violations_leasehold']}")
+    log(f"leader changes {rep['leader_changes']}; handover gap {rep['handover_gap_s']}")
+    log(f"fault -> new leader {rep['fault_to_new_leader_s']}")
+    for k, v in rep["fault_to_new_leader_by_kind_s"].items():
+        log(f"    {k}: {v}")
+    log(f"leaderless {rep['leaderless_s']}s ({100 * rep['leaderless_fraction']:.1f}%), "
+        f"longest {rep['longest_leaderless_s']}s; final leader {rep['final_leader']}")
+    if rep["notes"]:
+        log(f"notes: {rep['notes']}")
+    log(f"report: {out}/report.json, timeline: {out}/timeline.png")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--long", action="store_true", default=os.environ.get(
+        "LEASEHOLD_CHAOS_LONG") == "1", help="30 minutes of faults")
+    p.add_argument("--duration", type=float, help="seconds of faults (short 120, long 1800)")
+    p.add_argument("--seed", type=int, default=int(os.environ.get(
+        "LEASEHOLD_CHAOS_SEED") or random.SystemRandom().randrange(1, 2**31)))
+    p.add_argument("--agents", type=int, default=5)
+    p.add_argument("--peers", type=int, default=0, help="client-go peers (e2e/interop)")
+    p.add_argument("--peers-if-available", type=int, default=None, metavar="N",
+                   help="N client-go peers if e2e/interop builds, else none (said in the log)")
+    p.add_argument("--peer-release", choices=("off", "on", "mixed"), default="off",
+                   help="client-go peers with ReleaseOnCancel (on), without (off), or half/half")
+    p.add_argument("--immediate", action=argparse.BooleanOptionalAction, default=True,
+                   help="the last leasehold agent uses --release-on-shutdown=immediate "
+                        "(the others safe); --no-immediate: all safe")
+    p.add_argument("--gap-min", type=float, default=2.0)
+    p.add_argument("--gap-max", type=float, default=7.0)
+    p.add_argument("--concurrency", type=float, default=0.15,
+                   help="probability that a fault starts while the previous one still runs")
+    p.add_argument("--out", default=None)
+    p.add_argument("--replay", default=None, help="re-analyse a finished run directory")
+    a = p.parse_args(argv)
+    if a.replay:
+        rep = report(a.replay)
+        print_report(rep, a.replay)
+        return 1 if rep["overlaps_leasehold"] else 0
+    if a.duration is None:
+        a.duration = 1800.0 if a.long else 120.0
+    if a.peers_if_available:
+        if interop_binary():
+            a.peers = a.peers_if_available
+        else:
+            log("client-go interop peer not available (e2e/interop): leasehold agents only")
+    a.out = a.out or str(REPO / "e2e" / "out" / f"chaos-{time.strftime('%Y%m%d-%H%M%S')}-"
+                                                 f"seed{a.seed}")
+    log(f"chaos: seed {a.seed}, {a.duration:.0f}s of faults, {a.agents} leasehold agents, "
+        f"{a.peers} client-go peers (release {a.peer_release}); out {a.out}")
+    log(f"reproduce: {sys.executable} {Path(__file__)} --seed {a.seed} --duration {a.duration:.0f}"
+        f" --agents {a.agents} --peers {a.peers} --peer-release {a.peer_release}"
+        + ("" if a.immediate else " --no-immediate"))
+    drv = Chaos(a)
+    ok = False
+    try:
+        drv.setup()
+        drv.run()
+        ok = True
+    finally:
+        drv.teardown()
+    if not ok:
+        return 1
+    meta = drv.save_meta()
+    rep = report(drv.out, meta)
+    print_report(rep, drv.out)
+    if drv.audit_log.exists():
+        with open(drv.audit_log, "rb") as src, gzip.open(str(drv.audit_log) + ".gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        drv.audit_log.unlink()
+    failed = rep["overlaps_leasehold"] > 0 or rep["promise_violations_leasehold"] > 0 or \
+        rep["final_leader"] is None
+    print(f"{0 if failed else 1} passed, {1 if failed else 0} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Tests the chaos tools themselves, without a control plane (~10 s): every proxy fault does what
+it says, and the sampler + overlap detector catch a stale "yes" given by a paused process after it
+resumed (a detector that cannot fail proves nothing). Prints `N passed, N failed`."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import analysis  # noqa: E402
+from faultproxy import ProxyLoop  # noqa: E402
+
+RESULTS = []
+
+
+def check(name, cond, detail=""):
+    RESULTS.append(bool(cond))
+    print(f"{'ok  ' if cond else 'FAIL'} {name} {detail}", flush=True)
+
+
+def echo_server():
+    """A TCP echo server in a thread; returns its port."""
+    import threading
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(64)
+
+    def serve(c):
+        try:
+            while True:
+                d = c.recv(65536)
+                if not d:
+                    break
+                c.sendall(d)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def accept():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=serve, args=(c,), daemon=True).start()
+    threading.Thread(target=accept, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+def roundtrip(port, payload=b"hello", timeout=3.0):
+    """(seconds, echoed bytes or exception name)."""
+    t = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(payload)
+            got = b""
+            while len(got) < len(payload):
+                d = s.recv(65536)
+                if not d:
+                    break
+                got += d
+            return time.monotonic() - t, got
+    except OSError as e:
+        return time.monotonic() - t, type(e).__name__
+
+
+def test_proxy():
+    up = echo_server()
+    loop = ProxyLoop()
+    p = loop.proxy("t", "127.0.0.1", up)
+    dt, got = roundtrip(p.port)
+    check("clean pipe echoes", got == b"hello", f"{dt * 1000:.1f} ms")
+    loop.latency(p, 0.3)
+    dt, got = roundtrip(p.port)
+    check("latency 0.3 s each way", got == b"hello" and 0.55 <= dt < 1.5, f"{dt:.2f} s")
+    loop.heal(p)
+    loop.drip(p, 0.02)
+    dt, got = roundtrip(p.port, b"0123456789")
+    check("drip 20 ms/byte", got == b"0123456789" and dt >= 0.18, f"{dt:.2f} s")
+    loop.heal(p)
+    loop.blackhole(p)
+    dt, got = roundtrip(p.port, timeout=0.5)
+    check("blackhole: accepted, never answered", got == "TimeoutError" or got == "timeout",
+          f"{got} after {dt:.2f} s")
+    # A connection opened during the blackhole is answered once it heals.
+    import threading
+    res = {}
+    th = threading.Thread(target=lambda: res.update(r=roundtrip(p.port, timeout=5)))
+    th.start()
+    time.sleep(0.5)
+    loop.heal(p)
+    th.join(6)
+    check("blackhole heals: held bytes delivered", res.get("r", (0, None))[1] == b"hello",
+          str(res.get("r")))
+    # Reset: an open connection gets RST, new ones too while the reset lasts.
+    s = socket.create_connection(("127.0.0.1", p.port), timeout=2)
+    s.sendall(b"x")
+    s.recv(10)
+    loop.reset(p, 0.5)
+    try:
+        s.sendall(b"y")
+        d = s.recv(10)
+        err = f"read {d!r}"
+    except OSError as e:
+        err = type(e).__name__
+    s.close()
+    check("reset: open connection reset", err == "ConnectionResetError", err)
+    dt, got = roundtrip(p.port)
+    check("reset: new connection reset meanwhile", got in ("ConnectionResetError",
+                                                           "ConnectionAbortedError"), str(got))
+    time.sleep(0.6)
+    dt, got = roundtrip(p.port)
+    check("reset over: clean again", got == b"hello", str(got))
+    loop.close()
+
+
+FAKE = textwrap.dedent("""
+    import http.server, json, os, sys
+    flag, ident = sys.argv[1], sys.argv[2]
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            yes = os.path.exists(flag)
+            b = json.dumps({"isLeader": yes, "term": 1, "identity": ident}).encode()
+            self.send_response(200 if yes else 200)
+            self.send_header("Content-Length", str(len(b)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b)
+        def log_message(self, *a):
+            pass
+    class S(http.server.ThreadingHTTPServer):
+        request_queue_size = 128
+    S(("127.0.0.1", int(sys.argv[3])), H).serve_forever()
+""")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_detector():
+    d = Path(tempfile.mkdtemp(prefix="chaos-selftest-"))
+    (d / "fake.py").write_text(FAKE)
+    fa, fb = d / "a.flag", d / "b.flag"
+    pa, pb = free_port(), free_port()
+    fa.write_text("")
+    procs = [subprocess.Popen([sys.executable, str(d / "fake.py"), str(f), n, str(p)])
+             for f, n, p in ((fa, "a", pa), (fb, "b", pb))]
+    out = d / "samples.txt"
+    time.sleep(0.5)
+    smp = subprocess.Popen([sys.executable, str(HERE / "sampler.py"), str(out), "0.02", "0.15",
+                            f"A={pa}", f"B={pb}"])
+    try:
+        time.sleep(0.7)
+        # A is paused while still saying "yes"; B says "yes" meanwhile; A resumes and answers the
+        # questions asked during its pause with "yes": each of those covers the pause.
+        os.kill(procs[0].pid, signal.SIGSTOP)
+        time.sleep(0.3)
+        fb.write_text("")
+        time.sleep(0.5)
+        fb.unlink()
+        time.sleep(0.3)
+        os.kill(procs[0].pid, signal.SIGCONT)
+        time.sleep(1.0)
+    finally:
+        smp.send_signal(signal.SIGTERM)
+        smp.wait(10)
+        for p in procs:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+    samples = analysis.load_samples(out)
+    claim = analysis.spans(samples)
+    lead = analysis.spans(samples, 0.15)
+    late = [s for s in samples.get("A", []) if s[3] and s[1] - s[0] > 0.15]
+    check("sampler: questions asked during the pause answered late", len(late) >= 20,
+          f"{len(late)} late yes answers")
+    ov = analysis.overlaps(claim)
+    check("detector: stale yes after resume counts as overlap", len(ov) >= 1,
+          f"{len(ov)} overlaps")
+    check("detector: in-time answers alone show no overlap", not analysis.overlaps(lead))
+    # Two lead spans of A (before/after) and one of B: the handover list sees A->B->A.
+    hs = analysis.handovers(lead)
+    check("handovers A->B->A", [(a["slot"], b["slot"]) for a, b, _ in hs] ==
+          [("A", "B"), ("B", "A")], str([(a["slot"], b["slot"], round(g, 3)) for a, b, g in hs]))
+
+
+def main():
+    test_proxy()
+    test_detector()
+    passed = sum(RESULTS)
+    failed = len(RESULTS) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

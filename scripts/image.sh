@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# Builds the leasehold image from ./Dockerfile and smoke-runs it, without Docker: buildah with
+# chroot isolation and the vfs storage driver, and a local debian:bookworm-slim base made with
+# debootstrap from this machine's Debian mirror, so nothing is pulled from a registry.
+#
+# Usage: scripts/image.sh [all|build|smoke|size|measure [SECONDS]|base]   (default: all = build + smoke + size)
+#   base    make docker.io/library/debian:bookworm-slim in the local store (skipped if present)
+#   build   base, then `buildah bud --isolation chroot --pull-never -t leasehold:dev .`
+#   smoke   `/leasehold --version` through `buildah run`, then ONE agent run from the image's
+#           root filesystem (read-only, uid 65532, chroot) against a real control plane: it must
+#           become leader and answer /leader; SIGTERM must release the Lease.
+#   size    uncompressed and gzip -9 size of the image's root filesystem
+#   measure one agent from the image leading for SECONDS (default 30): VmRSS, VmHWM, CPU
+#
+# Env: LEASEHOLD_IMAGE (default localhost/leasehold:dev), LEASEHOLD_E2E_CP (a running
+# control-plane dir, e.g. the e2e fixture's; else smoke starts and stops its own),
+# CONTROLPLANE_BIN (else e2e/controlplane/build.sh), DEBIAN_MIRROR (else read from the apt
+# sources), LEASEHOLD_IMAGE_REBUILD_BASE=1 (make the base image again).
+# Needs root (debootstrap, chroot, mount). Installs buildah and debootstrap with apt-get if missing.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+IMAGE=${LEASEHOLD_IMAGE:-localhost/leasehold:dev}
+BASE=docker.io/library/debian:bookworm-slim
+export BUILDAH_ISOLATION=chroot
+start=$SECONDS
+
+log() { echo "image.sh [$((SECONDS - start))s]: $*" >&2; }
+die() { echo "image.sh: $*" >&2; exit 1; }
+bah() { buildah --storage-driver vfs "$@"; }
+
+[[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, chroot, mount)"
+
+ensure_tools() {
+  local missing=() p
+  for p in buildah debootstrap; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The machine's Debian mirrors, from its apt sources: deb822 *.sources (URIs:) and one-line
+# sources.list (deb URL SUITE ...). `debian_mirror` prints the first main archive, `debian_mirror
+# security` the first security archive (or nothing).
+debian_mirror() {
+  local kind=${1:-main} f all=""
+  if [[ "$kind" == main && -n "${DEBIAN_MIRROR:-}" ]]; then echo "$DEBIAN_MIRROR"; return; fi
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f "$f" ]] && all+=$(awk 'tolower($1)=="uris:" {for (i = 2; i <= NF; i++) print $i}' "$f")$'\n'
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [[ -f "$f" ]] && all+=$(awk '$1=="deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; break}}' "$f")$'\n'
+  done
+  if [[ "$kind" == security ]]; then
+    grep -i 'debian' <<<"$all" | grep -- '-security' | head -1 || true
+  else
+    grep -i 'debian' <<<"$all" | grep -v -- '-security' | head -1 | grep . ||
+      die "no Debian mirror in /etc/apt/sources.list{,.d/*}; set DEBIAN_MIRROR"
+  fi
+}
+
+cmd_base() {
+  ensure_tools
+  if [[ "${LEASEHOLD_IMAGE_REBUILD_BASE:-0}" != 1 ]] &&
+     bah inspect --type image "$BASE" >/dev/null 2>&1; then
+    log "$BASE is in the local store"
+    return 0
+  fi
+  local mirror security tmp ctr mnt t=$SECONDS
+  mirror=$(debian_mirror)
+  security=$(debian_mirror security)
+  tmp=$(mktemp -d /var/tmp/leasehold-debootstrap.XXXXXX)
+  BASE_TMP=$tmp
+  log "debootstrap --variant=minbase bookworm from $mirror"
+  if ! debootstrap --variant=minbase bookworm "$tmp/rootfs" "$mirror" >"$tmp/debootstrap.log" 2>&1; then
+    tail -20 "$tmp/debootstrap.log" >&2
+    rm -rf "$tmp"
+    die "debootstrap failed"
+  fi
+  log "debootstrap done in $((SECONDS - t))s"
+  # Like the official image: updates and security next to the release.
+  {
+    echo "deb $mirror bookworm main"
+    echo "deb $mirror bookworm-updates main"
+    [[ -z "$security" ]] || echo "deb $security bookworm-security main"
+  } >"$tmp/rootfs/etc/apt/sources.list"
+  # What the official -slim image also leaves out.
+  rm -rf "$tmp"/rootfs/var/cache/apt/archives/*.deb "$tmp"/rootfs/var/lib/apt/lists/* \
+         "$tmp"/rootfs/usr/share/{doc,man,info}/* "$tmp"/rootfs/var/log/*.log
+  ctr=$(bah from scratch)
+  mnt=$(bah mount "$ctr")
+  cp -a "$tmp/rootfs/." "$mnt/"
+  bah umount "$ctr" >/dev/null
+  bah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+             --cmd '["bash"]' "$ctr"
+  bah commit --rm -q "$ctr" "$BASE" >/dev/null
+  rm -rf "$tmp"
+  BASE_TMP=""
+  log "committed $BASE in $((SECONDS - t))s"
+}
+
+cmd_build() {
+  cmd_base
+  log "buildah bud -t $IMAGE"
+  local t=$SECONDS
+  bah bud --isolation chroot --pull-never -t "$IMAGE" -f Dockerfile . >&2
+  # The image it replaced, if any, is now dangling.
+  bah rmi --prune >/dev/null 2>&1 || true
+  log "image built in $((SECONDS - t))s"
+}
+
+# Runs `buildah from IMAGE` and mounts it; sets CTR and MNT. Cleaned up by cleanup().
+CTR="" MNT="" CP_DIR="" CP_OWNED=0 AGENT_PID="" RO="" BASE_TMP=""
+cleanup() {
+  if [[ -n "$BASE_TMP" ]]; then rm -rf "$BASE_TMP"; fi
+  if [[ -n "$AGENT_PID" ]]; then
+    pkill -KILL -P "$AGENT_PID" 2>/dev/null || true
+    kill -KILL "$AGENT_PID" 2>/dev/null || true
+  fi
+  if [[ -n "${LOGF:-}" ]]; then rm -f "$LOGF"; fi
+  if [[ -n "$RO" ]]; then
+    umount "$RO" 2>/dev/null || umount -l "$RO" 2>/dev/null || true
+    rmdir "$RO" 2>/dev/null || true
+  fi
+  if [[ -n "$CTR" ]]; then bah rm "$CTR" >/dev/null 2>&1 || true; fi
+  if ((CP_OWNED)); then
+    bash e2e/controlplane/controlplane.sh stop "$CP_DIR" >/dev/null 2>&1 || true
+    rm -rf "$CP_DIR"
+  fi
+}
+trap cleanup EXIT
+
+open_container() {
+  bah inspect --type image "$IMAGE" >/dev/null 2>&1 || die "no image $IMAGE; run '$0 build' first"
+  CTR=$(bah from --pull-never "$IMAGE")
+  MNT=$(bah mount "$CTR")
+}
+
+cmd_size() {
+  [[ -n "$MNT" ]] || open_container
+  local bytes gz bin
+  bytes=$(du -sb "$MNT" | cut -f1)
+  gz=$(tar -C "$MNT" -cf - . | gzip -9 | wc -c)
+  bin=$(stat -c %s "$MNT/leasehold")
+  log "size: rootfs $bytes bytes ($((bytes / 1024)) KiB), tar|gzip -9 $gz bytes ($((gz / 1024)) KiB), /leasehold $bin bytes"
+  echo "image_bytes=$bytes image_gzip_bytes=$gz binary_bytes=$bin"
+}
+
+kubectl_cp() { bash e2e/controlplane/controlplane.sh kubectl "$CP_DIR" "$@"; }
+
+# Buildah's own view of the image: user 65532:65532, entrypoint /leasehold, no shell; then
+# `/leasehold --version` through `buildah run` (which ignores ENTRYPOINT: it is passed
+# explicitly, as read from the image config).
+smoke_version() {
+  local cfg entry out
+  cfg=$(bah inspect --type image "$IMAGE" | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["OCIv1"]["config"]
+print(c.get("User", ""), json.dumps(c.get("Entrypoint")), json.dumps(c.get("Cmd")))')
+  [[ "$cfg" == '65532:65532 ["/leasehold"] null' ]] ||
+    die "image config: want user 65532:65532, entrypoint [\"/leasehold\"], no cmd; got $cfg"
+  entry=${cfg#* \[\"}
+  entry=${entry%%\"*}
+  out=$(bah run --isolation chroot "$CTR" -- "$entry" --version)
+  [[ "$out" == "leasehold "* ]] || die "unexpected --version output: $out"
+  log "buildah run $entry --version: $out"
+  [[ ! -e "$MNT/bin/sh" && ! -e "$MNT/usr/bin/apt-get" ]] || die "the image has a shell or apt"
+}
+
+# A control plane (LEASEHOLD_E2E_CP's, else a new one), a namespace with deploy/rbac for lock
+# $LOCK, and the service-account mount at its default path inside the image's root; then a
+# read-only bind mount of that root (as readOnlyRootFilesystem). Sets CP_DIR, NS, HOST, PORT, RO.
+LOCK=leasehold-image NS="" HOST="" PORT="" LOGF=""
+prepare_agent() {
+  if [[ -n "${LEASEHOLD_E2E_CP:-}" && -f "${LEASEHOLD_E2E_CP}/env" ]]; then
+    CP_DIR=$LEASEHOLD_E2E_CP
+  else
+    CP_DIR=$(mktemp -d /tmp/leasehold-image-cp.XXXXXX)
+    CP_OWNED=1
+    export CONTROLPLANE_OWNER_PID=$$
+    if [[ -z "${CONTROLPLANE_BIN:-}" ]]; then
+      CONTROLPLANE_BIN=$(bash e2e/controlplane/build.sh | tail -1)
+      export CONTROLPLANE_BIN
+    fi
+    bash e2e/controlplane/controlplane.sh start "$CP_DIR" >/dev/null
+  fi
+  NS=image-smoke-$$-$RANDOM
+  HOST=$(sed -n 's/^APISERVER_HOST=//p' "$CP_DIR/env" | tr -d "'\"")
+  PORT=$(sed -n 's/^APISERVER_PORT=//p' "$CP_DIR/env" | tr -d "'\"")
+  bash e2e/controlplane/controlplane.sh ensure-ns "$CP_DIR" "$NS" >/dev/null
+  kubectl_cp kustomize deploy/rbac | sed "s/leasehold-lock/$LOCK/g" |
+    kubectl_cp apply -n "$NS" -f - >/dev/null
+  local sa_dir=$MNT/var/run/secrets/kubernetes.io/serviceaccount
+  mkdir -p "$(dirname "$sa_dir")"
+  bash e2e/controlplane/controlplane.sh sa-dir "$CP_DIR" "$NS" leasehold "$sa_dir" >/dev/null
+  chmod -R a+rX "$MNT/var"
+  RO=$(mktemp -d /tmp/leasehold-image-ro.XXXXXX)
+  mount --bind "$MNT" "$RO"
+  mount -o remount,bind,ro "$RO"
+  LOGF=$(mktemp /tmp/leasehold-image-agent.XXXXXX)
+}
+
+# Starts /leasehold from the read-only root as uid 65532, in-cluster (nothing but the pod's
+# environment), with any PREFIX command (e.g. /usr/bin/time -v) in front. Sets AGENT_PID (the
+# prefix's, or leasehold's), LEASEHOLD_PID and HPORT; waits until /leader says isLeader and keeps
+# that answer in BODY.
+HPORT="" BODY="" LEASEHOLD_PID=""
+start_agent() {
+  HPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  "$@" env -i KUBERNETES_SERVICE_HOST="$HOST" KUBERNETES_SERVICE_PORT="$PORT" \
+      POD_NAME=image-smoke POD_NAMESPACE="$NS" LEASEHOLD_LOCK_NAME="$LOCK" \
+      "$(command -v chroot)" --userspec=65532:65532 "$RO" /leasehold \
+      --http-address="127.0.0.1:$HPORT" --lease-duration=4s --renew-deadline=3s \
+      --retry-period=1s --release-on-shutdown=immediate >"$LOGF" 2>&1 &
+  AGENT_PID=$!
+  local body="" i
+  for ((i = 0; i < 200; i++)); do
+    body=$(curl -s --max-time 1 "http://127.0.0.1:$HPORT/leader" || true)
+    [[ "$body" == *'"isLeader":true'* ]] && break
+    kill -0 "$AGENT_PID" 2>/dev/null || { cat "$LOGF" >&2; die "the agent exited"; }
+    sleep 0.1
+  done
+  [[ "$body" == *'"isLeader":true'* ]] || { cat "$LOGF" >&2; die "the agent did not become leader: $body"; }
+  BODY=$body
+  LEASEHOLD_PID=$AGENT_PID
+  if (($# > 0)); then LEASEHOLD_PID=$(pgrep -P "$AGENT_PID" | head -1); fi
+  [[ -n "$LEASEHOLD_PID" ]] || die "cannot find the agent's pid"
+}
+
+lease_holder() { kubectl_cp get lease "$LOCK" -n "$NS" -o 'jsonpath={.spec.holderIdentity}'; }
+
+stop_agent() { # expects a clean exit on SIGTERM and the Lease released
+  kill -TERM "$LEASEHOLD_PID"
+  wait "$AGENT_PID" || { cat "$LOGF" >&2; die "the agent did not exit cleanly on SIGTERM"; }
+  AGENT_PID=""
+  local holder
+  holder=$(lease_holder)
+  [[ -z "$holder" ]] || die "the Lease was not released on SIGTERM: holder $holder"
+}
+
+cmd_smoke() {
+  [[ -n "$MNT" ]] || open_container
+  smoke_version
+  prepare_agent
+  local holder
+  start_agent
+  log "agent from the image's rootfs (uid 65532, read-only root, in-cluster) leads: $BODY"
+  holder=$(lease_holder)
+  [[ "$BODY" == *"\"name\":\"$holder\""* ]] || die "Lease holder $holder is not the agent: $BODY"
+  stop_agent
+  log "SIGTERM released the Lease; smoke test passed"
+}
+
+# measure [SECONDS]: RSS and CPU of one agent from the image that leads for SECONDS (default 30)
+# while a "main container" asks /leader once a second: /proc/PID/status VmRSS and VmHWM, CPU
+# from /proc/PID/stat, and /usr/bin/time -v's summary after SIGTERM.
+cmd_measure() {
+  local secs=${1:-30} pid i rss hwm anon file ticks hz
+  [[ -n "$MNT" ]] || open_container
+  prepare_agent
+  start_agent /usr/bin/time -v
+  pid=$LEASEHOLD_PID
+  log "leading (pid $pid); measuring for ${secs}s"
+  for ((i = 0; i < secs; i++)); do
+    curl -s --max-time 1 -o /dev/null "http://127.0.0.1:$HPORT/leader" || true
+    sleep 1
+  done
+  [[ $(curl -s --max-time 1 "http://127.0.0.1:$HPORT/leader") == *'"isLeader":true'* ]] ||
+    die "the agent stopped leading during the measurement"
+  rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+  hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+  anon=$(awk '/^RssAnon/ {print $2}' "/proc/$pid/status")
+  file=$(awk '/^RssFile/ {print $2}' "/proc/$pid/status")
+  ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  hz=$(getconf CLK_TCK)
+  log "after ${secs}s leading: VmRSS ${rss} kB (anon ${anon}, file ${file}), VmHWM ${hwm} kB, CPU $((ticks * 1000 / hz)) ms" \
+      "($(awk -v t="$ticks" -v h="$hz" -v s="$secs" 'BEGIN {printf "%.3f", 100 * t / h / s}')% of a core)"
+  stop_agent
+  grep -E 'Maximum resident|User time|System time|Elapsed|context switches' "$LOGF" >&2 || true
+  echo "vmrss_kb=$rss vmhwm_kb=$hwm rss_anon_kb=$anon rss_file_kb=$file cpu_ms=$((ticks * 1000 / hz)) seconds=$secs"
+}
+
+cmd=${1:-all}
+case "$cmd" in
+  base) cmd_base ;;
+  build) cmd_build ;;
+  smoke) cmd_smoke ;;
+  size) cmd_size ;;
+  measure) shift; cmd_measure "$@" ;;
+  all) cmd_build; cmd_smoke; cmd_size ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+esac
+log "done ($cmd) in $((SECONDS - start))s"

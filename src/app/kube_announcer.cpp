@@ -1,0 +1,354 @@
+#include "app/kube_announcer.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+#include "app/flags.h"
+#include "kube/watch.h"
+
+namespace leasehold::app {
+namespace {
+
+constexpr const char* kLeader = "leader";
+constexpr const char* kFollower = "follower";
+constexpr const char* kComponent = "leasehold";
+// The apiserver's limit on reportingInstance.
+constexpr size_t kMaxReportingInstance = 128;
+
+// metav1.Time's form: RFC 3339 in UTC, whole seconds.
+std::string Rfc3339Seconds(SysTime t) {
+  const std::time_t secs =
+      std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(t));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+template <typename W>
+void Str(W& w, const std::string& s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+bool IsLabelNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
+}
+
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+}  // namespace
+
+std::vector<ObjectKind> LockObjectKinds(const std::string& lock_type) {
+  const ObjectKind lease{"coordination.k8s.io/v1", "Lease"};
+  const ObjectKind configmap{"v1", "ConfigMap"};
+  const ObjectKind endpoints{"v1", "Endpoints"};
+  if (lock_type == "none") return {};
+  if (lock_type == "configmaps") return {configmap};
+  if (lock_type == "endpoints") return {endpoints};
+  if (lock_type == "configmapsleases") return {configmap, lease};
+  if (lock_type == "endpointsleases") return {endpoints, lease};
+  // "leases", and "auto" before it has decided (it decides before anyone can lead).
+  return {lease};
+}
+
+std::string LabelKeyProblem(const std::string& key) {
+  std::string name = key;
+  const size_t slash = key.find('/');
+  if (slash != std::string::npos) {
+    const std::string prefix = key.substr(0, slash);
+    if (!IsDns1123Subdomain(prefix)) {
+      return "the prefix \"" + prefix +
+             "\" is not a DNS subdomain (lower-case letters, digits, '-' and '.')";
+    }
+    name = key.substr(slash + 1);
+  }
+  if (name.empty()) return "the name part is empty";
+  if (name.size() > 63) return "the name part is longer than 63 characters";
+  for (const char c : name) {
+    if (!IsLabelNameChar(c)) {
+      return "the name part may hold only letters, digits, '-', '_' and '.'";
+    }
+  }
+  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) {
+    return "the name part must begin and end with a letter or digit";
+  }
+  return "";
+}
+
+KubeAnnouncer::KubeAnnouncer(kube::ApiClient& client, const Clock& clock,
+                             KubeAnnouncerOptions options)
+    : client_(client), clock_(clock), options_(std::move(options)) {
+  label_backoff_ = options_.label_retry;
+}
+
+KubeAnnouncer::~KubeAnnouncer() { Shutdown(Duration::zero()); }
+
+void KubeAnnouncer::Publish(const server::Publication& p) {
+  const election::Snapshot& s = p.snapshot;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopping_) return;
+    const bool leading = s.is_leader;
+    if (seen_ && leading == leading_) return;
+    if (options_.events && !events_forbidden_ && (leading || seen_)) {
+      if (events_.size() >= options_.queue_limit) {
+        events_.pop_front();
+        if (!warned_dropped_) {
+          warned_dropped_ = true;
+          spdlog::warn("events: the API server is not keeping up; dropping the oldest event");
+        }
+      }
+      events_.push_back({s.lock,
+                         options_.identity + (leading ? " became leader" : " stopped leading"),
+                         clock_.SystemNow()});
+    }
+    seen_ = true;
+    leading_ = leading;
+    desired_label_ = leading ? kLeader : kFollower;
+    label_due_ = MonoTime::min();  // now
+    label_backoff_ = options_.label_retry;
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
+  const std::string ts = Rfc3339Seconds(e.at);
+  const auto unix_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(e.at.time_since_epoch()).count();
+  Status result;
+  for (const ObjectKind& kind : LockObjectKinds(e.lock.type)) {
+    // client-go's name: "<object>.<unix nanos in hex>"; the sequence keeps the two events of a
+    // multilock apart. A lock name near the 253-character limit gets a generated name instead.
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".%llx",
+                  static_cast<unsigned long long>(unix_nanos) + event_seq_++);
+    const bool named = e.lock.name.size() + std::char_traits<char>::length(suffix) <= 253;
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("apiVersion");
+    w.String("v1");
+    w.Key("kind");
+    w.String("Event");
+    w.Key("metadata");
+    w.StartObject();
+    if (named) {
+      w.Key("name");
+      Str(w, e.lock.name + suffix);
+    } else {
+      w.Key("generateName");
+      Str(w, e.lock.name.substr(0, 240) + ".");
+    }
+    w.Key("namespace");
+    Str(w, e.lock.name_space);
+    w.EndObject();
+    w.Key("involvedObject");
+    w.StartObject();
+    w.Key("apiVersion");
+    Str(w, kind.api_version);
+    w.Key("kind");
+    Str(w, kind.kind);
+    w.Key("name");
+    Str(w, e.lock.name);
+    w.Key("namespace");
+    Str(w, e.lock.name_space);
+    w.EndObject();
+    w.Key("reason");
+    w.String("LeaderElection");
+    w.Key("message");
+    Str(w, e.message);
+    w.Key("type");
+    w.String("Normal");
+    w.Key("source");
+    w.StartObject();
+    w.Key("component");
+    w.String(kComponent);
+    w.EndObject();
+    w.Key("firstTimestamp");
+    Str(w, ts);
+    w.Key("lastTimestamp");
+    Str(w, ts);
+    w.Key("count");
+    w.Int(1);
+    w.Key("reportingComponent");
+    w.String(kComponent);
+    w.Key("reportingInstance");
+    Str(w, options_.identity.substr(0, kMaxReportingInstance));
+    w.EndObject();
+
+    kube::Request req;
+    req.method = "POST";
+    req.path = "/api/v1/namespaces/" + kube::UrlEncode(e.lock.name_space) + "/events";
+    req.body.assign(buf.GetString(), buf.GetSize());
+    auto r = client_.Do(req, deadline);
+    if (!r.ok()) {
+      result = r.status();
+      if (r.code() == Code::kForbidden || r.code() == Code::kUnauthorized) break;
+    }
+  }
+  return result;
+}
+
+Status KubeAnnouncer::PatchLabel(const std::string& value, MonoTime deadline) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("labels");
+  w.StartObject();
+  Str(w, options_.label_key);
+  Str(w, value);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  kube::Request req;
+  req.method = "PATCH";
+  req.path = "/api/v1/namespaces/" + kube::UrlEncode(options_.pod_namespace) + "/pods/" +
+             kube::UrlEncode(options_.pod_name);
+  req.body.assign(buf.GetString(), buf.GetSize());
+  req.content_type = "application/merge-patch+json";
+  auto r = client_.Do(req, deadline);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+MonoTime KubeAnnouncer::Step() {
+  std::deque<PendingEvent> events;
+  bool send_events;
+  MonoTime stop;  // requests end by then; MonoTime::max() until Shutdown()
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    events.swap(events_);
+    send_events = !events_forbidden_;
+    stop = stop_deadline_;
+  }
+  const auto deadline_from = [&](MonoTime now) {
+    return std::min(now + options_.request_timeout, stop);
+  };
+  for (const PendingEvent& e : events) {
+    const MonoTime now = clock_.MonotonicNow();
+    if (!send_events || now >= stop) break;
+    Status st = SendEvent(e, deadline_from(now));
+    if (st.code() == Code::kForbidden || st.code() == Code::kUnauthorized) {
+      spdlog::warn(
+          "events: the API server refuses to record Events ({}); no more events will be sent. "
+          "Grant create on events (see the Role in deploy/rbac)",
+          st.ToString());
+      std::lock_guard<std::mutex> l(mu_);
+      events_forbidden_ = true;
+      events_.clear();
+      send_events = false;
+    } else if (!st.ok()) {
+      spdlog::warn("events: cannot record \"{}\": {}", e.message, st.ToString());
+    }
+  }
+
+  MonoTime now = clock_.MonotonicNow();
+  std::string label;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!options_.label_key.empty() && !desired_label_.empty() && now >= label_due_ && now < stop) {
+      label = desired_label_;
+    }
+  }
+  if (!label.empty()) {
+    Status st = PatchLabel(label, deadline_from(now));
+    now = clock_.MonotonicNow();
+    std::lock_guard<std::mutex> l(mu_);
+    const std::string pod = options_.pod_namespace + "/" + options_.pod_name;
+    if (st.ok()) {
+      if (label_failing_) spdlog::info("leader label: pod {} labelled again", pod);
+      spdlog::debug("leader label: pod {} {}={}", pod, options_.label_key, label);
+      label_failing_ = false;
+      applied_label_ = label;
+      label_backoff_ = options_.label_retry;
+      // A publication in between asked for another value: write that one at once.
+      label_due_ = desired_label_ == label ? now + options_.label_reassert : now;
+    } else {
+      if (!label_failing_) {
+        const bool rbac = st.code() == Code::kForbidden || st.code() == Code::kUnauthorized;
+        spdlog::warn("leader label: cannot set {}={} on pod {}: {}{}", options_.label_key, label,
+                     pod, st.ToString(),
+                     rbac ? " -- the agent needs get and patch on pods (see "
+                            "deploy/rbac/leader-label)"
+                          : "");
+      } else {
+        spdlog::debug("leader label: still failing: {}", st.ToString());
+      }
+      label_failing_ = true;
+      applied_label_.clear();
+      label_due_ = now + label_backoff_;
+      label_backoff_ = std::min<Duration>(label_backoff_ * 2, options_.label_reassert);
+    }
+  }
+
+  std::lock_guard<std::mutex> l(mu_);
+  if (!events_.empty() && !events_forbidden_) return now;
+  return options_.label_key.empty() || desired_label_.empty() ? MonoTime::max() : label_due_;
+}
+
+bool KubeAnnouncer::DoneLocked(MonoTime now) const {
+  if (!stopping_) return false;
+  if (now >= stop_deadline_) return true;
+  const bool events_left = !events_.empty() && !events_forbidden_;
+  const bool label_left =
+      !options_.label_key.empty() && !desired_label_.empty() && applied_label_ != desired_label_;
+  return !events_left && !label_left;
+}
+
+void KubeAnnouncer::Start() {
+  std::lock_guard<std::mutex> l(thread_mu_);
+  if (thread_.joinable() || shut_down_) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void KubeAnnouncer::Loop() {
+  while (true) {
+    const MonoTime next = Step();
+    std::unique_lock<std::mutex> l(mu_);
+    const MonoTime now = clock_.MonotonicNow();
+    if (DoneLocked(now)) return;
+    if (woken_) {
+      woken_ = false;
+      continue;
+    }
+    const MonoTime until = std::min(next, stop_deadline_);
+    if (until == MonoTime::max()) {
+      cv_.wait(l, [this] { return woken_; });
+    } else if (until > now) {
+      cv_.wait_for(l, until - now, [this] { return woken_; });
+    }
+    woken_ = false;
+  }
+}
+
+void KubeAnnouncer::Shutdown(Duration budget) {
+  std::lock_guard<std::mutex> t(thread_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+    stop_deadline_ = clock_.MonotonicNow() + budget;
+    if (!options_.label_key.empty() && !desired_label_.empty()) {
+      // This pod no longer takes part, whatever it was.
+      if (desired_label_ != kFollower || applied_label_ != kFollower) label_due_ = MonoTime::min();
+      desired_label_ = kFollower;
+    }
+    woken_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace leasehold::app

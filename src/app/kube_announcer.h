@@ -1,0 +1,125 @@
+// Tells the cluster who leads, best effort, on a thread and an API connection of its own so that
+// nothing here can delay a renew:
+//
+// * Events on the lock object, as client-go's elector records them: type Normal, reason
+//   LeaderElection, "<identity> became leader" / "<identity> stopped leading", source component
+//   leasehold. A multilock (configmapsleases, endpointsleases) gets one on each of its two
+//   objects, as client-go's MultiLock does. A 403 is logged once and events stop.
+// * --leader-label KEY: this pod's label KEY set to "leader" or "follower" with a JSON merge
+//   patch, on every change of leadership and again every label_reassert (never per renew), and
+//   "follower" at shutdown. A Service can select the leader with it. It is a routing hint that
+//   lags the election by a request: never use it for mutual exclusion.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "election/lock.h"
+#include "kube/api_client.h"
+#include "server/publisher.h"
+
+namespace leasehold::app {
+
+struct KubeAnnouncerOptions {
+  std::string identity;
+  // Record Events. Off for --lock-type none, which has no object to put them on.
+  bool events = true;
+  // --leader-label; "" = no label. pod_name and pod_namespace then name this pod.
+  std::string label_key;
+  std::string pod_name;
+  std::string pod_namespace;
+  // The label is written again this long after the last successful write, so a label that
+  // someone removed or changed comes back. Default 60s.
+  Duration label_reassert = std::chrono::seconds(60);
+  // The first retry after a failed label write; it doubles up to label_reassert. Default 5s.
+  Duration label_retry = std::chrono::seconds(5);
+  // Deadline of each request. Default 5s.
+  Duration request_timeout = std::chrono::seconds(5);
+  // Events waiting to be sent; beyond it the oldest is dropped. Default 32.
+  size_t queue_limit = 32;
+};
+
+// The involvedObject of an Event about a lock of this type: {apiVersion, kind} for each object
+// the lock consists of (two for the multilocks); empty for "none".
+struct ObjectKind {
+  std::string api_version;
+  std::string kind;
+  bool operator==(const ObjectKind& o) const {
+    return api_version == o.api_version && kind == o.kind;
+  }
+};
+std::vector<ObjectKind> LockObjectKinds(const std::string& lock_type);
+
+// Kubernetes label key syntax: an optional DNS-1123 subdomain prefix and "/", then a name of at
+// most 63 characters: alphanumerics at both ends, '-', '_' and '.' inside. "" when valid, else
+// what is wrong.
+std::string LabelKeyProblem(const std::string& key);
+
+class KubeAnnouncer final : public server::PublicationSink {
+ public:
+  // `client` (its own connection, not the elector's) and `clock` must outlive this object.
+  KubeAnnouncer(kube::ApiClient& client, const Clock& clock, KubeAnnouncerOptions options);
+  ~KubeAnnouncer() override;  // Shutdown(0) if still running
+  KubeAnnouncer(const KubeAnnouncer&) = delete;
+  KubeAnnouncer& operator=(const KubeAnnouncer&) = delete;
+
+  // PublicationSink: notes a change of leadership and wakes the thread; never blocks.
+  void Publish(const server::Publication& p) override;
+  bool HandsOutLeadership() const override { return false; }
+
+  // Sends what is due now (queued events, a label write) and returns when more is due:
+  // MonoTime::max() for "nothing until the next publication". The thread calls it in a loop;
+  // tests call it directly with a FakeClock.
+  MonoTime Step();
+
+  // Starts the thread. Call once.
+  void Start();
+  // Sends what is still queued and labels the pod "follower", giving up after `budget`, then
+  // joins the thread. Idempotent.
+  void Shutdown(Duration budget);
+
+ private:
+  struct PendingEvent {
+    election::LockDescription lock;
+    std::string message;
+    SysTime at;
+  };
+  Status SendEvent(const PendingEvent& e, MonoTime deadline);
+  Status PatchLabel(const std::string& value, MonoTime deadline);
+  bool DoneLocked(MonoTime now) const;
+  void Loop();
+
+  kube::ApiClient& client_;
+  const Clock& clock_;
+  const KubeAnnouncerOptions options_;
+
+  mutable std::mutex mu_;  // guards the fields below
+  std::condition_variable cv_;
+  bool woken_ = false;
+  bool seen_ = false;     // a publication arrived
+  bool leading_ = false;  // as of the last publication
+  std::deque<PendingEvent> events_;
+  bool events_forbidden_ = false;
+  bool warned_dropped_ = false;
+  std::string desired_label_;  // "leader" / "follower"; "" before the first publication
+  std::string applied_label_;  // as last written successfully; "" when unknown
+  MonoTime label_due_ = MonoTime::max();
+  Duration label_backoff_{};
+  bool label_failing_ = false;
+  uint64_t event_seq_ = 0;
+  bool stopping_ = false;
+  MonoTime stop_deadline_ = MonoTime::max();
+
+  std::mutex thread_mu_;
+  std::thread thread_;
+  bool shut_down_ = false;
+};
+
+}  // namespace leasehold::app

@@ -1,0 +1,132 @@
+#include "app/probe.h"
+
+#include <httplib.h>
+
+#include <cstdio>
+
+#include "server/format.h"
+#include "server/listen_address.h"
+
+namespace leasehold::app {
+namespace {
+
+constexpr const char* kDefaultAddress = "localhost:4040";
+constexpr Duration kProbeTimeout = std::chrono::seconds(1);
+
+constexpr const char* kProbeHelp = R"(Usage: leasehold probe [--leader] [--address ADDR]
+
+Asks a running agent whether it is ready (GET /readyz) or, with --leader, whether it leads
+(GET /is-leader), with a 1s timeout. Exit code 0 on a 200 answer, 1 otherwise, 2 for bad
+arguments. For exec probes in images without curl, e.g.
+  readinessProbe: {exec: {command: [leasehold, probe]}}
+
+  --leader        ask /is-leader instead of /readyz
+  --address ADDR  the agent's --http-address (same forms; a wildcard such as :4040 is asked on
+                  loopback). Default: $LEASEHOLD_HTTP_ADDRESS, else localhost:4040.
+  -h, --help      print this help
+)";
+
+// The answer's body goes into a one-line message: control bytes become '?'.
+std::string OneLine(std::string s) {
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return s;
+}
+
+Status Invalid(const std::string& what) {
+  return Status(Code::kInvalid, what + " (see leasehold probe --help)");
+}
+
+}  // namespace
+
+Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
+                                       const Environment& env) {
+  ProbeCommand c;
+  c.path = "/readyz";
+  std::string address;
+  std::string origin = "--address";
+  bool address_set = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") {
+      c.output = kProbeHelp;
+      return c;
+    }
+    if (a == "--leader") {
+      c.path = "/is-leader";
+    } else if (a == "--address" || a.rfind("--address=", 0) == 0) {
+      if (a == "--address") {
+        if (i + 1 >= args.size()) return Invalid("--address: needs a value");
+        address = args[++i];
+      } else {
+        address = a.substr(std::string("--address=").size());
+      }
+      address_set = true;
+    } else {
+      return Invalid("unexpected argument " + server::Quote(a));
+    }
+  }
+  if (!address_set) {
+    address = kDefaultAddress;
+    if (auto e = env.getenv("LEASEHOLD_HTTP_ADDRESS"); e && !e->empty()) {
+      address = *e;
+      origin = "LEASEHOLD_HTTP_ADDRESS (--address)";
+    }
+  }
+  auto parsed = server::ParseListenAddress(address);
+  if (!parsed.ok()) return Status(Code::kInvalid, origin + ": " + parsed.status().message());
+  if (parsed->port == 0) return Status(Code::kInvalid, origin + ": the port must not be 0");
+  c.address = address;
+  for (const server::ListenEndpoint& ep : parsed->endpoints) {
+    std::string host = ep.host;
+    if (host == "0.0.0.0") host = "127.0.0.1";
+    if (host == "::") host = "::1";
+    c.targets.emplace_back(host, parsed->port);
+  }
+  return c;
+}
+
+int ProbeOnce(const ProbeCommand& command, Duration timeout, std::string* detail) {
+  std::string tried;
+  for (const auto& [host, port] : command.targets) {
+    httplib::Client cli(host, port);
+    cli.set_connection_timeout(timeout);
+    cli.set_read_timeout(timeout);
+    cli.set_write_timeout(timeout);
+    cli.set_keep_alive(false);
+    const std::string where = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
+                              ":" + std::to_string(port) + command.path;
+    auto res = cli.Get(command.path.c_str());
+    if (!res) {
+      tried +=
+          (tried.empty() ? "" : "; ") + where + ": " + httplib::to_string(res.error()) + " error";
+      continue;
+    }
+    std::string body = res->body.substr(0, 300);
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+    if (detail) *detail = where + ": " + std::to_string(res->status) + " " + OneLine(body);
+    return res->status;
+  }
+  if (detail) *detail = "no answer (" + tried + ")";
+  return 0;
+}
+
+int RunProbe(const std::vector<std::string>& args, const Environment& env) {
+  auto command = ParseProbeCommand(args, env);
+  if (!command.ok()) {
+    std::fprintf(stderr, "leasehold probe: %s\n", command.status().message().c_str());
+    return 2;
+  }
+  if (!command->output.empty()) {
+    std::fputs(command->output.c_str(), stdout);
+    return 0;
+  }
+  std::string detail;
+  const int status = ProbeOnce(*command, kProbeTimeout, &detail);
+  if (status == 200) return 0;
+  std::fprintf(stderr, "leasehold probe: %s\n", detail.c_str());
+  return 1;
+}
+
+}  // namespace leasehold::app

@@ -1,0 +1,46 @@
+// --status-file: the /leader JSON in a file, for a main container that would rather read a file
+// (e.g. on a shared emptyDir) than speak HTTP. Rewritten on every publication, i.e. on every
+// change and on every renew while this replica leads.
+//
+// Each write goes to a temporary file in the same directory and is then renamed over the path,
+// so a reader sees the old content or the new one, never a mix. No fsync: the file describes a
+// running process and means nothing after a crash of the node.
+//
+// A reader must treat a validUntil in the past as "not leader": a frozen or killed agent
+// cannot take back what it wrote.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "server/publisher.h"
+
+namespace leasehold::server {
+
+class StatusFile final : public PublicationSink {
+ public:
+  // Writes `initial` (e.g. the "not read yet" state) at once, so a bad path fails at start and
+  // a file left by an earlier run no longer claims leadership. The error message says why,
+  // without naming the flag.
+  static Result<std::unique_ptr<StatusFile>> Create(std::string path, const std::string& initial);
+
+  // Replaces the file's content with `content` (a newline is appended).
+  Status Write(const std::string& content);
+
+  const std::string& path() const { return path_; }
+
+  // PublicationSink: logs a failed write once per run of failures.
+  void Publish(const Publication& p) override;
+  // The file tells its readers "you lead": every publication is taken as a promise.
+  bool HandsOutLeadership() const override { return true; }
+
+ private:
+  explicit StatusFile(std::string path);
+
+  const std::string path_;
+  const std::string temp_;  // "<dir>/.<name>.tmp", same directory so that rename is atomic
+  bool failing_ = false;
+};
+
+}  // namespace leasehold::server

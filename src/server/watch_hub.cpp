@@ -1,0 +1,175 @@
+#include "server/watch_hub.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+namespace leasehold::server {
+
+class WatchHub::Client {
+ public:
+  Client(WatchHub* hub, std::string peer, int efd) : hub_(hub), peer_(std::move(peer)), efd_(efd) {}
+  ~Client() {
+    if (registered_) hub_->Remove(this);
+    close(efd_);
+  }
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+ private:
+  friend class WatchHub;
+
+  // Wakes Next(). An eventfd, not a condition variable, so that Next() can sleep in poll() on
+  // it and on the client's socket at once.
+  void Signal() {
+    const uint64_t one = 1;
+    // Only fails when the counter would overflow, and then it is readable anyway.
+    [[maybe_unused]] ssize_t n = write(efd_, &one, sizeof one);
+  }
+
+  WatchHub* const hub_;
+  const std::string peer_;
+  const int efd_;
+  bool registered_ = false;  // in hub_->clients_; set under the hub's lock
+
+  std::mutex mu_;  // guards the fields below
+  std::deque<std::string> frames_;
+  bool ended_ = false;
+};
+
+WatchHub::WatchHub(Publisher& publisher, WatchHubOptions options)
+    : publisher_(publisher), options_(options) {}
+
+WatchHub::~WatchHub() {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!clients_.empty()) spdlog::error("watch hub destroyed with {} clients", clients_.size());
+}
+
+std::string WatchHub::EventFrame(const std::string& json) {
+  return "event: leader\ndata: " + json + "\n\n";
+}
+
+int WatchHub::watchers() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return static_cast<int>(clients_.size());
+}
+
+Result<std::shared_ptr<WatchHub::Client>> WatchHub::Attach(const std::string& peer) {
+  auto too_many = [this] {
+    return Status(Code::kUnavailable, "too many watchers (--max-watchers=" +
+                                          std::to_string(options_.max_watchers) + ")");
+  };
+  {
+    // A cheap early answer, so a refused client costs no promise.
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_) return Status(Code::kUnavailable, "shutting down");
+    if (static_cast<int>(clients_.size()) >= options_.max_watchers) return too_many();
+  }
+  const int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (efd < 0) {
+    return Status(Code::kUnavailable,
+                  std::string("cannot create an eventfd: ") + std::strerror(errno));
+  }
+  std::shared_ptr<Client> client(new Client(this, peer, efd));
+  Status result;
+  publisher_.Attach([&](const Publication& current) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (closed_) {
+      result = Status(Code::kUnavailable, "shutting down");
+      return;
+    }
+    if (static_cast<int>(clients_.size()) >= options_.max_watchers) {
+      result = too_many();
+      return;
+    }
+    clients_.push_back(client.get());
+    client->registered_ = true;
+    std::lock_guard<std::mutex> cl(client->mu_);
+    client->frames_.push_back(EventFrame(current.json));
+  });
+  if (!result.ok()) return result;
+  spdlog::debug("watch: {} connected", peer);
+  return client;
+}
+
+void WatchHub::Remove(Client* client) {
+  std::lock_guard<std::mutex> l(mu_);
+  clients_.erase(std::remove(clients_.begin(), clients_.end(), client), clients_.end());
+  spdlog::debug("watch: {} disconnected", client->peer_);
+}
+
+void WatchHub::Publish(const Publication& p) {
+  const std::string frame = EventFrame(p.json);
+  std::lock_guard<std::mutex> l(mu_);
+  for (Client* c : clients_) {
+    std::lock_guard<std::mutex> cl(c->mu_);
+    if (c->ended_) continue;
+    if (c->frames_.size() >= options_.queue_limit) {
+      // It has not taken an event for a long time; the newest state cannot reach it behind the
+      // queued ones. Cut it off: a client that reconnects starts from the current state.
+      c->ended_ = true;
+      c->frames_.clear();
+      spdlog::warn("watch: {} fell {} events behind; disconnecting it", c->peer_,
+                   options_.queue_limit);
+    } else {
+      c->frames_.push_back(frame);
+    }
+    c->Signal();
+  }
+}
+
+void WatchHub::Close() {
+  std::lock_guard<std::mutex> l(mu_);
+  closed_ = true;
+  for (Client* c : clients_) {
+    std::lock_guard<std::mutex> cl(c->mu_);
+    c->ended_ = true;
+    // Keep the newest event only: it carries the final state, and a stalled client then costs
+    // at most one write timeout.
+    while (c->frames_.size() > 1) c->frames_.pop_front();
+    c->Signal();
+  }
+}
+
+std::optional<std::string> WatchHub::Next(Client& client, int socket_fd) {
+  using Steady = std::chrono::steady_clock;
+  // Real time: the heartbeat is about idle connections, not the election's clock.
+  const Steady::time_point ping_at = Steady::now() + options_.heartbeat;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> l(client.mu_);
+      if (!client.frames_.empty()) {
+        std::string frame = std::move(client.frames_.front());
+        client.frames_.pop_front();
+        return frame;
+      }
+      if (client.ended_) return std::nullopt;
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(ping_at - Steady::now()).count();
+    if (left <= 0) return std::string(kPing);
+    pollfd fds[2] = {{client.efd_, POLLIN, 0}, {socket_fd, POLLRDHUP, 0}};
+    const int n =
+        poll(fds, socket_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long>(left, INT_MAX)));
+    if (n < 0 && errno != EINTR) return std::nullopt;
+    if (n <= 0) continue;
+    if (socket_fd >= 0 && (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
+      std::lock_guard<std::mutex> l(client.mu_);
+      client.ended_ = true;
+      client.frames_.clear();
+      return std::nullopt;
+    }
+    if ((fds[0].revents & POLLIN) != 0) {
+      uint64_t count;
+      [[maybe_unused]] ssize_t r = read(client.efd_, &count, sizeof count);
+    }
+  }
+}
+
+}  // namespace leasehold::server

@@ -1,0 +1,89 @@
+// GET /leader/watch: the state of the election as Server-Sent Events, fanned out to every
+// connected client through a bounded queue of its own.
+//
+//   event: leader
+//   data: {"name":"pod-a_1a2b3c4d","leader":"pod-a_1a2b3c4d",...,"isLeader":true,...}
+//
+// The first event is the current state (the /leader JSON); then one event per publication (see
+// publisher.h): a change of holder, isLeader or term, and every renew while this replica leads.
+// A comment line ": ping" follows every `heartbeat` of silence.
+//
+// Nothing a client does can hold up the election or another client: the publisher's thread only
+// appends to queues, and each stream is written by its own listener thread with a write timeout.
+// A client whose queue is full (it stopped reading, or reads too slowly) is disconnected, as is
+// one that hangs up; a disconnected client must treat this replica as not leading until it has
+// reconnected and read the first event again.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/status.h"
+#include "server/publisher.h"
+
+namespace leasehold::server {
+
+struct WatchHubOptions {
+  // Streams open at once; one more gets 503. Each holds a listener thread (see http_server.h).
+  // Default 100 (--max-watchers).
+  int max_watchers = 100;
+  // Events queued for one client before it counts as stalled and is disconnected. Default 64:
+  // about two minutes of renewals with the default 2s retry-period.
+  size_t queue_limit = 64;
+  // Silence after which a ": ping" comment is sent. Default 15s.
+  Duration heartbeat = std::chrono::seconds(15);
+};
+
+class WatchHub final : public PublicationSink {
+ public:
+  class Client;
+
+  // `publisher` must outlive the hub; register the hub with Publisher::AddSink yourself.
+  WatchHub(Publisher& publisher, WatchHubOptions options);
+  ~WatchHub() override;  // every Client must be gone by then
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  // Registers a client, `peer` naming it in logs, with its first event already queued: the
+  // current state, taken as a promise. Unavailable when max_watchers clients are connected or
+  // the hub is closed. The client unregisters when the last reference to it goes.
+  Result<std::shared_ptr<Client>> Attach(const std::string& peer);
+
+  // Blocks until the client's next frame and returns it: an event, or ": ping" after
+  // `heartbeat` without one. nullopt when the stream must end: the client fell behind, the hub
+  // was closed (after the last event queued), or `socket_fd` (the client's connection, to
+  // notice a hang-up while idle; -1 when unknown) was closed by the peer.
+  std::optional<std::string> Next(Client& client, int socket_fd);
+
+  // Ends every stream: each client gets at most the last event already queued for it (so a
+  // final "not leader" still goes out), and Attach fails from now on. Idempotent.
+  void Close();
+
+  int watchers() const;
+  const WatchHubOptions& options() const { return options_; }
+
+  // PublicationSink
+  void Publish(const Publication& p) override;
+  bool HandsOutLeadership() const override { return watchers() > 0; }
+
+  // "event: leader\ndata: <json>\n\n".
+  static std::string EventFrame(const std::string& json);
+  static constexpr const char* kPing = ": ping\n\n";
+
+ private:
+  void Remove(Client* client);
+
+  Publisher& publisher_;
+  const WatchHubOptions options_;
+  mutable std::mutex mu_;  // guards the fields below; taken after the publisher's lock
+  bool closed_ = false;
+  std::vector<Client*> clients_;
+};
+
+}  // namespace leasehold::server

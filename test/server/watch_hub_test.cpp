@@ -1,0 +1,219 @@
+// The watch hub without HTTP: queues, limits, heartbeats and hang-ups, driven by hand.
+#include "server/watch_hub.h"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace leasehold::server {
+namespace {
+
+using namespace std::chrono_literals;
+using election::Snapshot;
+
+// A snapshot the test changes by hand.
+struct Source {
+  Source() {
+    s.identity = "me";
+    s.lock = {"leases", "ns", "lock"};
+    s.observed = true;
+    s.record.holder_identity = "them";
+    s.record.leader_transitions = 1;
+  }
+  Snapshot Get(bool promise) {
+    std::lock_guard<std::mutex> l(mu);
+    if (promise) ++promises;
+    return s;
+  }
+  // A new term: a change every sink hears of.
+  void NextTerm() {
+    std::lock_guard<std::mutex> l(mu);
+    ++s.record.leader_transitions;
+  }
+  std::mutex mu;
+  Snapshot s;
+  int promises = 0;
+};
+
+struct Fixture {
+  explicit Fixture(WatchHubOptions o = {})
+      : publisher([this](bool promise) { return source.Get(promise); }, clock), hub(publisher, o) {
+    publisher.AddSink(&hub);
+  }
+  // The term each frame carries, or the frame itself when it is not an event.
+  std::string TermOf(const std::string& frame) {
+    const size_t at = frame.find("\"term\":");
+    if (frame.rfind("event: leader\ndata: {", 0) != 0 || at == std::string::npos) return frame;
+    return frame.substr(at + 7, frame.find(',', at) - at - 7);
+  }
+  // Publishes one new term.
+  void Publish() {
+    source.NextTerm();
+    publisher.Poll();
+  }
+
+  FakeClock clock;
+  Source source;
+  Publisher publisher;
+  WatchHub hub;
+};
+
+TEST_CASE("watch hub: the first event is the current state, as a promise") {
+  Fixture f;
+  auto c = f.hub.Attach("peer-1");
+  REQUIRE(c.ok());
+  CHECK(f.source.promises == 1);
+  const auto frame = f.hub.Next(**c, -1);
+  REQUIRE(frame);
+  CHECK(frame->rfind("event: leader\ndata: {\"name\":\"them\"", 0) == 0);
+  CHECK(frame->substr(frame->size() - 3) == "}\n\n");
+  CHECK(frame->find('\n') == std::string("event: leader").size());
+  CHECK(f.TermOf(*frame) == "1");
+}
+
+TEST_CASE("watch hub: at most max_watchers; a client that goes frees its place") {
+  WatchHubOptions o;
+  o.max_watchers = 2;
+  Fixture f(o);
+  auto a = f.hub.Attach("a");
+  auto b = f.hub.Attach("b");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(f.hub.watchers() == 2);
+  CHECK(f.hub.HandsOutLeadership());
+  const int promises = f.source.promises;
+  auto c = f.hub.Attach("c");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.code() == Code::kUnavailable);
+  CHECK(c.status().message() == "too many watchers (--max-watchers=2)");
+  CHECK(f.source.promises == promises);       // a refused client costs no promise
+  a = Status(Code::kUnavailable, "dropped");  // the stream ended: its client goes
+  CHECK(f.hub.watchers() == 1);
+  CHECK(f.hub.Attach("c").ok());
+}
+
+TEST_CASE("watch hub: no clients, no promise") {
+  Fixture f;
+  CHECK_FALSE(f.hub.HandsOutLeadership());
+  f.publisher.Poll();
+  CHECK(f.source.promises == 0);
+  {
+    auto c = f.hub.Attach("a");
+    f.Publish();
+    CHECK(f.source.promises == 2);  // the first event and the publication
+  }
+  f.Publish();
+  CHECK(f.source.promises == 2);
+}
+
+TEST_CASE("watch hub: every client gets every publication, in order") {
+  Fixture f;
+  std::vector<std::shared_ptr<WatchHub::Client>> clients;
+  for (int i = 0; i < 5; ++i) clients.push_back(f.hub.Attach("c" + std::to_string(i)).value());
+  for (int i = 0; i < 3; ++i) f.Publish();
+  for (auto& c : clients) {
+    std::vector<std::string> terms;
+    for (int i = 0; i < 4; ++i) terms.push_back(f.TermOf(*f.hub.Next(*c, -1)));
+    CHECK(terms == std::vector<std::string>{"1", "2", "3", "4"});
+  }
+}
+
+TEST_CASE("watch hub: a client that stops reading is cut off; nobody else waits for it") {
+  WatchHubOptions o;
+  o.queue_limit = 3;
+  Fixture f(o);
+  auto reader = f.hub.Attach("reader").value();
+  auto stalled = f.hub.Attach("stalled").value();
+  std::vector<std::string> terms;
+  terms.push_back(f.TermOf(*f.hub.Next(*reader, -1)));
+  for (int i = 0; i < 10; ++i) {
+    f.Publish();  // returns at once: it only appends to queues
+    terms.push_back(f.TermOf(*f.hub.Next(*reader, -1)));
+  }
+  CHECK(terms.size() == 11);
+  CHECK(terms.back() == "11");
+  // The stalled one had 1 + 2 events queued when the third publication found its queue full.
+  CHECK_FALSE(f.hub.Next(*stalled, -1).has_value());
+  CHECK(f.hub.watchers() == 2);  // until its stream lets go of it
+  stalled.reset();
+  CHECK(f.hub.watchers() == 1);
+}
+
+TEST_CASE("watch hub: a ping after a heartbeat of silence") {
+  WatchHubOptions o;
+  o.heartbeat = 20ms;
+  Fixture f(o);
+  auto c = f.hub.Attach("a").value();
+  CHECK(f.hub.Next(*c, -1)->rfind("event: leader", 0) == 0);
+  CHECK(*f.hub.Next(*c, -1) == ": ping\n\n");
+  f.Publish();
+  CHECK(f.TermOf(*f.hub.Next(*c, -1)) == "2");
+}
+
+// A connected TCP pair on 127.0.0.1.
+struct TcpPair {
+  TcpPair() {
+    const int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(listen(lfd, 1) == 0);
+    socklen_t len = sizeof a;
+    getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    client = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    server = accept(lfd, nullptr, nullptr);
+    REQUIRE(server >= 0);
+    close(lfd);
+  }
+  ~TcpPair() {
+    if (client >= 0) close(client);
+    close(server);
+  }
+  int client = -1;
+  int server = -1;
+};
+
+TEST_CASE("watch hub: a hang-up ends an idle stream at once, not at the next heartbeat") {
+  WatchHubOptions o;
+  o.heartbeat = 1h;
+  Fixture f(o);
+  auto c = f.hub.Attach("a").value();
+  TcpPair pair;
+  REQUIRE(f.hub.Next(*c, pair.server));  // the first event
+  auto next = std::async(std::launch::async, [&] { return f.hub.Next(*c, pair.server); });
+  CHECK(next.wait_for(50ms) == std::future_status::timeout);  // idle: waiting
+  close(pair.client);
+  pair.client = -1;
+  REQUIRE(next.wait_for(5s) == std::future_status::ready);
+  CHECK_FALSE(next.get().has_value());
+}
+
+TEST_CASE("watch hub: Close ends every stream after its newest event; no new clients") {
+  Fixture f;
+  auto a = f.hub.Attach("a").value();
+  auto b = f.hub.Attach("b").value();
+  CHECK(f.hub.Next(*b, -1));  // b read its first event, a did not
+  f.Publish();
+  f.Publish();
+  f.hub.Close();
+  CHECK(f.TermOf(*f.hub.Next(*a, -1)) == "3");
+  CHECK_FALSE(f.hub.Next(*a, -1));
+  CHECK(f.TermOf(*f.hub.Next(*b, -1)) == "3");
+  CHECK_FALSE(f.hub.Next(*b, -1));
+  auto late = f.hub.Attach("late");
+  REQUIRE_FALSE(late.ok());
+  CHECK(late.status().message() == "shutting down");
+  f.hub.Close();  // idempotent
+}
+
+}  // namespace
+}  // namespace leasehold::server
