@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (DEPLOY, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
+from harness import (run_scenarios, DEPLOY, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
                      leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
 
 SCENARIOS = {}
@@ -594,22 +594,7 @@ def term_failover_watchers(s):
 
 
 def main(argv):
-    names = list(SCENARIOS) if argv == ["all"] else argv
-    unknown = [n for n in names if n not in SCENARIOS]
-    if not names or unknown:
-        print(f"usage: announce_scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
-        return 2
-    failed = 0
-    for n in names:
-        try:
-            with Scenario(n) as s:
-                SCENARIOS[n](s)
-        except Exception:  # noqa: BLE001 - report and go on with the next scenario
-            import traceback
-            traceback.print_exc()
-            failed += 1
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_scenarios(SCENARIOS, argv, "announce_scenarios.py")
 
 
 if __name__ == "__main__":

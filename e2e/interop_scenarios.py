@@ -33,7 +33,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (MONO_TO_WALL, REPO, Agent, Namespace, Sampler, Scenario,  # noqa: E402
+from harness import (run_scenarios, MONO_TO_WALL, REPO, Agent, Namespace, Sampler, Scenario,  # noqa: E402
                      current_leaders, free_port, log, parse_rfc3339, wait_single_leader,
                      wait_until)
 
@@ -921,22 +921,7 @@ def duration_warning(s):
 
 
 def main(argv):
-    names = list(SCENARIOS) if argv == ["all"] else argv
-    unknown = [n for n in names if n not in SCENARIOS]
-    if not names or unknown:
-        print(f"usage: interop_scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
-        return 2
-    failed = 0
-    for n in names:
-        try:
-            with Scenario(n) as s:
-                SCENARIOS[n](s)
-        except Exception:  # noqa: BLE001 - report and go on with the next scenario
-            import traceback
-            traceback.print_exc()
-            failed += 1
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_scenarios(SCENARIOS, argv, "interop_scenarios.py")
 
 
 if __name__ == "__main__":

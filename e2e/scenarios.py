@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (LEASE, RENEW, RETRY, MONO_TO_WALL, REPO, Namespace, Sampler, Scenario,  # noqa: E402
+from harness import (run_scenarios, LEASE, RENEW, RETRY, MONO_TO_WALL, REPO, Namespace, Sampler, Scenario,  # noqa: E402
                      current_leaders, log, parse_rfc3339, wait_single_leader, wait_until)
 
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
@@ -383,22 +383,7 @@ def lock_type_none(s):
 
 
 def main(argv):
-    names = list(SCENARIOS) if argv == ["all"] else argv
-    unknown = [n for n in names if n not in SCENARIOS]
-    if not names or unknown:
-        print(f"usage: scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
-        return 2
-    failed = 0
-    for n in names:
-        try:
-            with Scenario(n) as s:
-                SCENARIOS[n](s)
-        except Exception:  # noqa: BLE001 - report and go on with the next scenario
-            import traceback
-            traceback.print_exc()
-            failed += 1
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_scenarios(SCENARIOS, argv, "scenarios.py")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (REPO, Namespace, Scenario, free_port,  # noqa: E402
+from harness import (run_scenarios, REPO, Namespace, Scenario, free_port,  # noqa: E402
                      leasehold_binary, log, wait_until)
 
 DEPLOY = REPO / "deploy"
@@ -826,22 +826,7 @@ def k8up(s):
 
 
 def main(argv):
-    names = list(SCENARIOS) if argv == ["all"] else argv
-    unknown = [n for n in names if n not in SCENARIOS]
-    if not names or unknown:
-        print(f"usage: ship_scenarios.py all | {' | '.join(SCENARIOS)}", file=sys.stderr)
-        return 2
-    failed = 0
-    for n in names:
-        try:
-            with Ship(n) as s:
-                SCENARIOS[n](s)
-        except Exception:  # noqa: BLE001 - report and go on with the next scenario
-            import traceback
-            traceback.print_exc()
-            failed += 1
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return run_scenarios(SCENARIOS, argv, "ship_scenarios.py", context=Ship)
 
 
 if __name__ == "__main__":

@@ -468,3 +468,27 @@ class Scenario:
         status = "FAILED" if exc_type else "passed"
         log(f"=== scenario {self.name} {status} in {time.monotonic() - self.start:.1f}s")
         return False
+
+
+def run_scenarios(scenarios, argv, program, context=None):
+    """The command line of every scenario file: NAME... or `all`. Runs each scenario inside
+    `context(name)` (Scenario by default), goes on after a failure, prints "N passed, N failed"
+    and returns the exit code."""
+    import sys
+    import traceback
+    context = context or Scenario
+    names = list(scenarios) if argv == ["all"] else argv
+    unknown = [n for n in names if n not in scenarios]
+    if not names or unknown:
+        print(f"usage: {program} all | {' | '.join(scenarios)}", file=sys.stderr)
+        return 2
+    failed = 0
+    for n in names:
+        try:
+            with context(n) as s:
+                scenarios[n](s)
+        except Exception:  # noqa: BLE001 - report and go on with the next scenario
+            traceback.print_exc()
+            failed += 1
+    print(f"{len(names) - failed} passed, {failed} failed")
+    return 1 if failed else 0
