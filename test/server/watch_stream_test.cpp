@@ -287,6 +287,8 @@ TEST_CASE("HttpServer::Stop ends every stream after its last event, promptly") {
     REQUIRE(clients.back()->ReadUntil("event: leader"));
   }
   f.Hold("pod-a");
+  // The publisher delivers asynchronously: let every stream have the event before stopping.
+  for (auto& c : clients) REQUIRE(c->ReadUntil("\"isLeader\":true"));
   const auto t = Steady::now();
   f.server->Stop();
   const auto took = Steady::now() - t;
