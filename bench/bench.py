@@ -381,6 +381,12 @@ class Bench:
                     res[key] = parse_wrk(r.stdout)
                     res[key]["raw"] = r.stdout[-1500:]
                     log(f"wrk {key}: {res[key]['summary']}")
+        # Memory after the load: the HTTP server starts threads on demand (up to its maximum)
+        # and lets idle ones go, so the peak depends on the clients.
+        for kind, roles in self.idle.items():
+            for role, p in roles.items():
+                if p.alive():
+                    res[f"{kind}_{role}_mem_after"] = mem_kib(p.proc.pid)
         self.results["wrk"] = res
         return res
 
@@ -637,6 +643,15 @@ def markdown(res):
                               fmt(r.get("rps"), "", 0)]
                 label = f"{c}, " + ("new connection per request" if close else "keep-alive")
                 L.append(f"| {label} | " + " | ".join(cells) + " |")
+        mem = []
+        for kind, kn in (("lh", "leasehold"), ("cg", "client-go")):
+            for role in ("leader", "follower"):
+                m = w.get(f"{kind}_{role}_mem_after")
+                if m:
+                    mem.append(f"{kn} {role} VmRSS {m.get('VmRSS', 0) / 1024:.1f} MiB, VmHWM "
+                               f"{m.get('VmHWM', 0) / 1024:.1f} MiB, {m.get('Threads')} threads")
+        if mem:
+            L.append("After the wrk runs: " + "; ".join(mem) + ".")
         L.append("")
     fo = res.get("failover")
     if fo:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
 from harness import (LEASE, MONO_TO_WALL, RENEW, RETRY, ControlPlane, Namespace, Sampler,  # noqa: E402
-                     Scenario, wait_single_leader)
+                     Scenario, wait_single_leader, wait_until)
 
 
 def show(agents):
@@ -50,7 +50,8 @@ def main():
             t_kill = time.monotonic()
             rest = [a for a in agents if a is not leader]
             new = wait_single_leader(rest, 30)
-            first = smp.first_yes_after(t_kill, exclude=(leader.name,))
+            first = wait_until(lambda: smp.first_yes_after(t_kill, exclude=(leader.name,)), 5,
+                               what="the sampler to see the new leader")
             last_renew = smp.last_valid_until(leader.name) - RENEW
             print(f"== {new.name} took over {first[0] - t_kill:.2f}s after the kill, "
                   f"{first[0] + MONO_TO_WALL - last_renew:.2f}s after the old leader's last renew "
