@@ -2,10 +2,12 @@
 // in-process fake API server over TLS. Real time passes here, so timings are short and every
 // wait is a bounded poll for a condition, never a fixed sleep standing in for the algorithm.
 #include <doctest/doctest.h>
+#include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -21,6 +23,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FakeApiServer;
+
+// spdlog creates its registry on first use, inside an uninstrumented shared library whose
+// static-init guard TSan cannot see; create it before any agent thread logs, as app::Main does.
+const auto kLoggerReady = spdlog::default_logger();
 
 // Polls `pred` every 5 ms until it holds or `timeout` passes; returns whether it held.
 bool WaitFor(const std::function<bool()>& pred, Duration timeout) {
@@ -96,8 +102,11 @@ class OverlapSampler {
     thread_ = std::thread([this] {
       while (!stop_) {
         int leaders = 0;
-        for (Agent* a : agents_) {
-          if (a != nullptr && a->IsLeader()) ++leaders;
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          for (Agent* a : agents_) {
+            if (a != nullptr && a->IsLeader()) ++leaders;
+          }
         }
         if (leaders > 1) ++overlaps_;
         std::this_thread::sleep_for(2ms);
@@ -110,6 +119,7 @@ class OverlapSampler {
     if (thread_.joinable()) thread_.join();
   }
   void Remove(Agent* a) {
+    std::lock_guard<std::mutex> l(mu_);
     for (auto& p : agents_) {
       if (p == a) p = nullptr;
     }
@@ -117,6 +127,7 @@ class OverlapSampler {
   int overlaps() const { return overlaps_; }
 
  private:
+  std::mutex mu_;
   std::vector<Agent*> agents_;
   std::atomic<bool> stop_{false};
   std::atomic<int> overlaps_{0};
