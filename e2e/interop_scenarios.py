@@ -428,14 +428,27 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
             leader = wait_single_leader(fleet.alive(), 30)
             time.sleep(1.2)  # a few renewals of the settled leader
             how = "SIGKILL" if r % 2 == 0 else "SIGTERM"
+            # leasehold followers watch the lock and wake at the exact expiry or release, so they
+            # nearly always beat client-go's jittered polls. To move leadership from leasehold to
+            # client-go, the other leasehold followers sit this round out (SIGSTOP; a paused
+            # follower says nothing, so it cannot add a "yes").
+            held = []
+            if family(leader) == "leasehold" and dirs.get("leasehold→client-go", 0) < 2:
+                held = [m for m in fleet.alive() if m is not leader and family(m) == "leasehold"]
+                for m in held:
+                    m.signal(signal.SIGSTOP)
             t0 = time.monotonic()
             if how == "SIGKILL":
                 leader.kill()
             else:
                 fleet.terminated.add(leader.name)
                 leader.term()
-            rest = [m for m in fleet.alive() if m is not leader]
-            new = wait_single_leader(rest, 30)
+            rest = [m for m in fleet.alive() if m is not leader and m not in held]
+            try:
+                new = wait_single_leader(rest, 30)
+            finally:
+                for m in held:
+                    m.signal(signal.SIGCONT)
             took = time.monotonic() - t0
             if how == "SIGTERM":
                 rc = leader.wait(RENEW + 10)
