@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "locks/codec.h"
+
 #define FUZZ_CHECK(cond)                                                                 \
   do {                                                                                   \
     if (!(cond)) {                                                                       \
@@ -25,33 +27,9 @@ inline std::string_view AsText(const uint8_t* data, size_t size) {
 // nothing above U+10FFFF. Go's JSON encoder writes each invalid byte as \ufffd, so only valid
 // text survives an encode/decode round trip byte for byte.
 inline bool ValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b >= 0xC2 && b <= 0xDF) {
-      n = 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      n = 3;
-      if (b == 0xE0) lo = 0xA0;
-      if (b == 0xED) hi = 0x9F;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      n = 4;
-      if (b == 0xF0) lo = 0x90;
-      if (b == 0xF4) hi = 0x8F;
-    } else {
-      return false;
-    }
-    if (i + n > s.size()) return false;
-    for (size_t k = 1; k < n; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return false;
-    }
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = locks::Utf8SequenceLength(s, i);
+    if (n == 0) return false;
     i += n;
   }
   return true;

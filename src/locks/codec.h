@@ -88,4 +88,9 @@ Result<election::LeaderElectionRecord> DecodeAnnotationRecord(std::string_view j
 // U+2028/U+2029 as \u2028/\u2029; each byte of invalid UTF-8 as \ufffd; everything else as is.
 std::string GoJsonQuote(std::string_view s);
 
+// The length of the UTF-8 sequence that starts at s[i] (i < s.size()), or 0 if it is not valid
+// as Go's utf8.DecodeRuneInString judges it: no overlong forms, no surrogates, nothing above
+// U+10FFFF.
+size_t Utf8SequenceLength(std::string_view s, size_t i);
+
 }  // namespace leasehold::locks
