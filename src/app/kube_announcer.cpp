@@ -232,8 +232,11 @@ MonoTime KubeAnnouncer::Step() {
     send_events = !events_forbidden_;
     stop = stop_deadline_;
   }
+  // Read again for every request: Shutdown() may set the budget while this step runs, and the
+  // request it wants (the label back to follower) must end by that budget.
   const auto deadline_from = [&](MonoTime now) {
-    return std::min(now + options_.request_timeout, stop);
+    std::lock_guard<std::mutex> l(mu_);
+    return std::min(now + options_.request_timeout, stop_deadline_);
   };
   for (const PendingEvent& e : events) {
     const MonoTime now = clock_.MonotonicNow();
