@@ -54,6 +54,10 @@ FAULTS = {
     "apiserver-pause": (1.0, None),
     "conflicts": (1.5, None),
 }
+# Mixed fleets only: cut every leasehold agent off at once, so that a client-go peer takes over
+# (leasehold followers, who watch the lock and wake at the exact expiry, otherwise win nearly
+# every race against client-go's polling) and leasehold must later take the lock back from it.
+MIXED_FAULTS = {"isolate-leasehold": (2.0, None)}
 
 
 class Slot:
@@ -236,7 +240,7 @@ class Chaos:
 
     def run_fault(self, kind, r):
         """r: pre-drawn random numbers (so the fault sequence depends on the seed only)."""
-        weight, p_leader = FAULTS[kind]
+        weight, p_leader = dict(FAULTS, **MIXED_FAULTS)[kind]
         if p_leader is not None:
             s = self.pick_target(p_leader, (r[0], int(r[1] * 1000)))
             if s is None or not s.busy.acquire(blocking=False):
@@ -364,6 +368,18 @@ class Chaos:
         self.record("apiserver-pause", "apiserver", t, {"paused_s": round(dur, 2)},
                     t_heal=time.monotonic())
 
+    def f_isolate_leasehold(self, r):
+        dur = LEASE + 1 + 3 * r[2]
+        lh = [x for x in self.slots if x.kind == "leasehold"]
+        t = time.monotonic()
+        for x in lh:
+            self.loop.blackhole(x.proxy)
+        time.sleep(dur)
+        for x in lh:
+            self.loop.heal(x.proxy)
+        self.record("isolate-leasehold", "all leasehold", t, {"blackhole_s": round(dur, 2)},
+                    t_heal=time.monotonic())
+
     def f_conflicts(self, r):
         """Concurrent writers that bump the lease's resourceVersion without touching its spec
         (an annotation changes), so every agent's next conditional write gets 409."""
@@ -410,8 +426,10 @@ class Chaos:
             log(f"first leader {first.name} after {time.monotonic() - self.t0:.1f}s")
         self.t_chaos = time.monotonic()
         t_end = self.t_chaos + a.duration
-        kinds = list(FAULTS)
-        weights = [FAULTS[k][0] for k in kinds]
+        table = dict(FAULTS, **(MIXED_FAULTS if any(x.kind == "clientgo" for x in self.slots)
+                                else {}))
+        kinds = list(table)
+        weights = [table[k][0] for k in kinds]
         threads = []
         n = 0
         last_report = time.monotonic()

@@ -37,6 +37,7 @@ FAULT_COLOURS = {
     "apiserver-restart": (31, 119, 180), "etcd-restart": (23, 190, 207),
     "apiserver-pause": (44, 160, 44), "partition": (0, 0, 0), "latency": (140, 86, 75),
     "drip": (188, 189, 34), "reset": (227, 119, 194), "conflicts": (127, 127, 127),
+    "isolate-leasehold": (90, 0, 90),
 }
 WHITE, BLACK, GREY, LIGHT = (255, 255, 255), (0, 0, 0), (170, 170, 170), (235, 235, 235)
 MAGENTA, RED = (255, 0, 255), (230, 60, 60)

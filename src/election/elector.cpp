@@ -97,10 +97,8 @@ void Elector::Observe(const LockObservation& observation) {
       if (observation.record.holder_identity == config_.identity()) return;
       check_now_ = true;
       woken_ = true;
-    } else {
-      if (observed_ && observation.raw == observed_raw_) return;
-      SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
-      woken_ = true;
+    } else if (observed_ && observation.raw == observed_raw_) {
+      return;
     }
     SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
     woken_ = true;

@@ -188,11 +188,17 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
   server.Put("leases", "ns", "lock", LeaseJson("them", 3));
   const election::Timings timings{4s, 3s, 2s};
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
-  REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
+  const std::string lease_path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
+  // The watch's first event may reach the elector before its own first GET does (that is how CI
+  // once saw 0 GETs here and 1 later): wait for both before counting.
+  REQUIRE(WaitFor(
+      [&] {
+        return follower.Take().observed && server.watches() >= 1 &&
+               server.CountRequests("GET", lease_path) >= 1;
+      },
+      3s));
   // The holder renews; the follower hears of it through the watch, with no GET of its own.
-  REQUIRE(WaitFor([&] { return server.watches() >= 1; }, 3s));
-  const size_t gets_before =
-      server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock");
+  const size_t gets_before = server.CountRequests("GET", lease_path);
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(700ms);  // the rival's renew rhythm, not a wait for us
     server.Bump(
@@ -200,8 +206,7 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
         R"({"spec":{"renewTime":"2026-01-02T03:04:0)" + std::to_string(6 + i) + R"(.000000Z"}})");
   }
   CHECK_FALSE(follower.IsLeader());
-  CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock") ==
-        gets_before);
+  CHECK(server.CountRequests("GET", lease_path) == gets_before);
   // The rival releases: the follower takes over within about 100 ms, not at its next poll.
   const auto released_at = std::chrono::steady_clock::now();
   server.Bump("leases", "ns", "lock", R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");
