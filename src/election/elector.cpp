@@ -159,6 +159,7 @@ Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
   }
   s.last_error = last_error_;
   s.last_attempt_at = last_attempt_at_;
+  s.last_progress_at = last_progress_at_;
   s.last_renew_at = last_renew_at_;
   s.slowpath_total = slowpath_total_;
   s.acquired_total = acquired_total_;
@@ -394,6 +395,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
 
   std::lock_guard<std::mutex> l(mu_);
   last_attempt_at_ = after;
+  last_progress_at_ = after;
   if (ok) {
     consecutive_errors_ = 0;
     if (!was_leader) {
@@ -528,6 +530,9 @@ void Elector::Run() {
         next = now;
       } else if (phase_ == Phase::kCandidate && consecutive_errors_ == 0) {
         next = watch_active_ ? CandidateDueLocked(now) : now;
+        // The loop is alive and judged the lock, though no attempt may be due for a long time.
+        // Only once it has attempted: /healthz must still notice a loop that never could.
+        if (last_attempt_at_) last_progress_at_ = now;
       }
       if (next > now) continue;
     } else if (clock_.MonotonicNow() < next) {

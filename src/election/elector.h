@@ -45,6 +45,10 @@ struct Snapshot {
   Status last_error;
   // When the last attempt completed, successful or not; nullopt before the first one.
   std::optional<MonoTime> last_attempt_at;
+  // When the election loop last made progress: a completed attempt, or a watch event it judged
+  // and rescheduled on (a watching follower makes no attempt while the leader renews). What
+  // /healthz ages; nullopt before the first attempt.
+  std::optional<MonoTime> last_progress_at;
   // When the last write of this replica succeeded; nullopt if it never led.
   std::optional<MonoTime> last_renew_at;
   // Times this replica's slow path (GET then PUT while believing it leads) ran, as client-go's
@@ -150,6 +154,7 @@ class Elector {
   mutable MonoTime promised_until_{};
   Status last_error_;
   std::optional<MonoTime> last_attempt_at_;
+  std::optional<MonoTime> last_progress_at_;
   std::optional<MonoTime> last_renew_at_;
   uint64_t slowpath_total_ = 0;
   uint64_t acquired_total_ = 0;

@@ -9,16 +9,18 @@
 // still be using it, so hold both (client-go's configmapsleases, primary ConfigMap); if not, use
 // the Lease alone. In multilock mode every Get reads the ConfigMap first anyway, so it re-checks
 // each time and drops to Lease-only once the ConfigMap is deleted; Lease-only mode re-checks
-// when a lease duration has passed since the last check. A 403 on the check fails closed: not
-// knowing whether old replicas hold the ConfigMap, we must not act on the Lease alone.
+// when a lease duration has passed since the last check, on a Get and on a leader's Update
+// (which then fails with Conflict if the ConfigMap appeared, so the elector re-reads both). A
+// 403 on the check fails closed: not knowing whether old replicas hold the ConfigMap, we must not
+// act on the Lease alone.
 //
 // Why switching between Lease-only and multilock mode cannot make two leaders:
 //  1. Others see only our writes, never our mode. Both modes write the Lease, and every write is
 //     conditional: a PUT carries the resourceVersion of the read the elector decided from (or of
 //     our own last successful write) and a POST fails with AlreadyExists. In multilock mode the
-//     ConfigMap PUT is conditional too, and so is the Lease write after it: auto uses
-//     SecondaryWrite::kFenced, because client-go's MultiLock re-GETs the Lease before writing it
-//     and would overwrite a Lease that a Lease-only replica took a moment earlier. So of any
+//     ConfigMap PUT is conditional too, and so is the Lease write after it (MultiLock does not
+//     re-GET the Lease before writing it, as client-go's does, see multi_lock.h), so it cannot
+//     overwrite a Lease that a Lease-only replica took a moment earlier. So of any
 //     replicas, in any mix of modes, that decide from the same Lease version, at most one Lease
 //     write succeeds, and a replica whose write fails does not lead.
 //  2. A switch changes the raw record (Lease raw vs ConfigMap raw + "," + Lease raw). The elector
@@ -29,12 +31,16 @@
 //     reports the common holder, or kUnknownLeader when the objects disagree, or the ConfigMap's
 //     holder when the Lease is missing: never this replica unless the objects say so. Entering
 //     multilock mode can therefore only take leadership away, not grant it.
-//  4. A leader renews by Update alone (no Get) while its lease is valid, so it switches only on a
-//     Get after a failed renew, and decides afresh from what that Get read.
+//  4. A leader renews by Update alone (no Get) while its lease is valid. Its Update re-checks for
+//     the ConfigMap when due; finding it, it writes nothing and fails, so the switch to multilock
+//     mode takes effect only through the Get that follows, which decides afresh.
 //
 // What auto cannot do: stop a replica that uses the ConfigMap lock alone and starts (creating
-// the ConfigMap) while we run Lease-only. It never reads the Lease, so no mode of ours could stop
-// it; a deployment that can still start such replicas must use --lock-type=configmapsleases.
+// the ConfigMap) while we run Lease-only. It never reads the Lease, so it leads at once; our
+// leader notices within a lease duration (the re-check) and stops renewing, and its "yes" ends at
+// most renew-deadline after its last renew. Until then there are two leaders, which no mode of
+// ours can prevent; a deployment that can still start such replicas must use
+// --lock-type=configmapsleases.
 #include "locks/auto_lock.h"
 
 #include <rapidjson/document.h>
@@ -60,8 +66,7 @@ AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string 
       clock_(clock),
       multi_("configmapsleases",
              std::make_unique<AnnotationLock>(AnnotatedKind::kConfigMap, client, ns_, name_),
-             std::make_unique<LeaseLock>(client, ns_, name_), std::move(identity),
-             SecondaryWrite::kFenced) {}
+             std::make_unique<LeaseLock>(client, ns_, name_), std::move(identity)) {}
 
 namespace {
 
@@ -129,12 +134,21 @@ Result<LockObservation> AutoLock::Get(MonoTime deadline) {
   return GetLeases(deadline);
 }
 
-Result<LockObservation> AutoLock::GetLeases(MonoTime deadline) {
-  const MonoTime now = clock_.MonotonicNow();
-  const bool due = effective_.load() != Effective::kLeases || !last_check_ ||
-                   now - *last_check_ >= recheck_every_;
-  if (!due) return multi_.secondary().Get(deadline);
+bool AutoLock::RecheckDue(MonoTime now) const {
+  return effective_.load() != Effective::kLeases || !last_check_ ||
+         now - *last_check_ >= recheck_every_;
+}
 
+Result<LockObservation> AutoLock::GetLeases(MonoTime deadline) {
+  if (!RecheckDue(clock_.MonotonicNow())) return multi_.secondary().Get(deadline);
+  auto configmap = Recheck(deadline);
+  if (configmap.ok()) return multi_.GetAfterPrimary(std::move(configmap), deadline);
+  if (configmap.code() == Code::kNotFound) return multi_.secondary().Get(deadline);
+  return configmap.status();
+}
+
+Result<LockObservation> AutoLock::Recheck(MonoTime deadline) {
+  const MonoTime now = clock_.MonotonicNow();
   auto configmap = multi_.primary().Get(deadline);
   if (configmap.ok()) {
     last_check_ = now;
@@ -143,13 +157,13 @@ Result<LockObservation> AutoLock::GetLeases(MonoTime deadline) {
            "ConfigMap " + ns_ + "/" + name_ +
                " exists: holding it and the Lease, so replicas still on the ConfigMap lock see "
                "the same leader");
-    return multi_.GetAfterPrimary(std::move(configmap), deadline);
+    return configmap;
   }
   if (configmap.code() == Code::kNotFound) {
     last_check_ = now;
     forbidden_logged_ = false;
     Become(Effective::kLeases, "no ConfigMap " + ns_ + "/" + name_ + ": using the Lease alone");
-    return multi_.secondary().Get(deadline);
+    return configmap;
   }
   if (configmap.code() == Code::kForbidden) {
     const std::string message =
@@ -162,7 +176,7 @@ Result<LockObservation> AutoLock::GetLeases(MonoTime deadline) {
     }
     return Status(Code::kForbidden, message);
   }
-  return configmap.status();
+  return configmap;
 }
 
 election::Lock* AutoLock::Current() {
@@ -189,6 +203,17 @@ Status AutoLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {
 Status AutoLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   election::Lock* lock = Current();
   if (lock == nullptr) return Status(Code::kInvalid, "auto lock: type not decided yet; Get first");
+  // A leader renews by Update alone, so without this it would never look again for a ConfigMap
+  // that replicas on the ConfigMap lock create after it took the Lease.
+  if (effective_.load() == Effective::kLeases && RecheckDue(clock_.MonotonicNow())) {
+    auto configmap = Recheck(deadline);
+    if (configmap.ok()) {
+      // Not renewed: the elector's next Get reads both objects and decides afresh.
+      return Status(Code::kConflict, "auto lock: ConfigMap " + ns_ + "/" + name_ +
+                                         " appeared; deciding again from it and the Lease");
+    }
+    if (configmap.code() != Code::kNotFound) return configmap.status();  // fails closed
+  }
   return lock->Update(record, deadline);
 }
 

@@ -25,7 +25,8 @@ class AutoLock final : public election::Lock {
   // Decides first, if not yet decided (see auto_lock.cpp); an error while deciding is returned
   // and the decision retried on the next Get.
   Result<election::LockObservation> Get(MonoTime deadline) override;
-  // Forwarded to the lock decided on; Invalid before the first successful Get.
+  // Forwarded to the lock decided on; Invalid before the first successful Get. A Lease-only
+  // Update first re-checks for the ConfigMap when due (Conflict if it appeared).
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   // "auto" until decided, then "leases", "configmapsleases" or "configmaps". Thread-safe.
@@ -36,6 +37,11 @@ class AutoLock final : public election::Lock {
 
   Status Discover(MonoTime deadline);
   Result<election::LockObservation> GetLeases(MonoTime deadline);
+  // Whether Lease-only mode is due to look for the ConfigMap again.
+  bool RecheckDue(MonoTime now) const;
+  // GETs the ConfigMap and switches mode by the answer: the ConfigMap's observation (multilock),
+  // NotFound (Lease only), or the error, which leaves the mode and the due re-check as they were.
+  Result<election::LockObservation> Recheck(MonoTime deadline);
   election::Lock* Current();
   void Become(Effective e, const std::string& why);
 

@@ -49,10 +49,10 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
     lock = annotated(AnnotatedKind::kEndpoints);
   } else if (options.type == "configmapsleases") {
     lock = std::make_unique<MultiLock>("configmapsleases", annotated(AnnotatedKind::kConfigMap),
-                                       lease(), options.identity, SecondaryWrite::kRefetch);
+                                       lease(), options.identity);
   } else {
     lock = std::make_unique<MultiLock>("endpointsleases", annotated(AnnotatedKind::kEndpoints),
-                                       lease(), options.identity, SecondaryWrite::kRefetch);
+                                       lease(), options.identity);
   }
   return lock;
 }

@@ -8,13 +8,11 @@ using election::LeaderElectionRecord;
 using election::LockObservation;
 
 MultiLock::MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
-                     std::unique_ptr<LeaseLock> secondary, std::string identity,
-                     SecondaryWrite write)
+                     std::unique_ptr<LeaseLock> secondary, std::string identity)
     : type_(std::move(type)),
       primary_(std::move(primary)),
       secondary_(std::move(secondary)),
-      identity_(std::move(identity)),
-      write_(write) {}
+      identity_(std::move(identity)) {}
 
 Result<LockObservation> MultiLock::Get(MonoTime deadline) {
   return GetAfterPrimary(primary_->Get(deadline), deadline);
@@ -23,6 +21,7 @@ Result<LockObservation> MultiLock::Get(MonoTime deadline) {
 Result<LockObservation> MultiLock::GetAfterPrimary(Result<LockObservation> primary,
                                                    MonoTime deadline) {
   // A NotFound primary is returned as is, so the elector Creates both objects.
+  primary_found_ = primary.ok();
   if (!primary.ok()) return primary.status();
   auto secondary = secondary_->Get(deadline);
   if (!secondary.ok()) {
@@ -44,23 +43,15 @@ Result<LockObservation> MultiLock::GetAfterPrimary(Result<LockObservation> prima
 
 Status MultiLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {
   Status s = primary_->Create(record, deadline);
-  if (!s.ok() && s.code() != Code::kAlreadyExists) return s;
+  if (!s.ok() && !(s.code() == Code::kAlreadyExists && primary_found_)) return s;
   return secondary_->Create(record, deadline);
 }
 
 Status MultiLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   Status s = primary_->Update(record, deadline);
   if (!s.ok()) return s;
-  if (write_ == SecondaryWrite::kFenced) {
-    return secondary_->has_cached_object() ? secondary_->Update(record, deadline)
-                                           : secondary_->Create(record, deadline);
-  }
-  // As client-go: any other Get error still goes on to Update, with whatever is cached.
-  auto current = secondary_->Get(deadline);
-  if (!current.ok() && current.code() == Code::kNotFound) {
-    return secondary_->Create(record, deadline);
-  }
-  return secondary_->Update(record, deadline);
+  return secondary_->has_cached_object() ? secondary_->Update(record, deadline)
+                                         : secondary_->Create(record, deadline);
 }
 
 election::LockDescription MultiLock::Describe() const {

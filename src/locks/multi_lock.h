@@ -13,34 +13,31 @@
 
 namespace leasehold::locks {
 
-// How Update writes the secondary (the Lease).
-enum class SecondaryWrite {
-  // client-go exactly: GET the Lease, then PUT it (POST when missing). That PUT is conditional
-  // only on the version it just fetched, not on the one the elector decided from; safe among
-  // peers that all use this multilock, since the conditional primary write serialises them.
-  kRefetch,
-  // No GET: PUT the Lease version cached by the last Get/Create/Update (POST when the last Get
-  // found no Lease), so a Lease written by anyone since the decision fails the Update with
-  // Conflict. For `auto`, whose replicas may run Lease-only and multilock side by side; the
-  // requests are a subset of client-go's and the objects written are the same.
-  kFenced,
-};
-
+// Where this differs from client-go, it writes less and only ever fails where client-go would
+// overwrite (safety over matching the request sequence; the objects written are the same):
+//  - Update PUTs the Lease with the version cached by the last Get/Create/Update (POST when the
+//    last Get found none). client-go re-GETs the Lease first and PUTs what it fetched, so it
+//    overwrites a Lease that a Lease-only replica took after the elector's decision; here that
+//    write fails with Conflict. This is what makes multilock and `leases` replicas safe side by
+//    side during a migration.
+//  - Create ignores AlreadyExists on the primary only when the last Get found the primary (held
+//    by this replica, the Lease missing). client-go ignores it always, so an old client that
+//    creates the ConfigMap between our GET (404) and POST would lead alongside us.
 class MultiLock final : public election::Lock {
  public:
   // `type` is what Describe() reports ("configmapsleases" or "endpointsleases"). `identity` is
   // this replica's: a missing Lease next to a primary held by someone else means an old client
   // holds the lock.
   MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
-            std::unique_ptr<LeaseLock> secondary, std::string identity, SecondaryWrite write);
+            std::unique_ptr<LeaseLock> secondary, std::string identity);
 
   // Primary (any error is returned), then secondary: a NotFound secondary with a primary held by
   // someone else returns the primary; differing holders read as election::kUnknownLeader; raw is
   // primary raw + "," + secondary raw.
   Result<election::LockObservation> Get(MonoTime deadline) override;
-  // Primary (AlreadyExists ignored), then secondary.
+  // Primary (AlreadyExists ignored only if the last Get found it), then secondary.
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
-  // Primary, then the secondary as SecondaryWrite says.
+  // Primary, then the secondary with its cached version (POST if the last Get found none).
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   election::LockDescription Describe() const override;
 
@@ -56,7 +53,8 @@ class MultiLock final : public election::Lock {
   std::unique_ptr<election::Lock> primary_;
   std::unique_ptr<LeaseLock> secondary_;
   const std::string identity_;
-  const SecondaryWrite write_;
+  // Whether the last Get found the primary; see Create.
+  bool primary_found_ = false;
 };
 
 }  // namespace leasehold::locks

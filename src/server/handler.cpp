@@ -203,12 +203,14 @@ HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& 
   // Held off, stopping and done are deliberately idle (a hold-off may outlast the limit), so
   // only the two looping phases can be wedged.
   if (s.phase != Phase::kCandidate && s.phase != Phase::kLeader) return Text(200, "ok");
-  const MonoTime since = s.last_attempt_at.value_or(options.started_at);
+  // A watching follower attempts nothing while the leader renews, but its loop still judges
+  // every event (last_progress_at), and without events it attempts when the lease would expire.
+  const MonoTime since = s.last_progress_at.value_or(options.started_at);
   const Duration age = clock.MonotonicNow() - since;
   const Duration limit = options.lease_duration + kWedgeGrace;
   if (age > limit) {
-    return Text(503, std::string("wedged: no election attempt completed ") +
-                         (s.last_attempt_at ? "for " : "since start, ") + Seconds(age) +
+    return Text(503, std::string("wedged: the election loop made no progress ") +
+                         (s.last_progress_at ? "for " : "since start, ") + Seconds(age) +
                          " (limit " + Seconds(limit) + ")");
   }
   return Text(200, "ok");

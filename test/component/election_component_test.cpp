@@ -199,6 +199,7 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
       3s));
   // The holder renews; the follower hears of it through the watch, with no GET of its own.
   const size_t gets_before = server.CountRequests("GET", lease_path);
+  const election::Snapshot before = follower.Take();
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(700ms);  // the rival's renew rhythm, not a wait for us
     server.Bump(
@@ -207,6 +208,13 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
   }
   CHECK_FALSE(follower.IsLeader());
   CHECK(server.CountRequests("GET", lease_path) == gets_before);
+  // No attempt, but the loop judged each event: /healthz must not call a watching follower
+  // wedged while its leader renews (it ages last_progress_at).
+  const election::Snapshot after = follower.Take();
+  CHECK(after.last_attempt_at == before.last_attempt_at);
+  REQUIRE(after.last_progress_at.has_value());
+  REQUIRE(before.last_progress_at.has_value());
+  CHECK(*after.last_progress_at - *before.last_progress_at >= 1s);
   // The rival releases: the follower takes over within about 100 ms, not at its next poll.
   const auto released_at = std::chrono::steady_clock::now();
   server.Bump("leases", "ns", "lock", R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");

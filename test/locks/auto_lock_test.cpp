@@ -233,6 +233,41 @@ TEST_CASE("auto lock: re-checking for the ConfigMap") {
                .After(seconds(14))
                .Type("leases"),
        }},
+      {"a leader renewing Lease-only re-checks on Update once a lease duration has passed",
+       "auto",
+       {
+           GetStep("decide", {GET(kDiscoveryPath, Answer(kWithLeases)), cm_missing,
+                              GET(kLeasePath, Answer(LeaseObject("50", kMySpec)))})
+               .Type("leases"),
+           UpdateStep("14.999s later: the PUT alone",
+                      {PUT(kLeasePath, JsonEq(LeaseObject("50", kMySpec)),
+                           Answer(LeaseObject("51", kMySpec)))})
+               .After(milliseconds(14999)),
+           UpdateStep("15s after the check: re-check, then the PUT",
+                      {cm_missing, PUT(kLeasePath, JsonEq(LeaseObject("51", kMySpec)),
+                                       Answer(LeaseObject("52", kMySpec)))})
+               .After(milliseconds(1))
+               .Type("leases"),
+           UpdateStep("re-check forbidden: no PUT, fails closed",
+                      {GET(kConfigMapPath, Error(Code::kForbidden))})
+               .After(seconds(15))
+               .Want(Code::kForbidden)
+               .Message("get configmaps \"lock\" in namespace \"ns\"")
+               .Type("leases"),
+           UpdateStep("re-check fails (503): no PUT",
+                      {GET(kConfigMapPath, Error(Code::kUnavailable))})
+               .Want(Code::kUnavailable)
+               .Type("leases"),
+           UpdateStep("a ConfigMap appeared: no PUT, Conflict",
+                      {GET(kConfigMapPath, Answer(cm_other))})
+               .Want(Code::kConflict)
+               .Type("configmapsleases"),
+           GetStep("the elector's Get then reads both and sees two holders",
+                   {GET(kConfigMapPath, Answer(cm_other)),
+                    GET(kLeasePath, Answer(LeaseObject("52", kMySpec)))})
+               .Holder(election::kUnknownLeader)
+               .Type("configmapsleases"),
+       }},
       {"a failed re-check fails closed and is retried on the next Get",
        "auto",
        {

@@ -7,8 +7,9 @@
 namespace leasehold::locks::testing {
 namespace {
 
-// client-go's MultiLock: configmapsleases and endpointsleases.
-TEST_CASE("multilocks: client-go's sequence") {
+// client-go's MultiLock (configmapsleases and endpointsleases), fenced where client-go would
+// overwrite (multi_lock.h): no re-GET of the Lease before writing it.
+TEST_CASE("multilocks: client-go's sequence, fenced") {
   const std::string cm_other = ConfigMapObject("7", AnnotationHeldBy(kOther));
   const std::string cm_me = ConfigMapObject("7", kMyAnnotation);
   const std::string lease_other = LeaseObject("50", HeldSpec(kOther));
@@ -39,11 +40,11 @@ TEST_CASE("multilocks: client-go's sequence") {
                    {GET(kConfigMapPath, Answer(cm_other)), GET(kLeasePath, Error(Code::kNotFound))})
                .Holder(kOther)
                .Raw(AnnotationHeldBy(kOther)),
-           // The takeover: PUT the ConfigMap, look for the Lease again, create it.
+           // The takeover: PUT the ConfigMap, create the Lease the Get found missing (client-go
+           // GETs it once more first).
            UpdateStep("update creates the missing Lease",
                       {PUT(kConfigMapPath, JsonEq(ConfigMapObject("7", kMyAnnotation)),
                            Answer(ConfigMapObject("8", kMyAnnotation))),
-                       GET(kLeasePath, Error(Code::kNotFound)),
                        POST(kLeasesPath,
                             JsonEq(R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease",)"
                                    R"("metadata":{"name":"lock","namespace":"ns"},"spec":)" +
@@ -56,7 +57,7 @@ TEST_CASE("multilocks: client-go's sequence") {
            GetStep("get",
                    {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kNotFound))})
                .Want(Code::kNotFound),
-           CreateStep("create ignores AlreadyExists on the ConfigMap",
+           CreateStep("create ignores AlreadyExists on the ConfigMap the Get found",
                       {POST(kConfigMapsPath,
                             JsonEq(R"({"apiVersion":"v1","kind":"ConfigMap",)"
                                    R"("metadata":{"name":"lock","namespace":"ns",)"
@@ -78,10 +79,18 @@ TEST_CASE("multilocks: client-go's sequence") {
            CreateStep("create", {POST(kConfigMapsPath, AnyBody(), Answer(cm_me, 201)),
                                  POST(kLeasesPath, AnyBody(), Answer(lease_me, 201))}),
            UpdateStep(
-               "update: ConfigMap, Lease GET, Lease PUT",
+               "update: each PUT carries the version its create answered",
                {PUT(kConfigMapPath, JsonEq(cm_me), Answer(ConfigMapObject("8", kMyAnnotation))),
-                GET(kLeasePath, Answer(lease_me51)),
-                PUT(kLeasePath, JsonEq(lease_me51), Answer(LeaseObject("52", kMySpec)))}),
+                PUT(kLeasePath, JsonEq(lease_me), Answer(lease_me51))}),
+       }},
+      {"ConfigMap missing, then created by an old client before our POST: no Lease, no lead",
+       "configmapsleases",
+       {
+           GetStep("get", {GET(kConfigMapPath, Error(Code::kNotFound))}).Want(Code::kNotFound),
+           // client-go ignores this AlreadyExists, creates the Lease and leads beside the old
+           // client, which never reads the Lease.
+           CreateStep("create", {POST(kConfigMapsPath, AnyBody(), Error(Code::kAlreadyExists))})
+               .Want(Code::kAlreadyExists),
        }},
       {"create stops at a ConfigMap error other than AlreadyExists",
        "configmapsleases",
@@ -101,25 +110,35 @@ TEST_CASE("multilocks: client-go's sequence") {
                    {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kForbidden))})
                .Want(Code::kForbidden),
        }},
-      {"update: the Lease is re-read before it is written (client-go)",
+      {"update: the Lease is written with the version the Get read, not re-read",
        "configmapsleases",
        {
            GetStep("get", {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Answer(lease_me))})
                .Holder(kMe),
-           UpdateStep(
-               "update",
-               {PUT(kConfigMapPath, JsonEq(cm_me), Answer(ConfigMapObject("8", kMyAnnotation))),
-                GET(kLeasePath, Answer(lease_me51)),
-                PUT(kLeasePath, JsonEq(lease_me51), Answer(LeaseObject("52", kMySpec)))}),
+           UpdateStep("update", {PUT(kConfigMapPath, JsonEq(cm_me),
+                                     Answer(ConfigMapObject("8", kMyAnnotation))),
+                                 PUT(kLeasePath, JsonEq(lease_me), Answer(lease_me51))}),
            UpdateStep("ConfigMap conflict stops the update",
                       {PUT(kConfigMapPath, JsonEq(ConfigMapObject("8", kMyAnnotation)),
                            Error(Code::kConflict))})
                .Want(Code::kConflict),
-           UpdateStep("a Lease read error still PUTs the cached Lease (client-go)",
+           UpdateStep("renew: each PUT carries the version of our last write",
                       {PUT(kConfigMapPath, JsonEq(ConfigMapObject("8", kMyAnnotation)),
                            Answer(ConfigMapObject("9", kMyAnnotation))),
-                       GET(kLeasePath, Error(Code::kUnavailable)),
-                       PUT(kLeasePath, JsonEq(LeaseObject("52", kMySpec)), Error(Code::kConflict))})
+                       PUT(kLeasePath, JsonEq(lease_me51), Answer(LeaseObject("52", kMySpec)))}),
+       }},
+      {"a Lease taken by a Lease-only replica since the Get is not overwritten",
+       "configmapsleases",
+       {
+           GetStep("get: both expired, held by another",
+                   {GET(kConfigMapPath, Answer(cm_other)), GET(kLeasePath, Answer(lease_other))})
+               .Holder(kOther),
+           // Meanwhile a Lease-only replica takes the Lease (version 51). client-go's re-GET
+           // would fetch 51 and overwrite it; the PUT of version 50 fails instead.
+           UpdateStep("takeover",
+                      {PUT(kConfigMapPath, JsonEq(ConfigMapObject("7", kMyAnnotation)),
+                           Answer(ConfigMapObject("8", kMyAnnotation))),
+                       PUT(kLeasePath, JsonEq(LeaseObject("50", kMySpec)), Error(Code::kConflict))})
                .Want(Code::kConflict),
        }},
       {"endpointsleases uses the Endpoints object",
@@ -133,7 +152,6 @@ TEST_CASE("multilocks: client-go's sequence") {
            UpdateStep("update",
                       {PUT(kEndpointsPath, JsonEq(AnnotatedObject("Endpoints", "7", kMyAnnotation)),
                            Answer(AnnotatedObject("Endpoints", "8", kMyAnnotation))),
-                       GET(kLeasePath, Answer(lease_other)),
                        PUT(kLeasePath, JsonEq(LeaseObject("50", kMySpec)), Answer(lease_me51))}),
        }},
   };

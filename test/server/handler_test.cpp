@@ -48,6 +48,7 @@ Snapshot Leader(const Clock& clock, Duration valid_for) {
   s.is_leader = true;
   s.valid_until = clock.MonotonicNow() + valid_for;
   s.last_attempt_at = clock.MonotonicNow();
+  s.last_progress_at = s.last_attempt_at;
   return s;
 }
 
@@ -302,8 +303,9 @@ TEST_CASE("GET /healthz") {
   struct Case {
     const char* name;
     Phase phase;
-    // Last completed attempt, relative to the start; negative = none yet.
-    Duration last_attempt;
+    // Last progress of the loop (an attempt or a judged watch event), relative to the start;
+    // negative = none yet.
+    Duration last_progress;
     Duration now;  // since the start
     int status;
     const char* body;
@@ -315,12 +317,12 @@ TEST_CASE("GET /healthz") {
       {"no attempt yet, at the limit", Phase::kCandidate, none, seconds(35), 200, "ok"},
       {"no attempt since start, past the limit", Phase::kCandidate, none,
        seconds(35) + milliseconds(1), 503,
-       "wedged: no election attempt completed since start, 35.0s (limit 35.0s)"},
-      {"recent attempt", Phase::kLeader, seconds(100), seconds(110), 200, "ok"},
-      {"last attempt exactly at the limit", Phase::kCandidate, seconds(100), seconds(135), 200,
+       "wedged: the election loop made no progress since start, 35.0s (limit 35.0s)"},
+      {"recent progress", Phase::kLeader, seconds(100), seconds(110), 200, "ok"},
+      {"last progress exactly at the limit", Phase::kCandidate, seconds(100), seconds(135), 200,
        "ok"},
       {"leader wedged", Phase::kLeader, seconds(100), seconds(136), 503,
-       "wedged: no election attempt completed for 36.0s (limit 35.0s)"},
+       "wedged: the election loop made no progress for 36.0s (limit 35.0s)"},
       {"held off is deliberately idle", Phase::kHeldOff, seconds(1), seconds(600), 200, "ok"},
       {"stopping is not judged", Phase::kStopping, seconds(1), seconds(600), 200, "ok"},
       {"done is not judged", Phase::kDone, none, seconds(600), 200, "ok"},
@@ -333,8 +335,8 @@ TEST_CASE("GET /healthz") {
       options.lease_duration = seconds(15);
       Snapshot s = HeldBy("pod-b", 1);
       s.phase = c.phase;
-      if (c.last_attempt >= Duration::zero()) {
-        s.last_attempt_at = options.started_at + c.last_attempt;
+      if (c.last_progress >= Duration::zero()) {
+        s.last_progress_at = options.started_at + c.last_progress;
       }
       clock.Advance(c.now);
       const HttpAnswer a = Call("GET", "/healthz", s, clock, options);
