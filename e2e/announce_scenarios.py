@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, DEPLOY, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
+from harness import (run_scenarios, DEPLOY, LEASE, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
                      leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
 
 SCENARIOS = {}
@@ -568,6 +568,41 @@ def _term_failover(s, ns_name, watchers, release):
         c.close()
     log(f"{new.name} leads; {ended}/{len(clients)} streams ended with the old leader")
     return found["t"] - t_term, t_exit - t_term, last_promise, found["t"] + MONO_TO_WALL
+
+
+@scenario
+def follower_healthz_while_watching(s):
+    """A follower that watches the lock attempts nothing while the leader renews; its /healthz
+    must still say "ok" past lease-duration + 20 s, the limit after which the loop counts as
+    wedged (a liveness probe would otherwise restart every follower), and it must not poll."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-healthz")
+    agents = start_fleet(s, ns, 2)
+    leader = wait_single_leader(agents, 20)
+    follower = [a for a in agents if a is not leader][0]
+
+    def gets(a):
+        st, text = a.request("GET", "/metrics", timeout=2.0)
+        assert st == 200, (st, text)
+        return parse_prometheus(text)[0].get('leasehold_api_requests_total{verb="GET",code="200"}', 0)
+
+    # Let the follower settle on the watch (its first GET, then events only).
+    time.sleep(2 * RETRY)
+    gets_before = gets(follower)
+    limit = LEASE + 20
+    t_end = time.monotonic() + limit + 3 * RETRY
+    checks = 0
+    while time.monotonic() < t_end:
+        for a in agents:
+            st, body = a.request("GET", "/healthz", timeout=2.0)
+            assert st == 200, f"{a.name} /healthz {st}: {body}"
+        checks += 1
+        time.sleep(1.0)
+    assert leader.is_leader() and not follower.is_leader()
+    polled = gets(follower) - gets_before
+    log(f"{checks} rounds of /healthz over {limit + 3 * RETRY:.0f}s (limit {limit:.0f}s): all ok; "
+        f"follower GETs meanwhile: {polled:.0f}")
+    assert polled == 0, f"the watching follower polled {polled:.0f} times"
 
 
 @scenario

@@ -70,13 +70,16 @@ def three_agents_on_lease(s):
 
 
 def _failover(s, ns_name, how, release="safe", ack=False, n=3):
-    """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono, old body)."""
+    """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono,
+    t_new_mono, namespace, holders): holders is every holderIdentity the Lease went through
+    (a HolderWatch), to tell a release ("") from a takeover at expiry."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name)
     agents = start_fleet(s, ns, n, release=release)
     smp = Sampler(agents).__enter__()
     try:
         old = wait_single_leader(agents, 20)
+        holders = ns.watch_holders().__enter__()
         time.sleep(1.5)  # a few renews and samples of the settled leader
         _, before = body_of(old)
         t_stop = time.monotonic()
@@ -96,16 +99,17 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
         time.sleep(0.5)
     finally:
         smp.stop()
+        holders.stop()
     assert_no_overlap(smp)
     assert after["term"] == before["term"] + 1, (before, after)
     first = smp.first_yes_after(t_stop, exclude=(old.name,))
     assert first and first[1] == new.name, first
-    return old, new, smp, t_stop, first[0], ns
+    return old, new, smp, t_stop, first[0], ns, holders
 
 
 @scenario
 def kill_leader(s):
-    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-kill", "kill")
+    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-kill", "kill")
     # Bound from the old leader's last renew, read from its last yes (validUntil − renew-deadline).
     last_renew = smp.last_valid_until(old.name) - RENEW
     failover = (t_new + MONO_TO_WALL) - last_renew
@@ -113,21 +117,27 @@ def kill_leader(s):
     log(f"SIGKILL failover: {failover:.2f}s after the last renew (bound {bound}s), "
         f"{t_new - t_stop:.2f}s after the kill")
     assert failover <= bound, failover
+    assert not holders.released_between(old.name, new.name), holders.holders
 
 
 @scenario
 def term_leader_immediate(s):
-    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-imm", "term", release="immediate")
+    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-imm", "term",
+                                                          release="immediate")
     assert "released lease" in old.log_text(), "no release logged"
+    assert holders.released_between(old.name, new.name), holders.holders
     took = t_new - t_stop
-    log(f"SIGTERM (immediate) failover: {took:.2f}s")
+    log(f"SIGTERM (immediate) failover: {took:.2f}s (retry-period {RETRY}s)")
     assert took <= 2.2 * RETRY + 0.5, took
+    # The followers watch the Lease: the release wakes them, not their next poll.
+    assert took < RETRY, f"released lease taken after {took:.2f}s, not within retry-period"
 
 
 @scenario
 def term_leader_safe_acknowledged(s):
-    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-ack", "term", ack=True)
+    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-ack", "term", ack=True)
     assert "released lease" in old.log_text(), "no release logged"
+    assert holders.released_between(old.name, new.name), holders.holders
     took = t_new - t_stop
     log(f"POST /release + SIGTERM (safe) failover: {took:.2f}s")
     assert took <= 2.2 * RETRY + 0.5, took
@@ -135,8 +145,9 @@ def term_leader_safe_acknowledged(s):
 
 @scenario
 def term_leader_safe(s):
-    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-safe", "term")
+    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-safe", "term")
     assert "released lease" in old.log_text(), "no release logged"
+    assert holders.released_between(old.name, new.name), holders.holders
     promised = smp.last_valid_until(old.name)
     new_wall = t_new + MONO_TO_WALL
     took = t_new - t_stop
@@ -148,8 +159,10 @@ def term_leader_safe(s):
 
 @scenario
 def term_leader_off(s):
-    old, new, smp, t_stop, t_new, ns = _failover(s, "e2e-term-off", "term", release="off")
+    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-off", "term",
+                                                          release="off")
     assert "released lease" not in old.log_text()
+    assert not holders.released_between(old.name, new.name), holders.holders
     last_renew = smp.last_valid_until(old.name) - RENEW
     took = (t_new + MONO_TO_WALL) - last_renew
     log(f"SIGTERM (off) failover: {took:.2f}s after the last renew")
