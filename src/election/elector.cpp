@@ -415,7 +415,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   if (last_error_.code() == Code::kForbidden || last_error_.code() == Code::kUnauthorized) {
     spdlog::error(
         "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "
-        "create, update and watch on the lock (see the Role in deploy/rbac)",
+        "create, update and watch on the lock (the Role in deploy/rbac grants them)",
         Where(lock_.Describe()), last_error_.ToString());
   } else if (!last_error_.ok()) {
     spdlog::warn("leader election attempt on {} failed: {}", Where(lock_.Describe()),

@@ -340,6 +340,14 @@ Status TransportError(const Request& request, const Session::Outcome& out) {
   return Status(code, request.method + " " + request.path + ": " + out.error);
 }
 
+// A 403 names the permission the request needed before the server's own words.
+Status WithRbacNeed(Status st, const std::string& method, const std::string& path, bool watch) {
+  if (st.code() != Code::kForbidden) return st;
+  const std::string need = RbacNeed(method, path, watch);
+  if (need.empty()) return st;
+  return Status(Code::kForbidden, "RBAC: needs " + need + ": " + st.message());
+}
+
 void Observe(const Settings& s, const std::string& verb, long http_status, Duration latency) {
   if (s.observer) s.observer(verb, http_status, latency);
 }
@@ -389,7 +397,8 @@ class CurlApiClient final : public ApiClient {
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Response{out.http_status, std::move(body)};
     if (out.http_status == 401) s.tokens->Invalidate();
-    return StatusFromResponse(out.http_status, body, out.retry_after);
+    return WithRbacNeed(StatusFromResponse(out.http_status, body, out.retry_after), request.method,
+                        request.path, /*watch=*/false);
   }
 
  private:
@@ -457,7 +466,8 @@ class CurlWatcher final : public Watcher {
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Status::Ok();
     if (out.http_status == 401) s.tokens->Invalidate();
-    return StatusFromResponse(out.http_status, error_body, out.retry_after);
+    return WithRbacNeed(StatusFromResponse(out.http_status, error_body, out.retry_after), "GET",
+                        path, /*watch=*/true);
   }
 
   void Cancel() override { session_.Cancel(); }

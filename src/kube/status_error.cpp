@@ -166,4 +166,40 @@ Status StatusFromResponse(long http_status, std::string_view body, std::string_v
   return status;
 }
 
+std::string RbacNeed(std::string_view method, std::string_view path, bool watch) {
+  std::string_view verb;
+  if (watch) {
+    verb = "watch";
+  } else if (method == "GET") {
+    verb = "get";
+  } else if (method == "POST") {
+    verb = "create";
+  } else if (method == "PUT") {
+    verb = "update";
+  } else if (method == "PATCH") {
+    verb = "patch";
+  } else if (method == "DELETE") {
+    verb = "delete";
+  } else {
+    return {};
+  }
+  path = path.substr(0, path.find('?'));
+  // .../namespaces/<ns>/<resource>[/<name>]
+  constexpr std::string_view kNs = "/namespaces/";
+  const size_t at = path.find(kNs);
+  if (at == std::string_view::npos) return {};
+  std::string_view rest = path.substr(at + kNs.size());
+  const size_t ns_end = rest.find('/');
+  if (ns_end == std::string_view::npos) return {};
+  rest = rest.substr(ns_end + 1);
+  const size_t res_end = rest.find('/');
+  const std::string_view resource = rest.substr(0, res_end);
+  if (resource.empty()) return {};
+  std::string out = "verb \"" + std::string(verb) + "\" on " + std::string(resource);
+  if (res_end != std::string_view::npos && res_end + 1 < rest.size()) {
+    out += " \"" + std::string(rest.substr(res_end + 1)) + "\"";
+  }
+  return out;
+}
+
 }  // namespace leasehold::kube

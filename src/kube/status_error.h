@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -26,6 +27,12 @@ Code CodeFromHttpStatus(long http_status);
 // details.retryAfterSeconds is used, as client-go's SuggestsClientDelay does.
 Status StatusFromResponse(long http_status, std::string_view body,
                           std::string_view retry_after = {});
+
+// For a 403: which RBAC permission the request needed, e.g. `verb "update" on leases "lock"`
+// (the resource is the path segment after namespaces/<ns>/; `watch` is true for a watch). An
+// operator fixes the Role from this line without decoding the URL. Empty for a path it cannot
+// read.
+std::string RbacNeed(std::string_view method, std::string_view path, bool watch);
 
 // Parses a Retry-After header holding delay-seconds (RFC 9110 §10.2.3). HTTP dates, negative
 // numbers and anything absurd (more than a day) give nullopt.

@@ -223,5 +223,37 @@ TEST_CASE("deeply nested bodies do not exhaust the stack") {
   CHECK(b.message() == "deep");
 }
 
+TEST_CASE("RbacNeed names the verb and resource a refused request needed") {
+  struct Case {
+    const char* name;
+    const char* method;
+    const char* path;
+    bool watch;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"get a lease", "GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock", false,
+       R"(verb "get" on leases "lock")"},
+      {"update a configmap", "PUT", "/api/v1/namespaces/ns/configmaps/lock", false,
+       R"(verb "update" on configmaps "lock")"},
+      {"create has no name", "POST", "/apis/coordination.k8s.io/v1/namespaces/ns/leases", false,
+       R"(verb "create" on leases)"},
+      {"patch a pod", "PATCH", "/api/v1/namespaces/web/pods/pod-a", false,
+       R"(verb "patch" on pods "pod-a")"},
+      {"post an event", "POST", "/api/v1/namespaces/team/events", false,
+       R"(verb "create" on events)"},
+      {"watch, query dropped", "GET",
+       "/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=1&fieldSelector=metadata.name%3Dl",
+       true, R"(verb "watch" on leases)"},
+      {"a path without a namespace", "GET", "/apis/coordination.k8s.io/v1", false, ""},
+      {"namespace only", "GET", "/api/v1/namespaces/ns", false, ""},
+      {"namespace with a trailing slash", "GET", "/api/v1/namespaces/ns/", false, ""},
+      {"an unknown method", "OPTIONS", "/api/v1/namespaces/ns/configmaps/lock", false, ""},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) { CHECK(RbacNeed(c.method, c.path, c.watch) == c.want); }
+  }
+}
+
 }  // namespace
 }  // namespace leasehold::kube
