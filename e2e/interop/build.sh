@@ -44,7 +44,10 @@ exec 9>"$OUT/.lock"   # serialise concurrent builders
 flock 9
 if [[ "${FORCE:-0}" != 1 ]] && all_present; then echo "$BIN"; exit 0; fi
 
-command -v go >/dev/null || { log "go not found in PATH"; exit 1; }
+# Go >= 1.21 (on PATH, or the usual /usr/local/go); a newer toolchain that a go.mod asks for is
+# fetched through the module proxy (GOTOOLCHAIN=auto, Go's default).
+[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
+command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin: install Go >= 1.21"; exit 1; }
 mkdir -p "$BIN"
 rm -f "$BIN/.stamp" "$BIN"/peer-*
 STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"
