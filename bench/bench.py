@@ -12,8 +12,9 @@ Phases (see BENCHMARKS.md for the definitions):
             audit log, per service account), leader and follower.
   wrk       /leader latency and throughput with wrk at 1 and 64 connections, against the leaders.
   failover  fleets of 3 on their own locks, timings 4s/3s/1s: SIGTERM with
-            --release-on-shutdown=immediate and safe, SIGKILL; client-go SIGTERM with
-            ReleaseOnCancel and SIGKILL. N runs each (full 20, smoke 3).
+            --release-on-shutdown=immediate and safe, safe after POST /release (timed from the
+            POST), SIGKILL; client-go SIGTERM with ReleaseOnCancel and SIGKILL. N runs each
+            (full 20, smoke 3).
   scale     100 candidates on one lock, and 100 agents on 100 locks: API QPS (apiserver
             apiserver_request_total) and apiserver + etcd CPU; leasehold, then client-go.
 Writes OUT/results.json and OUT/results.md and prints the tables.
@@ -98,6 +99,20 @@ def leader_body(port, timeout=0.3):
         return r.status, b
     except (OSError, ValueError, http.client.HTTPException):
         return None, {}
+
+
+def post_release(port, timeout=2.0):
+    """POST /release (the main container's "my work has stopped"); the HTTP status or None."""
+    import http.client
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request("POST", "/release")
+        r = c.getresponse()
+        r.read()
+        c.close()
+        return r.status
+    except (OSError, http.client.HTTPException):
+        return None
 
 
 def says_yes(port, timeout=0.3):
@@ -395,7 +410,8 @@ class Bench:
         runs = 3 if self.smoke else int(self.a.failover_runs)
         sas = ["fo"]
         ns, dirs = self.namespace(f"bench-fo-{os.getpid() % 10000}", sas)
-        modes = [("lh", "term-immediate"), ("lh", "term-safe"), ("lh", "kill")]
+        modes = [("lh", "term-immediate"), ("lh", "term-safe"), ("lh", "release-term"),
+                 ("lh", "kill")]
         if self.cg_bin:
             modes += [("cg", "term-release"), ("cg", "kill")]
         out = {"runs": runs, "timings": FAST_TIMINGS}
@@ -413,8 +429,8 @@ class Bench:
 
     def _failover_fleet(self, ns, sa_dir, kind, mode, runs, out):
         lock = f"fo-{kind}-{mode}"
-        release = {"term-immediate": "immediate", "term-safe": "safe", "kill": "safe",
-                   "term-release": "release"}[mode]
+        release = {"term-immediate": "immediate", "term-safe": "safe", "release-term": "safe",
+                   "kill": "safe", "term-release": "release"}[mode]
         lease_s, renew_s = (float(x.rstrip("s")) for x in FAST_TIMINGS[:2])
         ports = [free_port() for _ in range(3)]
         gen = [0]
@@ -451,6 +467,11 @@ class Bench:
             vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
             sig = signal.SIGKILL if mode == "kill" else signal.SIGTERM
             t_sig_m, t_sig_w = time.monotonic(), time.time()
+            if mode == "release-term":
+                # Safe mode with the acknowledgement: measured from the POST, which comes first.
+                ack = post_release(old.port)
+                if ack not in (200, 202):
+                    self.note(f"failover {kind} {mode} run {run}: POST /release answered {ack}")
             os.kill(old.proc.pid, sig)
             st, lease = self.admin.request("GET", path)
             renew = parse_rfc3339(lease["spec"]["renewTime"]) if st == 200 else None
@@ -662,6 +683,7 @@ def markdown(res):
         L.append("|---|---|---|---|---|---|---|")
         names = {"lh_term-immediate": "leasehold SIGTERM, immediate",
                  "lh_term-safe": "leasehold SIGTERM, safe",
+                 "lh_release-term": "leasehold POST /release + SIGTERM, safe",
                  "lh_kill": "leasehold SIGKILL",
                  "cg_term-release": "client-go SIGTERM, ReleaseOnCancel",
                  "cg_kill": "client-go SIGKILL"}
@@ -669,7 +691,8 @@ def markdown(res):
             r = fo.get(key)
             if not r:
                 continue
-            for frm, label in (("from_signal_s", "the signal"),
+            first = "the POST /release" if key == "lh_release-term" else "the signal"
+            for frm, label in (("from_signal_s", first),
                                ("after_valid_until_s", "the last validUntil given"),
                                ("after_last_renew_s", "the last renew (lease renewTime)")):
                 d = r.get(frm)
@@ -740,7 +763,7 @@ def main(argv=None):
         if "idle" in phases and not idle.get("lh_leader"):
             failed.append("no idle figures")
         fo = b.results.get("failover") or {}
-        for k in ("lh_term-immediate", "lh_term-safe", "lh_kill"):
+        for k in ("lh_term-immediate", "lh_term-safe", "lh_release-term", "lh_kill"):
             if "failover" in phases and (fo.get(k) or {}).get("from_signal_s", {}).get("n", 0) < 3:
                 failed.append(f"failover {k}: fewer than 3 runs")
         for f in failed:
