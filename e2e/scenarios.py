@@ -293,7 +293,7 @@ def rbac(s):
     log(f"limited agent /readyz: {st} {b}")
     text = a.log_text()
     # The log names the refused permission itself (not only the apiserver's words) and the Role.
-    assert 'RBAC: needs verb "update" on leases "leasehold-lock"' in text, text[-2000:]
+    assert 'needs verb "update" on leases "leasehold-lock"' in text, text[-2000:]
     assert "deploy/rbac" in text, text[-2000:]
     assert not a.is_leader()
 

@@ -82,6 +82,7 @@ void Fuzz(const uint8_t* data, size_t size) {
       static_cast<Code>(p.ConsumeIntegralInRange(0, static_cast<int>(Code::kDeadlineExceeded)));
   if (code != Code::kOk) s.last_error = Status(code, error_message);
   if (p.ConsumeBool()) s.last_attempt_at = Near(p, now);
+  if (p.ConsumeBool()) s.last_progress_at = Near(p, now);
   if (p.ConsumeBool()) s.last_renew_at = Near(p, now);
   s.slowpath_total = p.ConsumeIntegral<uint64_t>();
   s.acquired_total = p.ConsumeIntegral<uint64_t>();

@@ -345,7 +345,8 @@ Status WithRbacNeed(Status st, const std::string& method, const std::string& pat
   if (st.code() != Code::kForbidden) return st;
   const std::string need = RbacNeed(method, path, watch);
   if (need.empty()) return st;
-  return Status(Code::kForbidden, "RBAC: needs " + need + ": " + st.message());
+  // Not "RBAC:": admission, quota or a terminating namespace answer 403 too.
+  return Status(Code::kForbidden, "needs " + need + ": " + st.message());
 }
 
 void Observe(const Settings& s, const std::string& verb, long http_status, Duration latency) {

@@ -195,10 +195,10 @@ std::string RbacNeed(std::string_view method, std::string_view path, bool watch)
   const size_t res_end = rest.find('/');
   const std::string_view resource = rest.substr(0, res_end);
   if (resource.empty()) return {};
+  const bool named = res_end != std::string_view::npos && res_end + 1 < rest.size();
+  if (!named && verb == "get") verb = "list";  // a GET of a collection
   std::string out = "verb \"" + std::string(verb) + "\" on " + std::string(resource);
-  if (res_end != std::string_view::npos && res_end + 1 < rest.size()) {
-    out += " \"" + std::string(rest.substr(res_end + 1)) + "\"";
-  }
+  if (named) out += " \"" + std::string(rest.substr(res_end + 1)) + "\"";
   return out;
 }
 

@@ -58,7 +58,7 @@ using election::LeaderElectionRecord;
 using election::LockObservation;
 
 AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string name,
-                   std::string identity, Duration recheck_every, const Clock& clock)
+                   Duration recheck_every, const Clock& clock)
     : client_(client),
       ns_(std::move(name_space)),
       name_(std::move(name)),
@@ -66,7 +66,7 @@ AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string 
       clock_(clock),
       multi_("configmapsleases",
              std::make_unique<AnnotationLock>(AnnotatedKind::kConfigMap, client, ns_, name_),
-             std::make_unique<LeaseLock>(client, ns_, name_), std::move(identity)) {}
+             std::make_unique<LeaseLock>(client, ns_, name_)) {}
 
 namespace {
 

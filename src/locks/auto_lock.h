@@ -19,7 +19,7 @@ class AutoLock final : public election::Lock {
  public:
   // Keeps references to `client` and `clock`, which must outlive the lock. `recheck_every` is
   // how often, at most, Lease-only mode looks again for the ConfigMap (the lease duration).
-  AutoLock(kube::ApiClient& client, std::string name_space, std::string name, std::string identity,
+  AutoLock(kube::ApiClient& client, std::string name_space, std::string name,
            Duration recheck_every, const Clock& clock);
 
   // Decides first, if not yet decided (see auto_lock.cpp); an error while deciding is returned

@@ -39,8 +39,7 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
   if (options.type == "none") {
     lock = std::make_unique<LocalLock>(ns, name);
   } else if (options.type == "auto") {
-    lock = std::make_unique<AutoLock>(client, ns, name, options.identity, options.lease_duration,
-                                      clock);
+    lock = std::make_unique<AutoLock>(client, ns, name, options.lease_duration, clock);
   } else if (options.type == "leases") {
     lock = lease();
   } else if (options.type == "configmaps") {
@@ -49,10 +48,10 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
     lock = annotated(AnnotatedKind::kEndpoints);
   } else if (options.type == "configmapsleases") {
     lock = std::make_unique<MultiLock>("configmapsleases", annotated(AnnotatedKind::kConfigMap),
-                                       lease(), options.identity);
+                                       lease());
   } else {
     lock = std::make_unique<MultiLock>("endpointsleases", annotated(AnnotatedKind::kEndpoints),
-                                       lease(), options.identity);
+                                       lease());
   }
   return lock;
 }

@@ -8,11 +8,8 @@ using election::LeaderElectionRecord;
 using election::LockObservation;
 
 MultiLock::MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
-                     std::unique_ptr<LeaseLock> secondary, std::string identity)
-    : type_(std::move(type)),
-      primary_(std::move(primary)),
-      secondary_(std::move(secondary)),
-      identity_(std::move(identity)) {}
+                     std::unique_ptr<LeaseLock> secondary)
+    : type_(std::move(type)), primary_(std::move(primary)), secondary_(std::move(secondary)) {}
 
 Result<LockObservation> MultiLock::Get(MonoTime deadline) {
   return GetAfterPrimary(primary_->Get(deadline), deadline);
@@ -21,15 +18,17 @@ Result<LockObservation> MultiLock::Get(MonoTime deadline) {
 Result<LockObservation> MultiLock::GetAfterPrimary(Result<LockObservation> primary,
                                                    MonoTime deadline) {
   // A NotFound primary is returned as is, so the elector Creates both objects.
-  primary_found_ = primary.ok();
   if (!primary.ok()) return primary.status();
   auto secondary = secondary_->Get(deadline);
   if (!secondary.ok()) {
-    // Only an old client, which knows nothing of the Lease, can hold a lock whose Lease is
-    // missing. When the holder is this replica, NotFound makes the elector Create the Lease.
-    if (secondary.code() == Code::kNotFound && primary->record.holder_identity != identity_) {
-      return primary;
-    }
+    // A missing Lease: the primary's record decides, whoever holds it. Held by an old client
+    // (which knows nothing of the Lease), the elector waits it out and takes over by Update;
+    // held by this replica (a Create whose Lease POST failed, or a restart under the same
+    // identity), it renews by Update. Either way the primary is PUT with the version read and
+    // the Lease POSTed (Update below). client-go returns NotFound for the second case and POSTs
+    // the primary again, ignoring AlreadyExists: unconditional, so an old client that took the
+    // ConfigMap meanwhile would lead beside us, and the term restarts at 0.
+    if (secondary.code() == Code::kNotFound) return primary;
     return secondary.status();
   }
   LockObservation out = std::move(primary).value();
@@ -42,8 +41,9 @@ Result<LockObservation> MultiLock::GetAfterPrimary(Result<LockObservation> prima
 }
 
 Status MultiLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {
+  // Only after a Get found no primary; AlreadyExists means someone created it since.
   Status s = primary_->Create(record, deadline);
-  if (!s.ok() && !(s.code() == Code::kAlreadyExists && primary_found_)) return s;
+  if (!s.ok()) return s;
   return secondary_->Create(record, deadline);
 }
 

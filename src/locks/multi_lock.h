@@ -20,22 +20,23 @@ namespace leasehold::locks {
 //    overwrites a Lease that a Lease-only replica took after the elector's decision; here that
 //    write fails with Conflict. This is what makes multilock and `leases` replicas safe side by
 //    side during a migration.
-//  - Create ignores AlreadyExists on the primary only when the last Get found the primary (held
-//    by this replica, the Lease missing). client-go ignores it always, so an old client that
-//    creates the ConfigMap between our GET (404) and POST would lead alongside us.
+//  - A missing Lease never makes Get return NotFound while the primary exists: the primary's
+//    record decides, and the writes are Update's (conditional PUT of the primary, POST of the
+//    Lease). Create runs only when the primary is missing and fails on its AlreadyExists.
+//    client-go returns NotFound when this replica holds the primary, then POSTs the primary
+//    again ignoring AlreadyExists: an old client that took the ConfigMap meanwhile would lead
+//    beside us, and the term (leaderTransitions) restarts at 0.
 class MultiLock final : public election::Lock {
  public:
-  // `type` is what Describe() reports ("configmapsleases" or "endpointsleases"). `identity` is
-  // this replica's: a missing Lease next to a primary held by someone else means an old client
-  // holds the lock.
+  // `type` is what Describe() reports ("configmapsleases" or "endpointsleases").
   MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
-            std::unique_ptr<LeaseLock> secondary, std::string identity);
+            std::unique_ptr<LeaseLock> secondary);
 
-  // Primary (any error is returned), then secondary: a NotFound secondary with a primary held by
-  // someone else returns the primary; differing holders read as election::kUnknownLeader; raw is
-  // primary raw + "," + secondary raw.
+  // Primary (any error is returned), then secondary: a NotFound secondary returns the primary's
+  // observation; differing holders read as election::kUnknownLeader; raw is primary raw + "," +
+  // secondary raw.
   Result<election::LockObservation> Get(MonoTime deadline) override;
-  // Primary (AlreadyExists ignored only if the last Get found it), then secondary.
+  // Primary (any error, AlreadyExists included, is returned), then secondary.
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   // Primary, then the secondary with its cached version (POST if the last Get found none).
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
@@ -52,9 +53,6 @@ class MultiLock final : public election::Lock {
   const std::string type_;
   std::unique_ptr<election::Lock> primary_;
   std::unique_ptr<LeaseLock> secondary_;
-  const std::string identity_;
-  // Whether the last Get found the primary; see Create.
-  bool primary_found_ = false;
 };
 
 }  // namespace leasehold::locks

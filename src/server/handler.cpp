@@ -207,7 +207,12 @@ HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& 
   // every event (last_progress_at), and without events it attempts when the lease would expire.
   const MonoTime since = s.last_progress_at.value_or(options.started_at);
   const Duration age = clock.MonotonicNow() - since;
-  const Duration limit = options.lease_duration + kWedgeGrace;
+  // A watching follower may sleep until the holder's lease expires, by the record's duration,
+  // which may be longer than ours (a fleet that disagrees; warned about at start).
+  const Duration lease = std::max<Duration>(
+      options.lease_duration,
+      std::chrono::seconds(std::max<int64_t>(s.record.lease_duration_seconds, 0)));
+  const Duration limit = lease + kWedgeGrace;
   if (age > limit) {
     return Text(503, std::string("wedged: the election loop made no progress ") +
                          (s.last_progress_at ? "for " : "since start, ") + Seconds(age) +

@@ -346,7 +346,7 @@ TEST_CASE("403 keeps the server's RBAC message") {
       client->Do(Put(LeasePath("lock"), LeaseJson("lock", "b", rv)), In(clock, seconds(5)));
   CHECK(put.code() == Code::kForbidden);
   CHECK(put.status().message() ==
-        "RBAC: needs verb \"update\" on leases \"lock\": "
+        "needs verb \"update\" on leases \"lock\": "
         "leases.coordination.k8s.io \"lock\" is forbidden: User "
         "\"system:serviceaccount:ns:sa\" cannot update resource \"leases\" in API group "
         "\"coordination.k8s.io\" in the namespace \"ns\"");
@@ -354,7 +354,7 @@ TEST_CASE("403 keeps the server's RBAC message") {
       client->Do(Post(kLeases, LeaseJson("y", "b")), In(clock, seconds(5)));
   CHECK(post.code() == Code::kForbidden);
   CHECK(post.status().message() ==
-        "RBAC: needs verb \"create\" on leases: "
+        "needs verb \"create\" on leases: "
         "leases.coordination.k8s.io is forbidden: User \"system:serviceaccount:ns:sa\" cannot "
         "create resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"");
   CHECK(client->Do(Get(LeasePath("lock")), In(clock, seconds(5))).ok());  // get is allowed

@@ -245,6 +245,8 @@ TEST_CASE("RbacNeed names the verb and resource a refused request needed") {
       {"watch, query dropped", "GET",
        "/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=1&fieldSelector=metadata.name%3Dl",
        true, R"(verb "watch" on leases)"},
+      {"a GET of a collection is a list", "GET", "/api/v1/namespaces/ns/configmaps", false,
+       R"(verb "list" on configmaps)"},
       {"a path without a namespace", "GET", "/apis/coordination.k8s.io/v1", false, ""},
       {"namespace only", "GET", "/api/v1/namespaces/ns", false, ""},
       {"namespace with a trailing slash", "GET", "/api/v1/namespaces/ns/", false, ""},

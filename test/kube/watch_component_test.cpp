@@ -184,7 +184,7 @@ TEST_CASE("watch errors: forbidden, unauthorized, bookmarks") {
                                     In(clock, seconds(5)), [](const std::string&) { return true; });
     CHECK(s.code() == Code::kForbidden);
     CHECK(s.message() ==
-          "RBAC: needs verb \"watch\" on leases: "
+          "needs verb \"watch\" on leases: "
           "leases.coordination.k8s.io is forbidden: User \"system:serviceaccount:ns:sa\" cannot "
           "watch resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"");
   }

@@ -51,26 +51,31 @@ TEST_CASE("multilocks: client-go's sequence, fenced") {
                                    kMySpec + "}"),
                             Answer(LeaseObject("1", kMySpec), 201))}),
        }},
-      {"Lease missing, ConfigMap held by me: NotFound, then create both",
+      {"Lease missing, ConfigMap held by me: its record; the renew PUTs it and creates the Lease",
+       "configmapsleases",
+       {
+           // client-go returns NotFound here and POSTs the ConfigMap again, ignoring
+           // AlreadyExists; that write is not conditional and restarts the term at 0.
+           GetStep("get",
+                   {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kNotFound))})
+               .Holder(kMe),
+           UpdateStep("renew", {PUT(kConfigMapPath, JsonEq(cm_me),
+                                    Answer(ConfigMapObject("8", kMyAnnotation))),
+                                POST(kLeasesPath,
+                                     JsonEq(R"({"apiVersion":"coordination.k8s.io/v1",)"
+                                            R"("kind":"Lease","metadata":{"name":"lock",)"
+                                            R"("namespace":"ns"},"spec":)" +
+                                            kMySpec + "}"),
+                                     Answer(LeaseObject("1", kMySpec), 201))}),
+       }},
+      {"Lease missing, ConfigMap taken by an old client since the Get: no Lease written",
        "configmapsleases",
        {
            GetStep("get",
                    {GET(kConfigMapPath, Answer(cm_me)), GET(kLeasePath, Error(Code::kNotFound))})
-               .Want(Code::kNotFound),
-           CreateStep("create ignores AlreadyExists on the ConfigMap the Get found",
-                      {POST(kConfigMapsPath,
-                            JsonEq(R"({"apiVersion":"v1","kind":"ConfigMap",)"
-                                   R"("metadata":{"name":"lock","namespace":"ns",)"
-                                   R"("annotations":{"control-plane.alpha.)"
-                                   R"(kubernetes.io/leader":)" +
-                                   GoJsonQuote(kMyAnnotation) + "}}}"),
-                            Error(Code::kAlreadyExists)),
-                       POST(kLeasesPath,
-                            JsonEq(R"({"apiVersion":"coordination.k8s.io/v1",)"
-                                   R"("kind":"Lease","metadata":{"name":"lock",)"
-                                   R"("namespace":"ns"},"spec":)" +
-                                   kMySpec + "}"),
-                            Answer(LeaseObject("1", kMySpec), 201))}),
+               .Holder(kMe),
+           UpdateStep("renew", {PUT(kConfigMapPath, JsonEq(cm_me), Error(Code::kConflict))})
+               .Want(Code::kConflict),
        }},
       {"ConfigMap missing: NotFound without reading the Lease; create both",
        "configmapsleases",

@@ -309,6 +309,7 @@ TEST_CASE("GET /healthz") {
     Duration now;  // since the start
     int status;
     const char* body;
+    int record_lease_seconds = 0;  // the holder's leaseDurationSeconds; 0: none recorded
   };
   const Duration none = -seconds(1);
   // --lease-duration 15s: the limit is 15s + 20s = 35s.
@@ -323,6 +324,12 @@ TEST_CASE("GET /healthz") {
        "ok"},
       {"leader wedged", Phase::kLeader, seconds(100), seconds(136), 503,
        "wedged: the election loop made no progress for 36.0s (limit 35.0s)"},
+      {"a longer lease in the record stretches the limit", Phase::kCandidate, seconds(100),
+       seconds(139), 200, "ok", 24},
+      {"... to that lease + 20s", Phase::kCandidate, seconds(100), seconds(145), 503,
+       "wedged: the election loop made no progress for 45.0s (limit 44.0s)", 24},
+      {"a shorter one does not shorten it", Phase::kCandidate, seconds(100), seconds(135), 200,
+       "ok", 5},
       {"held off is deliberately idle", Phase::kHeldOff, seconds(1), seconds(600), 200, "ok"},
       {"stopping is not judged", Phase::kStopping, seconds(1), seconds(600), 200, "ok"},
       {"done is not judged", Phase::kDone, none, seconds(600), 200, "ok"},
@@ -335,6 +342,7 @@ TEST_CASE("GET /healthz") {
       options.lease_duration = seconds(15);
       Snapshot s = HeldBy("pod-b", 1);
       s.phase = c.phase;
+      s.record.lease_duration_seconds = c.record_lease_seconds;
       if (c.last_progress >= Duration::zero()) {
         s.last_progress_at = options.started_at + c.last_progress;
       }
