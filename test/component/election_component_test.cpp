@@ -226,6 +226,47 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
   CHECK(follower.Take().record.leader_transitions == 4);
 }
 
+TEST_CASE("a loop inside a hung call makes no progress, however many watch events arrive") {
+  // /healthz ages last_progress_at; only the loop thread records it, so a loop stuck in a call
+  // must not look alive because the watch thread keeps delivering events.
+  FakeApiServer server;
+  server.Put("leases", "ns", "lock", LeaseJson("them", 3));
+  const election::Timings timings{4s, 3s, 2s};  // request timeout: max(3s / 2, 1s) = 1.5s
+  Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
+  const std::string lease_path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
+  REQUIRE(WaitFor(
+      [&] {
+        return follower.Take().observed && server.watches() >= 1 &&
+               server.CountRequests("GET", lease_path) >= 1;
+      },
+      3s));
+  // The watch GETs the collection path, so only the elector's own GET of the lock hangs. Nobody
+  // renews: the follower attempts when the lease would expire (4s) and its GET is held.
+  testing::Hang hang;
+  hang.method = "GET";
+  hang.path_prefix = lease_path;
+  hang.count = -1;
+  server.InjectHang(hang);
+  REQUIRE(server.WaitForHeld(1, 6000ms));
+  const election::Snapshot before = follower.Take();
+  for (int i = 0; i < 3; ++i) {
+    server.Bump(
+        "leases", "ns", "lock",
+        R"({"spec":{"renewTime":"2026-01-02T03:04:0)" + std::to_string(6 + i) + R"(.000000Z"}})");
+  }
+  // The events reach the elector (its observation changes) but not its loop.
+  REQUIRE(
+      WaitFor([&] { return follower.Take().record.renew_time != before.record.renew_time; }, 1s));
+  const election::Snapshot during = follower.Take();
+  REQUIRE(server.held() == 1);  // still inside the call, so the check below means something
+  CHECK(during.last_progress_at == before.last_progress_at);
+  CHECK(during.last_attempt_at == before.last_attempt_at);
+  // The call times out; the attempt completes, and that is progress again.
+  server.ClearFaults();
+  server.ReleaseHangs();
+  REQUIRE(WaitFor([&] { return follower.Take().last_progress_at != before.last_progress_at; }, 3s));
+}
+
 TEST_CASE("a follower whose watch is forbidden falls back to polling and still takes over") {
   FakeApiServer server;
   server.Deny("watch", "leases");
