@@ -95,6 +95,22 @@ class Agent {
   std::thread thread_, watch_thread_;
 };
 
+constexpr const char* kLeasePath = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
+
+// Waits until a watching agent has completed its own first attempt (a GET of the lock) and its
+// watch is open. The watch's first event may reach the elector before its own GET does, and the
+// server counts the GET before the elector has its answer (CI saw 0 GETs then 1; TSan saw the
+// attempt complete late): a test that counts GETs or attempts must wait for both.
+bool SettledOnWatch(const FakeApiServer& server, const Agent& agent) {
+  return WaitFor(
+      [&] {
+        const election::Snapshot s = agent.Take();
+        return s.observed && s.last_attempt_at.has_value() && server.watches() >= 1 &&
+               server.CountRequests("GET", kLeasePath) >= 1;
+      },
+      3s);
+}
+
 // Samples every agent every 2 ms from its own thread and counts instants with two leaders.
 class OverlapSampler {
  public:
@@ -188,17 +204,9 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
   server.Put("leases", "ns", "lock", LeaseJson("them", 3));
   const election::Timings timings{4s, 3s, 2s};
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
-  const std::string lease_path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
-  // The watch's first event may reach the elector before its own first GET does (that is how CI
-  // once saw 0 GETs here and 1 later): wait for both before counting.
-  REQUIRE(WaitFor(
-      [&] {
-        return follower.Take().observed && server.watches() >= 1 &&
-               server.CountRequests("GET", lease_path) >= 1;
-      },
-      3s));
+  REQUIRE(SettledOnWatch(server, follower));
   // The holder renews; the follower hears of it through the watch, with no GET of its own.
-  const size_t gets_before = server.CountRequests("GET", lease_path);
+  const size_t gets_before = server.CountRequests("GET", kLeasePath);
   const election::Snapshot before = follower.Take();
   for (int i = 0; i < 3; ++i) {
     std::this_thread::sleep_for(700ms);  // the rival's renew rhythm, not a wait for us
@@ -207,7 +215,7 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
         R"({"spec":{"renewTime":"2026-01-02T03:04:0)" + std::to_string(6 + i) + R"(.000000Z"}})");
   }
   CHECK_FALSE(follower.IsLeader());
-  CHECK(server.CountRequests("GET", lease_path) == gets_before);
+  CHECK(server.CountRequests("GET", kLeasePath) == gets_before);
   // No attempt, but the loop judged each event: /healthz must not call a watching follower
   // wedged while its leader renews (it ages last_progress_at).
   const election::Snapshot after = follower.Take();
@@ -233,18 +241,12 @@ TEST_CASE("a loop inside a hung call makes no progress, however many watch event
   server.Put("leases", "ns", "lock", LeaseJson("them", 3));
   const election::Timings timings{4s, 3s, 2s};  // request timeout: max(3s / 2, 1s) = 1.5s
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
-  const std::string lease_path = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock";
-  REQUIRE(WaitFor(
-      [&] {
-        return follower.Take().observed && server.watches() >= 1 &&
-               server.CountRequests("GET", lease_path) >= 1;
-      },
-      3s));
+  REQUIRE(SettledOnWatch(server, follower));
   // The watch GETs the collection path, so only the elector's own GET of the lock hangs. Nobody
   // renews: the follower attempts when the lease would expire (4s) and its GET is held.
   testing::Hang hang;
   hang.method = "GET";
-  hang.path_prefix = lease_path;
+  hang.path_prefix = kLeasePath;
   hang.count = -1;
   server.InjectHang(hang);
   REQUIRE(server.WaitForHeld(1, 6000ms));
@@ -276,7 +278,7 @@ TEST_CASE("a follower whose watch is forbidden falls back to polling and still t
   REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
   // Nobody renews: the lease expires 4s (the record's duration) after the follower first saw it.
   REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 4s + 2s));
-  CHECK(server.CountRequests("GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock") >= 2);
+  CHECK(server.CountRequests("GET", kLeasePath) >= 2);
 }
 
 TEST_CASE("a watching leader stops saying yes within a round trip of a foreign write") {
