@@ -11,7 +11,6 @@ way the rendered Deployment would run it (its args, its env, its envFrom ConfigM
 ServiceAccount and RBAC from the same rendering applied for real), since there is no kubelet.
 """
 
-import http.client
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, REPO, Namespace, Scenario, free_port,  # noqa: E402
+from harness import (run_scenarios, REPO, Namespace, Scenario, free_port, http_request,  # noqa: E402
                      leasehold_binary, log, wait_until)
 
 DEPLOY = REPO / "deploy"
@@ -219,18 +218,7 @@ class Sidecar:
         return self
 
     def request(self, method, path, port=None, timeout=1.0):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=timeout)
-            c.request(method, path)
-            r = c.getresponse()
-            data = r.read().decode()
-            c.close()
-            try:
-                return r.status, json.loads(data)
-            except ValueError:
-                return r.status, data
-        except (OSError, http.client.HTTPException) as e:
-            return None, str(e)
+        return http_request("127.0.0.1", port or self.port, method, path, timeout)
 
     def leader_body(self):
         st, b = self.request("GET", "/leader")

@@ -25,22 +25,14 @@ import resource
 import signal
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from harness import parse_rfc3339  # noqa: E402
 
 MAX_OUTSTANDING = 600
 LATE_LIMIT = 30.0
 REQUEST = b"GET /leader HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-
-
-def parse_time(s):
-    import datetime
-    main = s.strip().rstrip("Z")
-    frac = 0.0
-    if "." in main:
-        main, f = main.split(".", 1)
-        frac = float("0." + f)
-    dt = datetime.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(
-        tzinfo=datetime.timezone.utc)
-    return dt.timestamp() + frac
 
 
 class Sampler:
@@ -78,7 +70,7 @@ class Sampler:
                     term = str(b.get("term"))
                 if b.get("validUntil"):
                     try:
-                        vu = f"{parse_time(b['validUntil']):.6f}"
+                        vu = f"{parse_rfc3339(b['validUntil']):.6f}"
                     except ValueError:
                         pass
                 name = str(b.get("identity") or "-").replace(" ", "_") or "-"

@@ -68,6 +68,23 @@ def parse_rfc3339(s):
     return dt.timestamp() + frac
 
 
+def http_request(host, port, method, path, timeout, body=None):
+    """One request on a fresh connection: (status, body parsed as JSON, else text), or
+    (None, error) when nothing answered."""
+    try:
+        c = http.client.HTTPConnection(host, port, timeout=timeout)
+        c.request(method, path, body=body)
+        r = c.getresponse()
+        data = r.read().decode()
+        c.close()
+        try:
+            return r.status, json.loads(data)
+        except ValueError:
+            return r.status, data
+    except (OSError, http.client.HTTPException) as e:
+        return None, str(e)
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -304,18 +321,7 @@ class Agent:
 
     def request(self, method, path, timeout=0.5, body=None):
         """(status, parsed body) or (None, error) if the agent did not answer."""
-        try:
-            c = http.client.HTTPConnection(self.url_host, self.port, timeout=timeout)
-            c.request(method, path, body=body)
-            r = c.getresponse()
-            data = r.read().decode()
-            c.close()
-            try:
-                return r.status, json.loads(data)
-            except ValueError:
-                return r.status, data
-        except (OSError, http.client.HTTPException) as e:
-            return None, str(e)
+        return http_request(self.url_host, self.port, method, path, timeout, body)
 
     def leader(self, timeout=0.5):
         return self.request("GET", "/leader", timeout)
