@@ -59,6 +59,7 @@ void Fuzz(const uint8_t* data, size_t size) {
   }
 
   Snapshot s;
+  q.loopback_peer = p.ConsumeBool();
   s.identity = p.ConsumeRandomLengthString(64);
   const std::string holder = p.ConsumeRandomLengthString(64);
   s.lock.type = p.ConsumeRandomLengthString(32);
@@ -125,11 +126,11 @@ void Fuzz(const uint8_t* data, size_t size) {
   FUZZ_CHECK(AnswersLeadership(q.path) ==
              (q.path == "/" || q.path == "/leader" || q.path == "/is-leader"));
   FUZZ_CHECK(!a.content_type.empty());
-  // Only POST /release on the main listener releases; the probe listener never does.
-  FUZZ_CHECK(released ==
-             ((q.method == "POST" && q.path == "/release" && options.release && !options.probe_only)
-                  ? 1
-                  : 0));
+  // Only POST /release on the main listener, from a loopback peer, releases.
+  FUZZ_CHECK(released == ((q.method == "POST" && q.path == "/release" && options.release &&
+                           !options.probe_only && q.loopback_peer)
+                              ? 1
+                              : 0));
   FUZZ_CHECK(metrics_calls == (known && get && q.path == "/metrics" ? 1 : 0));
   if (!known) {
     FUZZ_CHECK(a.status == 404);

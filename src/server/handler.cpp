@@ -311,7 +311,13 @@ HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
     return get ? Leader(s, clock, WantsPretty(q)) : NotAllowed(q, kGetAllow);
   }
   if (q.path == "/release") {
-    return q.method == "POST" ? Release(q, s, options) : NotAllowed(q, kPostAllow);
+    if (q.method != "POST") return NotAllowed(q, kPostAllow);
+    // Only a container of this pod may end its leadership: with --http-address on a pod or
+    // node address, any peer that can reach it would otherwise make the leader let go.
+    if (!q.loopback_peer) {
+      return Error(403, q, "POST /release is only accepted from a loopback address");
+    }
+    return Release(q, s, options);
   }
   if (q.path == "/metrics" && options.metrics) {
     return get ? Metrics(s, options) : NotAllowed(q, kGetAllow);

@@ -3,7 +3,8 @@
 //
 //   GET /leader, GET /   200 JSON leader view (503 with "reason" until the lock was read once)
 //   GET /is-leader       200 "true" | 503 "false" (text/plain), for `curl -sf ... && ...`
-//   POST /release        202 JSON; calls HandlerOptions::release (Elector::AcknowledgeRelease)
+//   POST /release        202 JSON; calls HandlerOptions::release (Elector::AcknowledgeRelease);
+//                        403 unless the peer is a loopback address
 //   GET /healthz         200 "ok" | 503 when the election loop looks wedged
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
 //   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics)
@@ -29,6 +30,9 @@ struct HttpQuery {
   std::string method;                              // as received: "GET", "HEAD", "POST", ...
   std::string path;                                // decoded, without the query string
   std::multimap<std::string, std::string> params;  // decoded query parameters
+  // The connection's peer (from accept(), never from a header) is 127.0.0.0/8, ::1 or
+  // ::ffff:127.0.0.0/104. Requests that change state need it; false refuses them.
+  bool loopback_peer = false;
 };
 
 struct HttpAnswer {

@@ -78,4 +78,28 @@ std::string EndpointLabel(const ListenEndpoint& endpoint, int port) {
   return endpoint.host + ":" + std::to_string(port);
 }
 
+bool IsLoopbackAddress(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(a);
+    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+  }
+  if (a.ss_family == AF_INET6) {
+    const in6_addr& in6 = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&in6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&in6) && in6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  sockaddr_storage a{};
+  if (inet_pton(AF_INET, host.c_str(), &reinterpret_cast<sockaddr_in&>(a).sin_addr) == 1) {
+    a.ss_family = AF_INET;
+  } else if (inet_pton(AF_INET6, host.c_str(), &reinterpret_cast<sockaddr_in6&>(a).sin6_addr) ==
+             1) {
+    a.ss_family = AF_INET6;
+  }
+  return IsLoopbackAddress(a);
+}
+
 }  // namespace leasehold::server

@@ -1,6 +1,8 @@
 // --http-address: where the local API listens. Parsed and validated once, before any socket.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +33,12 @@ struct ListenAddress {
 // Other host names are refused rather than resolved: resolution could silently pick an
 // interface other than the one meant. The error message quotes the value and gives examples.
 Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+// 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104: a peer inside this pod's network namespace. The
+// local API takes requests that change state only from such a peer, as accept() reports it.
+bool IsLoopbackAddress(const sockaddr_storage& address);
+// The same for a numeric host of ListenEndpoint ("127.0.0.1", "::"); false for anything else.
+bool IsLoopbackHost(const std::string& host);
 
 // "127.0.0.1:4040" or "[::1]:4040", for logs.
 std::string EndpointLabel(const ListenEndpoint& endpoint, int port);

@@ -1,6 +1,5 @@
 #include "server/watch_hub.h"
 
-#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -8,7 +7,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 
 namespace leasehold::server {
@@ -26,8 +24,7 @@ class WatchHub::Client {
  private:
   friend class WatchHub;
 
-  // Wakes Next(). An eventfd, not a condition variable, so that Next() can sleep in poll() on
-  // it and on the client's socket at once.
+  // Wakes the listener's event loop, which polls this eventfd beside the client's socket.
   void Signal() {
     const uint64_t one = 1;
     // Only fails when the counter would overflow, and then it is readable anyway.
@@ -138,38 +135,20 @@ void WatchHub::Close() {
   }
 }
 
-std::optional<std::string> WatchHub::Next(Client& client, int socket_fd) {
-  using Steady = std::chrono::steady_clock;
-  // Real time: the heartbeat is about idle connections, not the election's clock.
-  const Steady::time_point ping_at = Steady::now() + options_.heartbeat;
-  while (true) {
-    {
-      std::lock_guard<std::mutex> l(client.mu_);
-      if (!client.frames_.empty()) {
-        std::string frame = std::move(client.frames_.front());
-        client.frames_.pop_front();
-        return frame;
-      }
-      if (client.ended_) return std::nullopt;
-    }
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(ping_at - Steady::now()).count();
-    if (left <= 0) return std::string(kPing);
-    pollfd fds[2] = {{client.efd_, POLLIN, 0}, {socket_fd, POLLRDHUP, 0}};
-    const int n =
-        poll(fds, socket_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long>(left, INT_MAX)));
-    if (n < 0 && errno != EINTR) return std::nullopt;
-    if (n <= 0) continue;
-    if (socket_fd >= 0 && (fds[1].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0) {
-      std::lock_guard<std::mutex> l(client.mu_);
-      client.ended_ = true;
-      client.frames_.clear();
-      return std::nullopt;
-    }
-    if ((fds[0].revents & POLLIN) != 0) {
-      uint64_t count;
-      [[maybe_unused]] ssize_t r = read(client.efd_, &count, sizeof count);
-    }
+WatchHub::Frames WatchHub::Take(Client& client, size_t max) {
+  uint64_t count;
+  // Cleared before the queue is read: a frame queued after this read signals again.
+  [[maybe_unused]] ssize_t r = read(client.efd_, &count, sizeof count);
+  Frames out;
+  std::lock_guard<std::mutex> l(client.mu_);
+  while (!client.frames_.empty() && out.frames.size() < max) {
+    out.frames.push_back(std::move(client.frames_.front()));
+    client.frames_.pop_front();
   }
+  out.ended = client.ended_ && client.frames_.empty();
+  return out;
 }
+
+int WatchHub::SignalFd(const Client& client) const { return client.efd_; }
 
 }  // namespace leasehold::server

@@ -9,7 +9,8 @@
 // A comment line ": ping" follows every `heartbeat` of silence.
 //
 // Nothing a client does can hold up the election or another client: the publisher's thread only
-// appends to queues, and each stream is written by its own listener thread with a write timeout.
+// appends to queues, and the listener's event loop writes each stream without blocking (see
+// http_server.h for its write timeout and heartbeat).
 // A client whose queue is full (it stopped reading, or reads too slowly) is disconnected, as is
 // one that hangs up; a disconnected client must treat this replica as not leading until it has
 // reconnected and read the first event again.
@@ -19,7 +20,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,13 +30,13 @@
 namespace leasehold::server {
 
 struct WatchHubOptions {
-  // Streams open at once; one more gets 503. Each holds a listener thread (see http_server.h).
-  // Default 100 (--max-watchers).
+  // Streams open at once; one more gets 503. Each holds a socket and an eventfd (see
+  // http_server.h). Default 100 (--max-watchers).
   int max_watchers = 100;
   // Events queued for one client before it counts as stalled and is disconnected. Default 64:
   // about two minutes of renewals with the default 2s retry-period.
   size_t queue_limit = 64;
-  // Silence after which a ": ping" comment is sent. Default 15s.
+  // Silence after which the listener sends a ": ping" comment. Default 15s.
   Duration heartbeat = std::chrono::seconds(15);
 };
 
@@ -55,11 +55,18 @@ class WatchHub final : public PublicationSink {
   // the hub is closed. The client unregisters when the last reference to it goes.
   Result<std::shared_ptr<Client>> Attach(const std::string& peer);
 
-  // Blocks until the client's next frame and returns it: an event, or ": ping" after
-  // `heartbeat` without one. nullopt when the stream must end: the client fell behind, the hub
-  // was closed (after the last event queued), or `socket_fd` (the client's connection, to
-  // notice a hang-up while idle; -1 when unknown) was closed by the peer.
-  std::optional<std::string> Next(Client& client, int socket_fd);
+  // What a client's stream writes next (for the listener's event loop; never blocks): at most
+  // `max` queued frames, oldest first, and whether the stream must end once they are written
+  // (the client fell behind and was cut off, or the hub was closed after its last event).
+  struct Frames {
+    std::vector<std::string> frames;
+    bool ended = false;
+  };
+  Frames Take(Client& client, size_t max);
+
+  // An eventfd that turns readable when `client` has frames to take or has ended; the event loop
+  // watches it beside the client's socket. Take() clears it.
+  int SignalFd(const Client& client) const;
 
   // Ends every stream: each client gets at most the last event already queued for it (so a
   // final "not leader" still goes out), and Attach fails from now on. Idempotent.

@@ -57,10 +57,12 @@ Snapshot WithError(Snapshot s, Code code, std::string message) {
   return s;
 }
 
+// From a loopback peer unless `loopback` says otherwise.
 HttpAnswer Call(const std::string& method, const std::string& path, const Snapshot& s,
-                const Clock& clock, HandlerOptions options = {}) {
+                const Clock& clock, HandlerOptions options = {}, bool loopback = true) {
   HttpQuery q;
   q.method = method;
+  q.loopback_peer = loopback;
   const size_t qm = path.find('?');
   q.path = path.substr(0, qm);
   if (qm != std::string::npos) {
@@ -216,6 +218,20 @@ TEST_CASE("POST /release") {
       CHECK(calls == 1);
     }
   }
+}
+
+TEST_CASE("POST /release from a peer that is not loopback: 403, and nothing is released") {
+  FakeClock clock;
+  int calls = 0;
+  HandlerOptions options;
+  options.release = [&calls] { ++calls; };
+  const HttpAnswer a =
+      Call("POST", "/release", Leader(clock, seconds(10)), clock, options, /*loopback=*/false);
+  CHECK(a.status == 403);
+  CHECK(a.body == "{\"error\":\"POST /release is only accepted from a loopback address\"}\n");
+  CHECK(calls == 0);
+  // Reading needs no loopback peer.
+  CHECK(Call("GET", "/leader", Leader(clock, seconds(10)), clock, options, false).status == 200);
 }
 
 TEST_CASE("POST /release without a callback still answers") {

@@ -1,14 +1,12 @@
-// The watch hub without HTTP: queues, limits, heartbeats and hang-ups, driven by hand.
+// The watch hub without HTTP: queues, limits and the wake-up signal, driven by hand (heartbeats
+// and hang-ups are the listener's: watch_stream_test.cpp).
 #include "server/watch_hub.h"
 
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <poll.h>
 
-#include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +40,15 @@ struct Source {
   int promises = 0;
 };
 
+// What the stream of `c` writes next, or nullopt when it ends. Frames are queued by this thread,
+// so nothing is waited for.
+std::optional<std::string> NextFrame(WatchHub& hub, WatchHub::Client& c) {
+  WatchHub::Frames f = hub.Take(c, 1);
+  if (!f.frames.empty()) return f.frames[0];
+  CHECK(f.ended);
+  return std::nullopt;
+}
+
 struct Fixture {
   explicit Fixture(WatchHubOptions o = {})
       : publisher([this](bool promise) { return source.Get(promise); }, clock), hub(publisher, o) {
@@ -70,7 +77,7 @@ TEST_CASE("watch hub: the first event is the current state, as a promise") {
   auto c = f.hub.Attach("peer-1");
   REQUIRE(c.ok());
   CHECK(f.source.promises == 1);
-  const auto frame = f.hub.Next(**c, -1);
+  const auto frame = NextFrame(f.hub, **c);
   REQUIRE(frame);
   CHECK(frame->rfind("event: leader\ndata: {\"name\":\"them\"", 0) == 0);
   CHECK(frame->substr(frame->size() - 3) == "}\n\n");
@@ -120,7 +127,7 @@ TEST_CASE("watch hub: every client gets every publication, in order") {
   for (int i = 0; i < 3; ++i) f.Publish();
   for (auto& c : clients) {
     std::vector<std::string> terms;
-    for (int i = 0; i < 4; ++i) terms.push_back(f.TermOf(*f.hub.Next(*c, -1)));
+    for (int i = 0; i < 4; ++i) terms.push_back(f.TermOf(*NextFrame(f.hub, *c)));
     CHECK(terms == std::vector<std::string>{"1", "2", "3", "4"});
   }
 }
@@ -132,83 +139,60 @@ TEST_CASE("watch hub: a client that stops reading is cut off; nobody else waits 
   auto reader = f.hub.Attach("reader").value();
   auto stalled = f.hub.Attach("stalled").value();
   std::vector<std::string> terms;
-  terms.push_back(f.TermOf(*f.hub.Next(*reader, -1)));
+  terms.push_back(f.TermOf(*NextFrame(f.hub, *reader)));
   for (int i = 0; i < 10; ++i) {
     f.Publish();  // returns at once: it only appends to queues
-    terms.push_back(f.TermOf(*f.hub.Next(*reader, -1)));
+    terms.push_back(f.TermOf(*NextFrame(f.hub, *reader)));
   }
   CHECK(terms.size() == 11);
   CHECK(terms.back() == "11");
   // The stalled one had 1 + 2 events queued when the third publication found its queue full.
-  CHECK_FALSE(f.hub.Next(*stalled, -1).has_value());
+  CHECK_FALSE(NextFrame(f.hub, *stalled).has_value());
   CHECK(f.hub.watchers() == 2);  // until its stream lets go of it
   stalled.reset();
   CHECK(f.hub.watchers() == 1);
 }
 
-TEST_CASE("watch hub: a ping after a heartbeat of silence") {
-  WatchHubOptions o;
-  o.heartbeat = 20ms;
-  Fixture f(o);
-  auto c = f.hub.Attach("a").value();
-  CHECK(f.hub.Next(*c, -1)->rfind("event: leader", 0) == 0);
-  CHECK(*f.hub.Next(*c, -1) == ": ping\n\n");
-  f.Publish();
-  CHECK(f.TermOf(*f.hub.Next(*c, -1)) == "2");
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
 }
 
-// A connected TCP pair on 127.0.0.1.
-struct TcpPair {
-  TcpPair() {
-    const int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(lfd, 1) == 0);
-    socklen_t len = sizeof a;
-    getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
-    client = socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    server = accept(lfd, nullptr, nullptr);
-    REQUIRE(server >= 0);
-    close(lfd);
-  }
-  ~TcpPair() {
-    if (client >= 0) close(client);
-    close(server);
-  }
-  int client = -1;
-  int server = -1;
-};
-
-TEST_CASE("watch hub: a hang-up ends an idle stream at once, not at the next heartbeat") {
-  WatchHubOptions o;
-  o.heartbeat = 1h;
-  Fixture f(o);
+TEST_CASE("watch hub: the signal fd wakes the event loop for a frame, and Take() clears it") {
+  Fixture f;
   auto c = f.hub.Attach("a").value();
-  TcpPair pair;
-  REQUIRE(f.hub.Next(*c, pair.server));  // the first event
-  auto next = std::async(std::launch::async, [&] { return f.hub.Next(*c, pair.server); });
-  CHECK(next.wait_for(50ms) == std::future_status::timeout);  // idle: waiting
-  close(pair.client);
-  pair.client = -1;
-  REQUIRE(next.wait_for(5s) == std::future_status::ready);
-  CHECK_FALSE(next.get().has_value());
+  const int fd = f.hub.SignalFd(*c);
+  CHECK(NextFrame(f.hub, *c));  // the first event
+  CHECK_FALSE(Readable(fd));
+  f.Publish();
+  CHECK(Readable(fd));
+  WatchHub::Frames frames = f.hub.Take(*c, 10);
+  CHECK(frames.frames.size() == 1);
+  CHECK_FALSE(frames.ended);
+  CHECK_FALSE(Readable(fd));
+  // At most `max` frames at a time; the rest stay queued.
+  for (int i = 0; i < 3; ++i) f.Publish();
+  CHECK(f.hub.Take(*c, 2).frames.size() == 2);
+  frames = f.hub.Take(*c, 2);
+  REQUIRE(frames.frames.size() == 1);
+  CHECK(f.TermOf(frames.frames[0]) == "5");
+  f.hub.Close();
+  CHECK(Readable(fd));
+  CHECK(f.hub.Take(*c, 10).ended);
 }
 
 TEST_CASE("watch hub: Close ends every stream after its newest event; no new clients") {
   Fixture f;
   auto a = f.hub.Attach("a").value();
   auto b = f.hub.Attach("b").value();
-  CHECK(f.hub.Next(*b, -1));  // b read its first event, a did not
+  CHECK(NextFrame(f.hub, *b));  // b read its first event, a did not
   f.Publish();
   f.Publish();
   f.hub.Close();
-  CHECK(f.TermOf(*f.hub.Next(*a, -1)) == "3");
-  CHECK_FALSE(f.hub.Next(*a, -1));
-  CHECK(f.TermOf(*f.hub.Next(*b, -1)) == "3");
-  CHECK_FALSE(f.hub.Next(*b, -1));
+  CHECK(f.TermOf(*NextFrame(f.hub, *a)) == "3");
+  CHECK_FALSE(NextFrame(f.hub, *a));
+  CHECK(f.TermOf(*NextFrame(f.hub, *b)) == "3");
+  CHECK_FALSE(NextFrame(f.hub, *b));
   auto late = f.hub.Attach("late");
   REQUIRE_FALSE(late.ok());
   CHECK(late.status().message() == "shutting down");
