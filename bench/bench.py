@@ -10,7 +10,8 @@ Phases (see BENCHMARKS.md for the definitions):
   idle      2 leasehold agents on one Lease and 2 client-go peers on another, default timings
             (15s/10s/2s): RSS (VmHWM, VmRSS), CPU per hour, API requests per minute (apiserver
             audit log, per service account), leader and follower.
-  wrk       /leader latency and throughput with wrk at 1 and 64 connections, against the leaders.
+  wrk       /leader latency and throughput with wrk at 1 and 64 connections, against the leaders,
+            and at a fixed 5,000 requests/s over 64 connections (bench/openloop, open loop).
   failover  fleets of 3 on their own locks, timings 4s/3s/1s: SIGTERM with
             --release-on-shutdown=immediate and safe, safe after POST /release (timed from the
             POST), SIGKILL; client-go SIGTERM with ReleaseOnCancel and SIGKILL. N runs each
@@ -396,6 +397,25 @@ class Bench:
                     res[key] = parse_wrk(r.stdout)
                     res[key]["raw"] = r.stdout[-1500:]
                     log(f"wrk {key}: {res[key]['summary']}")
+        # Fixed rate (open loop): wrk is closed-loop, so a slow answer hides the requests it
+        # delays; bench/openloop schedules every request and counts from its due time.
+        gen = openloop_binary()
+        for kind, roles in self.idle.items():
+            if gen is None:
+                self.note("bench/openloop did not build (go): the fixed-rate row is skipped")
+                break
+            port = roles["leader"].port
+            r = subprocess.run([gen, f"-url=http://127.0.0.1:{port}/leader", "-rate=5000",
+                                "-conns=64", f"-duration={max(2, secs)}s"],
+                               capture_output=True, text=True, timeout=secs + 60)
+            try:
+                res[f"{kind}_open5000"] = json.loads(r.stdout)
+            except ValueError:
+                self.note(f"openloop {kind}: no result ({r.stderr.strip()[-200:]})")
+                continue
+            o = res[f"{kind}_open5000"]
+            log(f"openloop {kind} 5000/s over 64: p50 {o['p50Ms']} ms p99 {o['p99Ms']} ms "
+                f"max {o['maxMs']} ms, {o['ok']} ok, {o['errors']} errors")
         # Memory after the load: the HTTP server starts threads on demand (up to its maximum)
         # and lets idle ones go, so the peak depends on the clients.
         for kind, roles in self.idle.items():
@@ -572,6 +592,26 @@ class Bench:
             self.audit_log.unlink()
 
 
+def openloop_binary():
+    """bench/openloop built once into the e2e cache (standard library only: no download)."""
+    go = shutil.which("go") or ("/usr/local/go/bin/go" if os.access("/usr/local/go/bin/go", os.X_OK)
+                                else None)
+    if go is None:
+        return None
+    src = HERE / "openloop"
+    out = Path(os.environ.get("LEASEHOLD_E2E_CACHE", Path.home() / ".cache" / "leasehold-e2e"))
+    out = out / "openloop"
+    out.mkdir(parents=True, exist_ok=True)
+    b = out / "openloop"
+    if not b.exists() or b.stat().st_mtime < (src / "main.go").stat().st_mtime:
+        r = subprocess.run([go, "build", "-o", str(b), "."], cwd=src, capture_output=True,
+                           text=True, env={**os.environ, "GOFLAGS": "-mod=mod"})
+        if r.returncode != 0:
+            log(f"openloop build failed: {r.stderr[-400:]}")
+            return None
+    return str(b)
+
+
 def parse_wrk(text):
     """p50/p99 latency (ms) and requests/s from `wrk --latency` output."""
     def ms(v):
@@ -673,6 +713,21 @@ def markdown(res):
                                f"{m.get('VmHWM', 0) / 1024:.1f} MiB, {m.get('Threads')} threads")
         if mem:
             L.append("After the wrk runs: " + "; ".join(mem) + ".")
+        if w.get("lh_open5000") or w.get("cg_open5000"):
+            L.append("")
+            L.append("### /leader at a fixed rate (bench/openloop, open loop: latency from each "
+                     "request's due time)")
+            L.append("")
+            L.append("| rate, connections | leasehold p50 | p99 | p99.9 | max | errors | "
+                     "client-go p50 | p99 | p99.9 | max | errors |")
+            L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+            cells = []
+            for kind in ("lh", "cg"):
+                o = w.get(f"{kind}_open5000") or {}
+                cells += [fmt(o.get("p50Ms"), " ms", 3), fmt(o.get("p99Ms"), " ms", 3),
+                          fmt(o.get("p999Ms"), " ms", 3), fmt(o.get("maxMs"), " ms", 2),
+                          fmt(o.get("errors"), "", 0)]
+            L.append("| 5,000/s, 64 | " + " | ".join(cells) + " |")
         L.append("")
     fo = res.get("failover")
     if fo:

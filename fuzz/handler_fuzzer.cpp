@@ -1,9 +1,9 @@
 // The local HTTP API as our code sees it: server::Handle(HttpQuery, Snapshot, Clock, options)
 // with the method, path, query parameters and the election snapshot all taken from the input
-// (cpp-httplib's own request parser is an uninstrumented system library, so it is not fuzzed
-// here). Beyond "no crash, no UB": the status codes and bodies keep the documented contract,
-// including the probe listener's (HandlerOptions::probe_only: /healthz, /readyz and /is-leader
-// only, never a release) and /metrics.
+// (the listener's request parser has its own target, http_head_fuzzer). Beyond "no crash, no
+// UB": the status codes and bodies keep the documented contract, including the probe listener's
+// (HandlerOptions::probe_only: /healthz, /readyz and /is-leader only, never a release), the
+// loopback rule of POST /release, and /metrics.
 //
 // Input layout (FuzzedDataProvider): strings from the front, each ended by a backslash and any
 // other byte ("\\\n" in the seeds): method, path, then per parameter a key and a value, then the

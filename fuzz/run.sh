@@ -14,13 +14,14 @@ seconds=${1:-${LEASEHOLD_FUZZ_SECONDS:-20}}
 shift || true
 build=${LEASEHOLD_FUZZ_BUILD:-build-fuzz}
 all=(lock_codec_fuzzer rfc3339_fuzzer kubeconfig_fuzzer status_watch_fuzzer duration_fuzzer
-     handler_fuzzer)
+     handler_fuzzer http_head_fuzzer)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 # The dictionary of each target (fuzz/dict/).
 declare -A dict=(
   [lock_codec_fuzzer]=json [status_watch_fuzzer]=json [rfc3339_fuzzer]=rfc3339
   [kubeconfig_fuzzer]=kubeconfig [duration_fuzzer]=duration [handler_fuzzer]=handler
+  [http_head_fuzzer]=http
 )
 
 LEASEHOLD_SETUP_FUZZ=1 bash scripts/setup.sh

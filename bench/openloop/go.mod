@@ -1,0 +1,3 @@
+module leasehold.dev/bench/openloop
+
+go 1.21
