@@ -196,7 +196,9 @@ void Fuzz(const uint8_t* data, size_t size) {
     FUZZ_CHECK(a.status == 200 || a.status == 503);
     if (!s.observed) FUZZ_CHECK(a.status == 503);
   }
-  if (known && q.path == "/release" && q.method == "POST") FUZZ_CHECK(a.status == 202);
+  if (known && q.path == "/release" && q.method == "POST") {
+    FUZZ_CHECK(a.status == (q.loopback_peer ? 202 : 403));
+  }
 }
 
 }  // namespace

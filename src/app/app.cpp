@@ -4,7 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +21,7 @@
 #include "app/probe.h"
 #include "app/signals.h"
 #include "base/clock.h"
+#include "base/text.h"
 #include "base/version.h"
 #include "election/elector.h"
 #include "kube/cluster_config.h"
@@ -37,14 +40,11 @@ namespace {
 constexpr int kExitCannotRun = 1;
 constexpr int kExitBadConfig = 2;
 
-// The most listener threads per listening socket (started on demand; see server/http_server.h):
-// one per open watch stream, this many keep-alive clients at once (the main container's
-// connection pool, probes), and a few spare, so that /healthz and /is-leader never queue behind
-// idle connections.
-constexpr int kKeepAliveClients = 64;
-constexpr int kSpareThreads = 8;
-// The probe listener serves only the kubelet.
-constexpr int kProbeThreads = 4;
+// The probe listener serves the kubelet, a few connections at a time, but the rest of the
+// cluster can reach it. When full, each new connection sheds the one that waited longest for
+// its request, so a probe is shed only if this many connections were opened after it before
+// its request arrived: at 4,000 attacker connections a second (e2e/adversarial.py), 32 ms.
+constexpr int kProbeConnections = 128;
 // Events and the leader label: each request's timeout, and how long the last ones ("stopped
 // leading", label follower) may take at shutdown.
 constexpr Duration kAnnounceTimeout = std::chrono::seconds(5);
@@ -64,7 +64,7 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-int Run(AppConfig config) {
+int Run(AppConfig config, FirstSignal& first_signal) {
   // --lock-type none: leader election is off. Nothing below may reach for the API server: no
   // configuration, no token, no client.
   const bool election_off = config.lock_type == "none";
@@ -201,7 +201,6 @@ int Run(AppConfig config) {
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
   handler_options.metrics = [&metrics](const election::Snapshot& s) { return metrics.Render(s); };
   server::ServerOptions server_options;
-  server_options.threads = config.max_watchers + kKeepAliveClients + kSpareThreads;
   server_options.watch = hub.get();
   const server::SnapshotSource source = [&elector](bool promise) {
     return promise ? elector.Take() : elector.Peek();
@@ -218,7 +217,7 @@ int Run(AppConfig config) {
     probe_handler.release = nullptr;
     probe_handler.metrics = nullptr;
     server::ServerOptions probe_options;
-    probe_options.threads = kProbeThreads;
+    probe_options.max_connections = kProbeConnections;
     auto p = server::HttpServer::Create(config.probe_address, source, clock, probe_handler,
                                         probe_options);
     if (!p.ok()) return Fail(kExitBadConfig, "--probe-address: " + p.status().message());
@@ -236,12 +235,17 @@ int Run(AppConfig config) {
       FormatGoDuration(ec.release_holdoff()), cluster ? cluster->source : "nowhere (election off)",
       FormatGoDuration(client_options.request_timeout));
 
-  // Declared after the elector, so it is joined before the elector goes away.
-  SignalWatcher signals([&elector, &ec](int signo) {
+  // From here the first signal stops the elector instead of exiting (see Main); disarmed
+  // (declared after the elector) before the elector goes away.
+  first_signal.Arm([&elector, &ec](int signo) {
     spdlog::info("received {}: stopping (release-on-shutdown {}); a second signal exits at once",
                  SignalName(signo), election::ReleaseModeName(ec.release_mode()));
     elector.Stop();
   });
+  struct Disarm {
+    FirstSignal& s;
+    ~Disarm() { s.Disarm(); }
+  } disarm{first_signal};
 
   if (Status st = (*server)->Start(); !st.ok()) {
     return Fail(kExitCannotRun, "--http-address " + config.http_address + ": " + st.message());
@@ -304,18 +308,43 @@ int Main(int argc, char** argv) {
   if (!args.empty() && args[0] == "probe") {
     return RunProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
   }
+  // Watching before any I/O (the namespace file, the kubeconfig, token and CA, the status file):
+  // as PID 1 a blocked SIGTERM nobody waits for is ignored until start-up ends, however long
+  // that takes. Until Run() arms it, the first signal exits at once (code 0): no lock is held
+  // yet, so there is nothing to release. (`leasehold probe` above is bounded by its 1s timeout.)
+  std::atomic<bool> logging_ready{false};
+  FirstSignal first_signal([&logging_ready](int signo) {
+    // The exit must not wait for the log line: stderr may be a pipe nobody drains, and the
+    // thread that blocked on it holds the logger.
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::_Exit(0);
+    }).detach();
+    if (logging_ready) {
+      spdlog::info("received {} during start-up: exiting (no lock held)", SignalName(signo));
+      spdlog::default_logger()->flush();
+    } else {
+      std::fprintf(stderr, "leasehold: received %s during start-up: exiting\n", SignalName(signo));
+    }
+    std::fflush(stderr);
+    std::_Exit(0);
+  });
+  SignalWatcher signals([&first_signal](int signo) { first_signal(signo); });
+
   auto command = ParseCommandLine(args, RealEnvironment());
   if (!command.ok()) {
-    std::fprintf(stderr, "leasehold: %s\n", command.status().message().c_str());
+    std::fprintf(stderr, "leasehold: %s\n", EscapeForLog(command.status().message()).c_str());
     return kExitBadConfig;
   }
   if (!command->config) {
     std::fputs(command->output.c_str(), stdout);
     return 0;
   }
-  AppConfig config = std::move(*std::move(command).value().config);
+  AppConfig config = std::move(*command->config);
   SetupLogging(config.log_format, config.log_level);
-  return Run(std::move(config));
+  logging_ready = true;
+  for (const std::string& warning : command->warnings) spdlog::warn("{}", warning);
+  return Run(std::move(config), first_signal);
 }
 
 }  // namespace leasehold::app

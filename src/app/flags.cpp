@@ -6,16 +6,18 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cxxopts.hpp>
-#include <fstream>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 #include "app/duration.h"
 #include "app/kube_announcer.h"
+#include "base/file.h"
 #include "base/version.h"
 #include "locks/factory.h"
 #include "server/format.h"
@@ -149,14 +151,16 @@ const FlagSpec kFlags[] = {
      "auto"},
     {"lease-duration", "", "DURATION",
      "How long rivals wait, after they last saw the record change, before taking the lock. Whole "
-     "seconds.",
+     "seconds, at least 3s.",
      "15s"},
     {"renew-deadline", "", "DURATION",
      "How long the leader keeps answering \"yes\" after sending its last successful renewal. At "
-     "least 1s below --lease-duration and above 1.2 x --retry-period.",
+     "least 2s, 1s or more below --lease-duration, and above 1.2 x --retry-period.",
      "10s"},
     {"retry-period", "", "DURATION",
-     "Pause between attempts (plus up to 120% jitter while acquiring).", "2s"},
+     "Pause between attempts (plus up to 120% jitter while acquiring). At least 1s: records "
+     "keep whole seconds.",
+     "2s"},
     {"release-on-shutdown", "", "safe|immediate|off",
      "What SIGTERM/SIGINT does to a held lock. safe: release once every \"yes\" already given "
      "has expired, or at once on POST /release (classic sidecars, stopped together with the main "
@@ -231,7 +235,8 @@ std::string HelpText() {
       "main container over localhost HTTP whether its pod leads.\n\n"
       "Usage: leasehold --lock-name=NAME [flags]\n\n"
       "Flags (each one can also be set with the environment variable shown; the flag wins, and\n"
-      "an empty variable counts as unset):\n";
+      "an empty variable counts as unset; a flag given more than once keeps its last value, with\n"
+      "a warning):\n";
   for (const FlagSpec& f : kFlags) {
     out += "  --" + std::string(f.name) + " " + f.arg;
     if (*f.alias) out += ", --" + std::string(f.alias) + " " + f.arg;
@@ -256,7 +261,104 @@ cxxopts::Options MakeOptions() {
   return o;
 }
 
+// Levenshtein distance, for "did you mean" on a mistyped variable.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A flag given more than once: on the command line several times and/or also in its variable.
+// One warning per flag, naming the value that wins (the last on the command line, which beats
+// the variable; the Helm chart's sidecar.extraArgs relies on the last one winning).
+void WarnRepeatedFlags(const cxxopts::ParseResult& r, const Environment& env,
+                       std::vector<std::string>* warnings) {
+  for (const FlagSpec& f : kFlags) {
+    const size_t times = r.count(f.name);
+    if (times == 0) continue;
+    const std::string var = EnvVarFor(f.name);
+    const std::optional<std::string> in_env = env.getenv(var);
+    const bool also_env = in_env && !in_env->empty();
+    if (times < 2 && !also_env) continue;
+    std::string where = "--" + std::string(f.name) + " is given ";
+    where +=
+        times >= 2 ? std::to_string(times) + " times on the command line" : "on the command line";
+    if (also_env) where += " and in " + var;
+    where += times >= 2 ? "; the last one on the command line wins: " : "; the command line wins: ";
+    warnings->push_back(where + server::Quote(r[f.name].as<std::string>()));
+  }
+}
+
+// An unknown LEASEHOLD_* variable is most likely a typo that silently does nothing.
+void WarnUnknownVariables(const Environment& env, std::vector<std::string>* warnings) {
+  if (!env.names) return;
+  // Each known variable, and the one each alias would have (they have none: name the real one).
+  std::vector<std::pair<std::string, std::string>> known;  // (candidate, suggested variable)
+  for (const FlagSpec& f : kFlags) {
+    known.emplace_back(EnvVarFor(f.name), EnvVarFor(f.name));
+    if (*f.alias) known.emplace_back(EnvVarFor(f.alias), EnvVarFor(f.name));
+  }
+  std::vector<std::string> names = env.names();
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (const std::string& name : names) {
+    if (name.rfind("LEASEHOLD_", 0) != 0 || IsReservedLeaseholdVariable(name)) continue;
+    bool is_flag = false;
+    for (const FlagSpec& f : kFlags) is_flag = is_flag || name == EnvVarFor(f.name);
+    if (is_flag) continue;
+    const std::pair<std::string, std::string>* best = nullptr;
+    size_t best_distance = 0;
+    for (const auto& k : known) {
+      const size_t d = EditDistance(name, k.first);
+      if (best == nullptr || d < best_distance) {
+        best = &k;
+        best_distance = d;
+      }
+    }
+    std::string flag = best->second.substr(std::string("LEASEHOLD_").size());
+    std::transform(flag.begin(), flag.end(), flag.begin(), [](char c) {
+      return c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    });
+    warnings->push_back(OneLine(name) +
+                        " is not a leasehold variable and is ignored; did you mean " +
+                        best->second + " (--" + flag + ")?");
+  }
+}
+
 }  // namespace
+
+bool IsReservedLeaseholdVariable(const std::string& name) {
+  static constexpr const char* kPrefixes[] = {
+      "LEASEHOLD_GATE_",   // a future `gate` subcommand
+      "LEASEHOLD_E2E_",    // e2e/ harness
+      "LEASEHOLD_SKIP_",   // .ci and scripts/test.sh switches
+      "LEASEHOLD_FUZZ",    // fuzz/ (LEASEHOLD_FUZZ, LEASEHOLD_FUZZ_*)
+      "LEASEHOLD_CHAOS_",  // e2e/chaos
+      "LEASEHOLD_IMAGE",   // scripts/image.sh
+      "LEASEHOLD_SETUP_",  // scripts
+  };
+  static constexpr const char* kNames[] = {
+      "LEASEHOLD_BIN",          "LEASEHOLD_INTEROP_BIN",    "LEASEHOLD_SANITIZE",
+      "LEASEHOLD_BUILD_TESTS",  "LEASEHOLD_VARIANT",        "LEASEHOLD_PID",
+      "LEASEHOLD_SOAK_SECONDS", "LEASEHOLD_TEST_CERTS_DIR",
+  };
+  for (const char* p : kPrefixes) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
 
 const char* LogFormatName(LogFormat format) { return format == LogFormat::kJson ? "json" : "text"; }
 
@@ -304,12 +406,16 @@ Environment RealEnvironment() {
     if (v == nullptr) return std::nullopt;
     return std::string(v);
   };
-  env.read_file = [](const std::string& path) -> std::optional<std::string> {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+  env.names = [] {
+    std::vector<std::string> out;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      const std::string_view kv(*e);
+      out.emplace_back(kv.substr(0, kv.find('=')));
+    }
+    return out;
+  };
+  env.read_file = [](const std::string& path) {
+    return ReadRegularFile(path, kMaxNamespaceFileBytes);
   };
   env.hostname = [] {
     char buf[256] = {};
@@ -396,9 +502,15 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
     if (auto pod_ns = from_env("POD_NAMESPACE")) {
       ns = {true, *pod_ns, "POD_NAMESPACE (--namespace)"};
       ns_source = "POD_NAMESPACE";
-    } else if (auto file = env.read_file(sa_dir + "/namespace"); file && !Trim(*file).empty()) {
+    } else if (Result<std::string> file = env.read_file(sa_dir + "/namespace");
+               file.ok() && !Trim(*file).empty()) {
       ns = {true, Trim(*file), sa_dir + "/namespace (--namespace)"};
       ns_source = sa_dir + "/namespace";
+    } else if (!file.ok() && file.code() != Code::kNotFound) {
+      // A FIFO, a device, a huge file: falling back to "default" would contend in the wrong
+      // namespace.
+      return Invalid(sa_dir_flag, "the namespace file cannot be used: " + file.status().message() +
+                                      " (set --namespace, or fix the file)");
     } else {
       ns = {true, "default", "--namespace"};
       ns_source = "default";
@@ -557,6 +669,10 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   // Timing rules live with the algorithm; its messages name the flags.
   auto election = election::ElectionConfig::Create(identity.text, timings, mode, *holdoff_d);
   if (!election.ok()) return election.status();
+  // The product's floors, here and not in ElectionConfig::Create (see election/config.h).
+  if (Status floors = election::ElectionConfig::CheckFloors(timings); !floors.ok()) {
+    return floors;
+  }
 
   AppConfig config(std::move(election).value());
   config.lock_name = lock_name.text;
@@ -576,6 +692,8 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   config.log_format = format;
   config.log_level = level;
   command.config.emplace(std::move(config));
+  WarnRepeatedFlags(r, env, &command.warnings);
+  WarnUnknownVariables(env, &command.warnings);
   return command;
 }
 

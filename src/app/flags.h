@@ -57,8 +57,13 @@ struct AppConfig {
 struct Environment {
   // nullopt when unset.
   std::function<std::optional<std::string>(const std::string& name)> getenv;
-  // A whole file, or nullopt when it cannot be read.
-  std::function<std::optional<std::string>(const std::string& path)> read_file;
+  // The names of all environment variables, for the check of unknown LEASEHOLD_* ones; an empty
+  // function skips that check.
+  std::function<std::vector<std::string>()> names;
+  // A whole small file (the service-account namespace file); kNotFound when it does not exist.
+  // RealEnvironment's reads it with ReadRegularFile (base/file.h), capped at
+  // kMaxNamespaceFileBytes.
+  std::function<Result<std::string>(const std::string& path)> read_file;
   std::function<std::string()> hostname;
   // 8 random lower-case hex digits, fresh per call.
   std::function<std::string()> random_hex8;
@@ -70,11 +75,23 @@ struct Command {
   // Set: run the agent with it. Unset: print `output` to stdout and exit 0 (--help, --version).
   std::optional<AppConfig> config;
   std::string output;
+  // One line each, for Main to log as warnings once logging is set up (so they follow
+  // --log-format): a flag given more than once (command line and/or its LEASEHOLD_* variable),
+  // naming the value that wins; an unknown LEASEHOLD_* variable, naming the closest known one.
+  std::vector<std::string> warnings;
 };
+
+// LEASEHOLD_* variables that are not flags and never warn: the e2e, build, fuzz and image
+// tooling's own (LEASEHOLD_BIN, LEASEHOLD_E2E_*, LEASEHOLD_SKIP_*, ...), and LEASEHOLD_GATE_*,
+// reserved for a future `gate` subcommand.
+bool IsReservedLeaseholdVariable(const std::string& name);
 
 // `args` excludes the program name. On error (Invalid) the message is one line naming the
 // flag (and the variable, when the value came from one), without a "leasehold: " prefix, e.g.
 //   --lease-duration: "15x" is not a duration (examples: 15s, 1m30s, 500ms)
+// Timings below the product's floors (election::kMinRetryPeriod etc.) are errors, with the
+// reason. A flag given more than once keeps its last command-line value (the Helm chart's
+// sidecar.extraArgs appends overrides), and the command line beats the variable.
 Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env);
 
 // LEASEHOLD_ + upper-case flag name with dashes as underscores: "lease-duration" →

@@ -243,10 +243,13 @@ MonoTime KubeAnnouncer::Step() {
     if (!send_events || now >= stop) break;
     Status st = SendEvent(e, deadline_from(now));
     if (st.code() == Code::kForbidden || st.code() == Code::kUnauthorized) {
+      // A 401 is the credentials (its message says so), not the Role.
       spdlog::warn(
-          "events: the API server refuses to record Events ({}); no more events will be sent. "
-          "Grant create on events (see the Role in deploy/rbac)",
-          st.ToString());
+          "events: the API server refuses to record Events ({}); no more events will be "
+          "sent.{}",
+          st.ToString(),
+          st.code() == Code::kForbidden ? " Grant create on events (see the Role in deploy/rbac)"
+                                        : "");
       std::lock_guard<std::mutex> l(mu_);
       events_forbidden_ = true;
       events_.clear();
@@ -279,7 +282,7 @@ MonoTime KubeAnnouncer::Step() {
       label_due_ = desired_label_ == label ? now + options_.label_reassert : now;
     } else {
       if (!label_failing_) {
-        const bool rbac = st.code() == Code::kForbidden || st.code() == Code::kUnauthorized;
+        const bool rbac = st.code() == Code::kForbidden;  // a 401 is the credentials
         spdlog::warn("leader label: cannot set {}={} on pod {}: {}{}", options_.label_key, label,
                      pod, st.ToString(),
                      rbac ? " -- the agent needs get and patch on pods (see "

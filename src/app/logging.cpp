@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "base/text.h"
 #include "server/format.h"
 
 namespace leasehold::app {
@@ -49,6 +50,27 @@ spdlog::level::level_enum ToSpdlog(LogLevel level) {
   return spdlog::level::info;
 }
 
+// The text pattern applied to the escaped payload: every log line goes through here, so no call
+// site can forge a line, whatever external text (paths, API answers, file contents) it logs.
+class EscapingTextFormatter final : public spdlog::formatter {
+ public:
+  EscapingTextFormatter()
+      : pattern_("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string escaped =
+        EscapeForLog(std::string_view(msg.payload.data(), msg.payload.size()));
+    spdlog::details::log_msg copy = msg;
+    copy.payload = spdlog::string_view_t(escaped.data(), escaped.size());
+    pattern_.format(copy, dest);
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<EscapingTextFormatter>();
+  }
+
+ private:
+  spdlog::pattern_formatter pattern_;
+};
+
 class JsonFormatter final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
@@ -73,8 +95,11 @@ std::string JsonLogLine(SysTime ts, std::string_view level, std::string_view msg
   w.String(when.data(), static_cast<rapidjson::SizeType>(when.size()));
   w.Key("level");
   w.String(level.data(), static_cast<rapidjson::SizeType>(level.size()));
+  // Escaped as in the text format (so both read alike), which also makes it valid UTF-8: the
+  // writer copies invalid bytes as they are, and the line would not be JSON.
+  const std::string escaped = EscapeForLog(msg);
   w.Key("msg");
-  w.String(msg.data(), static_cast<rapidjson::SizeType>(msg.size()));
+  w.String(escaped.data(), static_cast<rapidjson::SizeType>(escaped.size()));
   w.EndObject();
   std::string out(buf.GetString(), buf.GetSize());
   out += '\n';
@@ -87,8 +112,7 @@ void SetupLogging(LogFormat format, LogLevel level) {
   if (format == LogFormat::kJson) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    logger->set_formatter(std::make_unique<spdlog::pattern_formatter>(
-        "%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc));
+    logger->set_formatter(std::make_unique<EscapingTextFormatter>());
   }
   logger->set_level(ToSpdlog(level));
   // Warnings and errors reach the terminal (or the kubelet) before anything that may follow.

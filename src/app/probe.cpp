@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "base/text.h"
 #include "server/format.h"
 #include "server/listen_address.h"
 
@@ -115,7 +116,7 @@ int ProbeOnce(const ProbeCommand& command, Duration timeout, std::string* detail
 int RunProbe(const std::vector<std::string>& args, const Environment& env) {
   auto command = ParseProbeCommand(args, env);
   if (!command.ok()) {
-    std::fprintf(stderr, "leasehold probe: %s\n", command.status().message().c_str());
+    std::fprintf(stderr, "leasehold probe: %s\n", EscapeForLog(command.status().message()).c_str());
     return 2;
   }
   if (!command->output.empty()) {
@@ -125,7 +126,8 @@ int RunProbe(const std::vector<std::string>& args, const Environment& env) {
   std::string detail;
   const int status = ProbeOnce(*command, kProbeTimeout, &detail);
   if (status == 200) return 0;
-  std::fprintf(stderr, "leasehold probe: %s\n", detail.c_str());
+  // `detail` quotes the agent's answer: whatever listens there, the line stays one line.
+  std::fprintf(stderr, "leasehold probe: %s\n", EscapeForLog(detail).c_str());
   return 1;
 }
 

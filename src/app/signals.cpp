@@ -35,6 +35,25 @@ void BlockTerminationSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+void FirstSignal::operator()(int signo) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (armed_) {
+    armed_(signo);
+  } else if (unarmed_) {
+    unarmed_(signo);
+  }
+}
+
+void FirstSignal::Arm(Callback armed) {
+  std::lock_guard<std::mutex> l(mu_);
+  armed_ = std::move(armed);
+}
+
+void FirstSignal::Disarm() {
+  std::lock_guard<std::mutex> l(mu_);
+  armed_ = nullptr;
+}
+
 SignalWatcher::SignalWatcher(Callback on_first, Callback on_second)
     : on_first_(std::move(on_first)), on_second_(std::move(on_second)) {
   thread_ = std::thread([this] { Loop(); });

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 namespace leasehold::app {
@@ -20,6 +21,25 @@ void BlockTerminationSignals();
 // The first calls on_first (Elector::Stop: stop saying "yes", release as configured).
 // Every later one calls on_second: by default it logs and _exit(1)s at once, without release,
 // for an operator pressing Ctrl-C twice or a supervisor that means it.
+// The first signal's reaction, which changes once start-up has built an elector. Until Arm(),
+// and again after Disarm(), it calls `unarmed` (Main: log and exit at once; no lock is held
+// before the elector runs, so there is nothing to release, and start-up may be stuck in I/O).
+// In between it calls the armed callback (Elector::Stop). Disarm() waits for a call in progress,
+// so the armed callback never outlives what it refers to. Thread-safe.
+class FirstSignal {
+ public:
+  using Callback = std::function<void(int signo)>;
+  explicit FirstSignal(Callback unarmed) : unarmed_(std::move(unarmed)) {}
+  void operator()(int signo);
+  void Arm(Callback armed);
+  void Disarm();
+
+ private:
+  std::mutex mu_;
+  Callback unarmed_;
+  Callback armed_;
+};
+
 class SignalWatcher {
  public:
   using Callback = std::function<void(int signo)>;

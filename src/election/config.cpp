@@ -12,7 +12,11 @@ std::string Fmt(Duration d) {
   using std::chrono::milliseconds;
   const auto ms = duration_cast<milliseconds>(d).count();
   char buf[64];
-  if (ms % 1000 == 0) {
+  if (d % milliseconds(1) != Duration::zero() && d < std::chrono::seconds(1)) {
+    // Below a millisecond's resolution (--retry-period 1ns): show what was asked.
+    std::snprintf(buf, sizeof buf, "%lldns",
+                  static_cast<long long>(std::chrono::nanoseconds(d).count()));
+  } else if (ms % 1000 == 0) {
     std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
   } else if (ms >= 1000) {
     std::snprintf(buf, sizeof buf, "%.3gs", static_cast<double>(ms) / 1000.0);
@@ -39,6 +43,28 @@ const char* ReleaseModeName(ReleaseMode mode) {
 int ElectionConfig::lease_duration_seconds() const {
   return static_cast<int>(
       std::chrono::duration_cast<std::chrono::seconds>(timings_.lease_duration).count());
+}
+
+Status ElectionConfig::CheckFloors(const Timings& t) {
+  auto below = [](const char* flag, Duration got, Duration floor, const char* why) {
+    return Status(Code::kInvalid, std::string(flag) + " (" + Fmt(got) + ") must be at least " +
+                                      Fmt(floor) + ": " + why);
+  };
+  if (t.retry_period < kMinRetryPeriod) {
+    return below("--retry-period", t.retry_period, kMinRetryPeriod,
+                 "records and client-go keep whole seconds, so renews less than a second apart "
+                 "can look the same to rivals, which then keep the older observation");
+  }
+  if (t.renew_deadline < kMinRenewDeadline) {
+    return below("--renew-deadline", t.renew_deadline, kMinRenewDeadline,
+                 "two renew attempts with the shortest request timeout (1s) must fit, so one "
+                 "lost request does not make the leader step down");
+  }
+  if (t.lease_duration < kMinLeaseDuration) {
+    return below("--lease-duration", t.lease_duration, kMinLeaseDuration,
+                 "the renew-deadline floor (2s) plus the 1s margin for latency and clock drift");
+  }
+  return Status::Ok();
 }
 
 Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, ReleaseMode mode,

@@ -34,8 +34,27 @@ struct Timings {
   Duration retry_period = std::chrono::seconds(2);
 };
 
+// The product's lower bounds. ParseCommandLine (the only way the binary builds an
+// ElectionConfig) applies them through CheckFloors; Create does not, so unit tests on a FakeClock
+// and component tests on real time may use shorter periods to run fast.
+//
+// retry-period >= 1s: annotation records (ConfigMap/Endpoints) store whole seconds, and so does
+//   client-go's view of any record, so two renews within one second can write bytes that rivals
+//   cannot tell apart; they keep the older observation and the 1s margin of the invariant is used
+//   up. It also bounds the load: at most one write per second per agent (1ns drove ~45 req/s).
+// renew-deadline >= 2s: room for two attempts of the shortest request timeout
+//   (max(renew-deadline / 2, 1s)), so one lost request does not make the leader step down.
+// lease-duration >= 3s: renew-deadline's floor plus the 1s margin Create requires.
+inline constexpr Duration kMinRetryPeriod = std::chrono::seconds(1);
+inline constexpr Duration kMinRenewDeadline = std::chrono::seconds(2);
+inline constexpr Duration kMinLeaseDuration = std::chrono::seconds(3);
+
 class ElectionConfig {
  public:
+  // kInvalid naming the flag, the floor and the reason when a timing is below the product's
+  // lower bound (kMin* above); OK otherwise. Independent of Create's rules.
+  static Status CheckFloors(const Timings& timings);
+
   // Validates: lease-duration > renew-deadline > 1.2 × retry-period > 0; lease-duration is a
   // whole number of seconds ≥ 1; lease-duration − renew-deadline ≥ 1s (the margin that absorbs
   // request latency, clock-rate drift and client-go's one-second view of renewTime). Messages

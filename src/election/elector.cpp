@@ -412,7 +412,11 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     spdlog::warn("lost lease {} to {} (term {})", Where(lock_.Describe()),
                  observed_record_.holder_identity, observed_record_.leader_transitions);
   }
-  if (last_error_.code() == Code::kForbidden || last_error_.code() == Code::kUnauthorized) {
+  if (last_error_.code() == Code::kUnauthorized) {
+    spdlog::error("leader election attempt on {} refused: {} -- the API server does not accept "
+                  "this agent's credentials (the token is expired, revoked or invalid)",
+                  Where(lock_.Describe()), last_error_.ToString());
+  } else if (last_error_.code() == Code::kForbidden) {
     spdlog::error(
         "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "
         "create, update and watch on the lock (the Role in deploy/rbac grants them)",

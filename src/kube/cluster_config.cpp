@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "base/file.h"
 #include "kube/base64.h"
 #include "kube/token_source.h"
 
@@ -30,13 +32,19 @@ std::string EnvOrEmpty(const LoadOptions& options, const std::string& name) {
 
 bool FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-// Checks up front that a file the client will open later can be read, so a typo shows up as a
-// config error naming the field instead of a TLS failure on the first request.
-Status CheckReadable(const std::string& what, const std::string& path) {
-  if (::access(path.c_str(), R_OK) == 0) return Status::Ok();
-  const int err = errno;
-  return Status(err == ENOENT ? Code::kNotFound : Code::kInvalid,
-                what + " " + path + ": " + std::strerror(err));
+// Checks up front that a file the client will open later can be read, and is a regular file
+// within `max_bytes`, so a typo shows up as a config error naming the field instead of a TLS
+// failure on the first request, and a FIFO or /dev/zero never reaches curl.
+Status CheckReadable(const std::string& what, const std::string& path, size_t max_bytes) {
+  if (::access(path.c_str(), R_OK) != 0) {
+    const int err = errno;
+    return Status(err == ENOENT ? Code::kNotFound : Code::kInvalid,
+                  what + " " + path + ": " + std::strerror(err));
+  }
+  if (Status s = CheckRegularFile(path, max_bytes); !s.ok()) {
+    return Status(s.code(), what + ": " + s.message());
+  }
+  return Status::Ok();
 }
 
 std::string DirName(const std::string& path) {
@@ -186,15 +194,21 @@ Result<ClusterConfig> ParseKubeconfigYaml(const std::string& path, const std::st
     }
   }
 
-  const std::pair<const char*, std::string> files[] = {
-      {"certificate-authority", config.ca_file},
-      {"client-certificate", config.client_cert_file},
-      {"client-key", config.client_key_file},
-      {"tokenFile", config.token_file},
+  if (!config.token.empty()) {
+    if (Status s = CheckBearerToken(config.token); !s.ok()) {
+      return invalid(user_where + ": token: " + s.message());
+    }
+  }
+
+  const std::tuple<const char*, std::string, size_t> files[] = {
+      {"certificate-authority", config.ca_file, kMaxCaFileBytes},
+      {"client-certificate", config.client_cert_file, kMaxCaFileBytes},
+      {"client-key", config.client_key_file, kMaxCaFileBytes},
+      {"tokenFile", config.token_file, kMaxTokenFileBytes},
   };
-  for (const auto& [what, file] : files) {
+  for (const auto& [what, file, max_bytes] : files) {
     if (file.empty()) continue;
-    if (Status s = CheckReadable(what, file); !s.ok()) {
+    if (Status s = CheckReadable(what, file, max_bytes); !s.ok()) {
       return Status(s.code(), prefix + ": " + s.message());
     }
   }
@@ -213,7 +227,7 @@ Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, const std::string& 
 }
 
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
-  Result<std::string> text = ReadWholeFile(path);
+  Result<std::string> text = ReadRegularFile(path, kMaxKubeconfigBytes);
   if (!text.ok()) {
     return Status(text.code(), "kubeconfig " + path + ": " + text.status().message());
   }
@@ -231,21 +245,43 @@ Result<ClusterConfig> LoadInClusterConfig(const std::string& host, const std::st
   config.token_file = serviceaccount_dir + "/token";
   config.ca_file = serviceaccount_dir + "/ca.crt";
 
-  Result<std::string> token = ReadWholeFile(config.token_file);
+  Result<std::string> token = ReadRegularFile(config.token_file, kMaxTokenFileBytes);
   if (!token.ok()) return Status(token.code(), prefix + ": " + token.status().message());
-  if (TrimSpace(token.value()).empty()) {
+  const std::string trimmed = TrimSpace(token.value());
+  if (trimmed.empty()) {
     return Status(Code::kInvalid, prefix + ": token file " + config.token_file + " is empty");
   }
-  if (Status s = CheckReadable("CA file", config.ca_file); !s.ok()) {
+  if (Status s = CheckBearerToken(trimmed); !s.ok()) {
+    return Status(s.code(), prefix + ": token file " + config.token_file + ": " + s.message());
+  }
+  if (Status s = CheckReadable("CA file", config.ca_file, kMaxCaFileBytes); !s.ok()) {
     return Status(s.code(), prefix + ": " + s.message());
   }
-  Result<std::string> ns = ReadWholeFile(serviceaccount_dir + "/namespace");
-  if (ns.ok()) config.default_namespace = TrimSpace(std::move(ns).value());
+  // A missing namespace file is fine ("" = not named); one that is there must be a small file.
+  Result<std::string> ns =
+      ReadRegularFile(serviceaccount_dir + "/namespace", kMaxNamespaceFileBytes);
+  if (ns.ok()) {
+    config.default_namespace = TrimSpace(std::move(ns).value());
+  } else if (ns.code() != Code::kNotFound) {
+    return Status(ns.code(), prefix + ": namespace file: " + ns.status().message());
+  }
   return config;
 }
 
+namespace {
+
+// An error of a source chosen by a flag names the flag too, for the operator who must fix it.
+Result<ClusterConfig> NamingFlag(Result<ClusterConfig> r, const char* flag) {
+  if (r.ok()) return r;
+  return Status(r.code(), r.status().message() + " (" + flag + ")");
+}
+
+}  // namespace
+
 Result<ClusterConfig> LoadClusterConfig(const LoadOptions& options) {
-  if (!options.kubeconfig.empty()) return LoadKubeconfig(options.kubeconfig, options.context);
+  if (!options.kubeconfig.empty()) {
+    return NamingFlag(LoadKubeconfig(options.kubeconfig, options.context), "--kubeconfig");
+  }
 
   if (const std::string list = EnvOrEmpty(options, "KUBECONFIG"); !list.empty()) {
     // client-go merges every file of the list; the first existing one is enough here.
@@ -270,7 +306,8 @@ Result<ClusterConfig> LoadClusterConfig(const LoadOptions& options) {
                                         "\" given, but no kubeconfig is in use (running "
                                         "in-cluster; pass --kubeconfig too)");
     }
-    return LoadInClusterConfig(host, port, options.serviceaccount_dir);
+    return NamingFlag(LoadInClusterConfig(host, port, options.serviceaccount_dir),
+                      "--serviceaccount-dir");
   }
 
   if (const std::string home = EnvOrEmpty(options, "HOME"); !home.empty()) {

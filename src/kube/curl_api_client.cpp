@@ -63,6 +63,10 @@ Status Validate(const ClusterConfig& config, const ClientOptions& options) {
   if (options.request_timeout <= Duration::zero()) {
     return Status(Code::kInvalid, "request timeout must be positive");
   }
+  // Checked here too, not only where kubeconfigs are parsed: nothing reaches a header unchecked.
+  if (Status s = CheckBearerToken(config.token); !s.ok()) {
+    return Status(s.code(), "token: " + s.message());
+  }
   return Status::Ok();
 }
 
@@ -340,6 +344,16 @@ Status TransportError(const Request& request, const Session::Outcome& out) {
   return Status(code, request.method + " " + request.path + ": " + out.error);
 }
 
+// A 401 says why the token source has no fresh token, if it knows (e.g. the rotated file holds
+// an invalid token): the reason readiness then reports.
+Status WithTokenProblem(Status st, TokenSource& tokens) {
+  if (st.code() != Code::kUnauthorized) return st;
+  tokens.Invalidate();
+  const std::string problem = tokens.Problem();
+  if (problem.empty()) return st;
+  return Status(Code::kUnauthorized, st.message() + "; and no fresh token to try: " + problem);
+}
+
 // A 403 names the permission the request needed before the server's own words.
 Status WithRbacNeed(Status st, const std::string& method, const std::string& path, bool watch) {
   if (st.code() != Code::kForbidden) return st;
@@ -397,9 +411,9 @@ class CurlApiClient final : public ApiClient {
     }
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Response{out.http_status, std::move(body)};
-    if (out.http_status == 401) s.tokens->Invalidate();
-    return WithRbacNeed(StatusFromResponse(out.http_status, body, out.retry_after), request.method,
-                        request.path, /*watch=*/false);
+    return WithTokenProblem(WithRbacNeed(StatusFromResponse(out.http_status, body, out.retry_after),
+                                         request.method, request.path, /*watch=*/false),
+                            *s.tokens);
   }
 
  private:
@@ -466,9 +480,10 @@ class CurlWatcher final : public Watcher {
     }
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Status::Ok();
-    if (out.http_status == 401) s.tokens->Invalidate();
-    return WithRbacNeed(StatusFromResponse(out.http_status, error_body, out.retry_after), "GET",
-                        path, /*watch=*/true);
+    return WithTokenProblem(
+        WithRbacNeed(StatusFromResponse(out.http_status, error_body, out.retry_after), "GET", path,
+                     /*watch=*/true),
+        *s.tokens);
   }
 
   void Cancel() override { session_.Cancel(); }

@@ -154,6 +154,10 @@ Status StatusFromResponse(long http_status, std::string_view body, std::string_v
     }
   }
 
+  // A 401 is about who we are, not what we may do: RBAC answers 403. Say so before the server's
+  // words (usually just "Unauthorized"), so nobody goes looking in the Role.
+  if (*code == Code::kUnauthorized) message = std::string(kUnauthorizedPrefix) + message;
+
   Status status(*code, std::move(message));
   if (*code == Code::kTooManyRequests || *code == Code::kUnavailable) {
     std::optional<std::chrono::seconds> delay = ParseRetryAfter(retry_after);

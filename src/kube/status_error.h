@@ -25,8 +25,15 @@ Code CodeFromHttpStatus(long http_status);
 // header value ("" when absent): a whole number of seconds is kept (Status::retry_after) when the
 // code is kTooManyRequests or kUnavailable; failing that, the Status body's
 // details.retryAfterSeconds is used, as client-go's SuggestsClientDelay does.
+// A kUnauthorized message starts with kUnauthorizedPrefix: a 401 means the credentials were not
+// accepted (token expired, revoked or invalid; client certificate not trusted), never a missing
+// RBAC permission, which is a 403.
 Status StatusFromResponse(long http_status, std::string_view body,
                           std::string_view retry_after = {});
+
+inline constexpr const char* kUnauthorizedPrefix =
+    "authentication failed (the token is expired, revoked or invalid, or the client certificate "
+    "is not accepted): ";
 
 // For a 403: which RBAC permission the request needed, e.g. `verb "update" on leases "lock"`
 // (the resource is the path segment after namespaces/<ns>/; `watch` is true for a watch). An

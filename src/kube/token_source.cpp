@@ -1,36 +1,23 @@
 #include "kube/token_source.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <string>
+
+#include "base/file.h"
 
 namespace leasehold::kube {
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  const auto fail = [&path](int err) {
-    return Status(err == ENOENT ? Code::kNotFound : Code::kUnavailable,
-                  "cannot read " + path + ": " + std::strerror(err));
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
-  std::string out;
-  char buf[4096];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return fail(err);
+Status CheckBearerToken(std::string_view token) {
+  for (size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c <= 0x20 || c >= 0x7f) {
+      return Status(Code::kInvalid,
+                    "contains a control character, whitespace or non-ASCII byte at byte " +
+                        std::to_string(i) + " (a bearer token is visible ASCII only)");
     }
-    out.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
-  return out;
+  return Status::Ok();
 }
 
 std::string TrimSpace(std::string s) {
@@ -55,6 +42,7 @@ Result<std::unique_ptr<FileTokenSource>> FileTokenSource::Create(std::string pat
     source->token_ = std::move(token).value();
     source->read_at_ = clock.MonotonicNow();
   } else if (!fallback.empty()) {
+    source->problem_ = token.status().message();
     spdlog::warn("token file: {}; using the static token until it can be read",
                  token.status().message());
     source->token_ = std::move(fallback);
@@ -66,10 +54,13 @@ Result<std::unique_ptr<FileTokenSource>> FileTokenSource::Create(std::string pat
 }
 
 Result<std::string> FileTokenSource::ReadFile() const {
-  Result<std::string> data = ReadWholeFile(path_);
+  Result<std::string> data = ReadRegularFile(path_, kMaxTokenFileBytes);
   if (!data.ok()) return data.status();
   std::string token = TrimSpace(std::move(data).value());
   if (token.empty()) return Status(Code::kInvalid, "token file " + path_ + " is empty");
+  if (Status s = CheckBearerToken(token); !s.ok()) {
+    return Status(s.code(), "token file " + path_ + ": " + s.message());
+  }
   return token;
 }
 
@@ -82,12 +73,21 @@ std::string FileTokenSource::Token() {
     token_ = std::move(fresh).value();
     read_at_ = now;
     warned_ = false;
-  } else if (!warned_) {
-    // read_at_ stays as it was, so the next call tries again.
-    spdlog::warn("keeping the previous bearer token: {}", fresh.status().message());
-    warned_ = true;
+    problem_.clear();
+  } else {
+    problem_ = fresh.status().message();
+    if (!warned_) {
+      // read_at_ stays as it was, so the next call tries again.
+      spdlog::warn("keeping the previous bearer token: {}", problem_);
+      warned_ = true;
+    }
   }
   return token_;
+}
+
+std::string FileTokenSource::Problem() {
+  std::lock_guard<std::mutex> l(mu_);
+  return problem_;
 }
 
 void FileTokenSource::Invalidate() {

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -21,6 +22,10 @@ class TokenSource {
   // The server answered 401: make the next Token() re-read its source. The request that got the
   // 401 is not retried (its deadline belongs to the caller).
   virtual void Invalidate() = 0;
+  // Why the source currently cannot give a fresh token ("" when it can), e.g. "token file
+  // /var/run/.../token: contains a control character or whitespace at byte 5". The client adds
+  // it to a 401, so "not ready" says why the agent has no valid token.
+  virtual std::string Problem() { return ""; }
 };
 
 class StaticTokenSource final : public TokenSource {
@@ -35,8 +40,12 @@ class StaticTokenSource final : public TokenSource {
 
 // client-go's NewCachedFileTokenSource: the file is re-read when the cached token is older than
 // `max_age` (client-go: period 1 min minus leeway 10 s = 50 s) and on the first Token() after
-// Invalidate(). Contents are whitespace-trimmed. An unreadable or empty file keeps the old token
-// (logged once per run of failures, never the token itself) and is retried on the next call.
+// Invalidate(). Contents are whitespace-trimmed, then must pass CheckBearerToken. An unreadable,
+// empty or invalid file (not a regular file, over 16 KiB, control characters or inner
+// whitespace) keeps the old token (logged once per run of failures, never the token itself) and
+// is retried on the next call; the invalid contents are never sent. A kubelet rotates a
+// projected token well before it expires, so the old one normally keeps working while the file
+// is bad; once the server refuses it (401), the 401's message carries Problem().
 // Ages use clock.MonotonicNow(), so tests drive it with a FakeClock. Thread-safe.
 class FileTokenSource final : public TokenSource {
  public:
@@ -50,6 +59,7 @@ class FileTokenSource final : public TokenSource {
 
   std::string Token() override;
   void Invalidate() override;
+  std::string Problem() override;
 
   const std::string& path() const { return path_; }
 
@@ -67,11 +77,13 @@ class FileTokenSource final : public TokenSource {
   // When token_ was last read successfully; nullopt = never (only with a fallback) or invalidated.
   std::optional<MonoTime> read_at_;
   bool warned_ = false;  // a failure has been logged since the last successful read
+  std::string problem_;  // the last failed read's message; "" after a successful one
 };
 
-// Reads a whole file. kNotFound when it does not exist, kUnavailable for other I/O errors; the
-// message names the path and errno text.
-Result<std::string> ReadWholeFile(const std::string& path);
+// A bearer token is sent as an HTTP header, so it must be one run of visible ASCII (0x21-0x7e):
+// a control character would end the header line (header injection), a space or a non-ASCII byte
+// makes no valid token. kInvalid naming the first bad byte's offset; never the token itself.
+Status CheckBearerToken(std::string_view token);
 
 // Strips ASCII whitespace from both ends.
 std::string TrimSpace(std::string s);

@@ -390,32 +390,6 @@ Result<LeaderElectionRecord> DecodeAnnotationRecord(std::string_view json) {
   return r;
 }
 
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  if (b < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (b >= 0xC2 && b <= 0xDF) {
-    n = 2;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    n = 3;
-    if (b == 0xE0) lo = 0xA0;
-    if (b == 0xED) hi = 0x9F;
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    n = 4;
-    if (b == 0xF0) lo = 0x90;
-    if (b == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return 0;
-  }
-  return n;
-}
-
 std::string GoJsonQuote(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/text.h"
 #include "election/lock.h"
 #include "election/record.h"
 
@@ -88,9 +89,7 @@ Result<election::LeaderElectionRecord> DecodeAnnotationRecord(std::string_view j
 // U+2028/U+2029 as \u2028/\u2029; each byte of invalid UTF-8 as \ufffd; everything else as is.
 std::string GoJsonQuote(std::string_view s);
 
-// The length of the UTF-8 sequence that starts at s[i] (i < s.size()), or 0 if it is not valid
-// as Go's utf8.DecodeRuneInString judges it: no overlong forms, no surrogates, nothing above
-// U+10FFFF.
-size_t Utf8SequenceLength(std::string_view s, size_t i);
+// Moved to base/text.h (the log escaper shares it); kept here for existing callers.
+using leasehold::Utf8SequenceLength;
 
 }  // namespace leasehold::locks

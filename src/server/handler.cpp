@@ -231,7 +231,12 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
   std::string reason;
   if (!s.observed) {
     reason = NotObservedReason(s);
-  } else if (code == Code::kUnauthorized || code == Code::kForbidden) {
+  } else if (code == Code::kUnauthorized) {
+    reason =
+        "the API server does not accept this agent's credentials (the token is expired, revoked "
+        "or invalid): " +
+        s.last_error.ToString();
+  } else if (code == Code::kForbidden) {
     reason =
         "the API server refuses this agent (check its RBAC: get, create and update on the "
         "lock): " +

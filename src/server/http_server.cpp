@@ -489,19 +489,27 @@ void HttpServer::Impl::Loop::Answer(Conn& c, const RequestHead& head) {
   q.path = std::move(target.path);
   q.params = std::move(target.params);
   q.loopback_peer = c.loopback;
+  bool head_keep = head.keep_alive;
   HttpAnswer a;
   if (q.path == "/leader/watch" && q.method == "HEAD" && o.watch != nullptr &&
       !server->handler_options.probe_only) {
     a.content_type = "text/event-stream";
   } else {
     const bool promise = AnswersLeadership(q.path) && !server->handler_options.probe_only;
-    a = Handle(q, server->source(promise), *server->clock, server->handler_options);
+    try {
+      a = Handle(q, server->source(promise), *server->clock, server->handler_options);
+    } catch (const std::exception& e) {
+      // Out of memory, most likely: this request fails, the loop and the election go on.
+      spdlog::error("http {}: {} {} failed: {}", label, q.method, q.path, e.what());
+      a = JsonError(500, "internal error");
+      head_keep = false;
+    }
   }
   // The path may hold any byte: the log's formatter escapes every message (app/logging.cpp).
   spdlog::debug("http {}: {} {} from {} -> {}", label, q.method, q.path, c.peer,
                 a.status);
   ++c.answered;
-  const bool keep = head.keep_alive && c.answered < o.max_requests_per_connection;
+  const bool keep = head_keep && c.answered < o.max_requests_per_connection;
   if (!keep) c.close_after_write = true;
   Queue(c, Serialize(a, head.method == "HEAD", keep, head.minor_version));
 }

@@ -38,7 +38,11 @@ Result<std::unique_ptr<StatusFile>> StatusFile::Create(std::string path,
 }
 
 Status StatusFile::Write(const std::string& content) {
-  const int fd = open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Whatever is at the temporary path goes first, and the new file must be ours: a FIFO there
+  // would block the write for good, a symlink would have it written elsewhere.
+  unlink(temp_.c_str());
+  const int fd =
+      open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", temp_);
   const std::string data = content + "\n";
   size_t done = 0;

@@ -1,7 +1,11 @@
 #include "app/flags.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,9 +26,14 @@ Environment FakeEnvironment(Map vars, Map files) {
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
-  env.read_file = [files](const std::string& path) -> std::optional<std::string> {
+  env.names = [vars] {
+    std::vector<std::string> out;
+    for (const auto& [name, value] : vars) out.push_back(name);
+    return out;
+  };
+  env.read_file = [files](const std::string& path) -> Result<std::string> {
     auto it = files.find(path);
-    if (it == files.end()) return std::nullopt;
+    if (it == files.end()) return Status(Code::kNotFound, "cannot read " + path);
     return it->second;
   };
   env.hostname = [] { return std::string("node-host"); };
@@ -516,6 +525,249 @@ TEST_CASE("ParseCommandLine: announcement flags") {
       CHECK(summary(*r->config) == c.want);
     }
   }
+}
+
+TEST_CASE("ParseCommandLine: timings below the product's floors, with the reason") {
+  const std::string retry_why =
+      ": records and client-go keep whole seconds, so renews less than a second apart can look "
+      "the same to rivals, which then keep the older observation";
+  const std::string renew_why =
+      ": two renew attempts with the shortest request timeout (1s) must fit, so one lost request "
+      "does not make the leader step down";
+  struct Case {
+    const char* name;
+    Strings args;
+    Map vars;
+    std::string want;  // "" = accepted
+  };
+  const std::vector<Case> cases = {
+      {"the issue's --retry-period 1ns",
+       {"--lock-name=a", "--retry-period=1ns"},
+       {},
+       "--retry-period (1ns) must be at least 1s" + retry_why},
+      {"retry-period 999ms",
+       {"--lock-name=a", "--retry-period=999ms"},
+       {},
+       "--retry-period (999ms) must be at least 1s" + retry_why},
+      {"retry-period from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_RETRY_PERIOD", "500ms"}},
+       "--retry-period (500ms) must be at least 1s" + retry_why},
+      {"renew-deadline 1.5s",
+       {"--lock-name=a", "--lease-duration=3s", "--renew-deadline=1500ms", "--retry-period=1s"},
+       {},
+       "--renew-deadline (1.5s) must be at least 2s" + renew_why},
+      {"the smallest accepted: 3s / 2s / 1s",
+       {"--lock-name=a", "--lease-duration=3s", "--renew-deadline=2s", "--retry-period=1s"},
+       {},
+       ""},
+      {"e2e timings 4s / 3s / 1s",
+       {"--lock-name=a", "--lease-duration=4s", "--renew-deadline=3s", "--retry-period=1s"},
+       {},
+       ""},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
+      if (c.want.empty()) {
+        CHECK_MESSAGE(r.ok(), r.status().message());
+      } else {
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.code() == Code::kInvalid);
+        CHECK(r.status().message() == c.want);
+      }
+    }
+  }
+}
+
+TEST_CASE("ElectionConfig::CheckFloors: each floor on its own") {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  struct Case {
+    const char* name;
+    election::Timings t;
+    std::string want_prefix;  // "" = OK
+  };
+  const std::vector<Case> cases = {
+      {"at the floors", {seconds(3), seconds(2), seconds(1)}, ""},
+      {"retry-period",
+       {seconds(15), seconds(10), milliseconds(999)},
+       "--retry-period (999ms) must be at least 1s: "},
+      {"renew-deadline",
+       {seconds(15), milliseconds(1999), seconds(1)},
+       "--renew-deadline (2s) must be at least 2s: "},
+      {"lease-duration",
+       {seconds(2), seconds(2), seconds(1)},
+       "--lease-duration (2s) must be at least 3s: "},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const Status s = election::ElectionConfig::CheckFloors(c.t);
+      if (c.want_prefix.empty()) {
+        CHECK(s.ok());
+      } else {
+        CHECK(s.code() == Code::kInvalid);
+        CHECK(s.message().rfind(c.want_prefix, 0) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("ParseCommandLine: a flag given twice warns once, naming the value that wins") {
+  struct Case {
+    const char* name;
+    Strings args;
+    Map vars;
+    std::string want_lease;  // the lease-duration in effect
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"once: no warning", {"--lock-name=a", "--lease-duration=20s"}, {}, "20s", {}},
+      {"only the variable: no warning",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_LEASE_DURATION", "20s"}},
+       "20s",
+       {}},
+      {"an empty variable counts as unset",
+       {"--lock-name=a", "--lease-duration=20s"},
+       {{"LEASEHOLD_LEASE_DURATION", ""}},
+       "20s",
+       {}},
+      {"twice on the command line: the last wins (Helm's sidecar.extraArgs)",
+       {"--lock-name=a", "--lease-duration=15s", "--lease-duration=30s"},
+       {},
+       "30s",
+       {"--lease-duration is given 2 times on the command line; the last one on the command "
+        "line wins: \"30s\""}},
+      {"flag and variable: the flag wins",
+       {"--lock-name=a", "--lease-duration=30s"},
+       {{"LEASEHOLD_LEASE_DURATION", "20s"}},
+       "30s",
+       {"--lease-duration is given on the command line and in LEASEHOLD_LEASE_DURATION; the "
+        "command line wins: \"30s\""}},
+      {"three times and the variable: still one warning",
+       {"--lock-name=a", "--lease-duration=15s", "--lease-duration=16s", "--lease-duration=17s"},
+       {{"LEASEHOLD_LEASE_DURATION", "20s"}},
+       "17s",
+       {"--lease-duration is given 3 times on the command line and in LEASEHOLD_LEASE_DURATION; "
+        "the last one on the command line wins: \"17s\""}},
+      {"an alias counts as the flag",
+       {"--election=first", "--lock-name=a"},
+       {},
+       "15s",
+       {"--lock-name is given 2 times on the command line; the last one on the command line "
+        "wins: \"a\""}},
+      {"the value is quoted, control characters escaped",
+       {"--lock-name=a", "--context=x", "--context=y\tz\\"},
+       {},
+       "15s",
+       {"--context is given 2 times on the command line; the last one on the command line "
+        "wins: \"y\\x09z\\\\\""}},
+      {"two flags: one warning each, in --help order",
+       {"--lock-name=a", "--retry-period=2s", "--lease-duration=15s", "--retry-period=1s",
+        "--lease-duration=16s"},
+       {},
+       "16s",
+       {"--lease-duration is given 2 times on the command line; the last one on the command line "
+        "wins: \"16s\"",
+        "--retry-period is given 2 times on the command line; the last one on the command line "
+        "wins: \"1s\""}},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      CHECK(FormatGoDuration(r->config->election.lease_duration()) == c.want_lease);
+      CHECK(r->warnings == c.want);
+    }
+  }
+}
+
+TEST_CASE("ParseCommandLine: an unknown LEASEHOLD_* variable warns, naming the closest one") {
+  struct Case {
+    const char* name;
+    Map vars;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"known variables and others: nothing",
+       {{"LEASEHOLD_LEASE_DURATION", "15s"},
+        {"POD_NAME", "p"},
+        {"HOME", "/root"},
+        {"KUBERNETES_SERVICE_HOST", "10.0.0.1"}},
+       {}},
+      {"a transposition",
+       {{"LEASEHOLD_LEASE_DURATOIN", "15s"}},
+       {"LEASEHOLD_LEASE_DURATOIN is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_LEASE_DURATION (--lease-duration)?"}},
+      {"a missing letter",
+       {{"LEASEHOLD_RETRY_PERIO", "1s"}},
+       {"LEASEHOLD_RETRY_PERIO is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_RETRY_PERIOD (--retry-period)?"}},
+      {"an alias has no variable: the flag's is named",
+       {{"LEASEHOLD_ELECTION", "x"}},
+       {"LEASEHOLD_ELECTION is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_LOCK_NAME (--lock-name)?"}},
+      {"set but empty still warns",
+       {{"LEASEHOLD_NAMESPCE", ""}},
+       {"LEASEHOLD_NAMESPCE is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_NAMESPACE (--namespace)?"}},
+      {"two: one warning each, sorted",
+       {{"LEASEHOLD_ZZ_LOG_LEVEL", "x"}, {"LEASEHOLD_KUBECONFG", "x"}},
+       {"LEASEHOLD_KUBECONFG is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_KUBECONFIG (--kubeconfig)?",
+        "LEASEHOLD_ZZ_LOG_LEVEL is not a leasehold variable and is ignored; did you mean "
+        "LEASEHOLD_LOG_LEVEL (--log-level)?"}},
+      {"the tooling's and the future gate subcommand's variables are exempt",
+       {{"LEASEHOLD_BIN", "/b"},
+        {"LEASEHOLD_E2E_CP", "/cp"},
+        {"LEASEHOLD_E2E_CACHE", "/c"},
+        {"LEASEHOLD_GATE_TIMEOUT", "5s"},
+        {"LEASEHOLD_SKIP_E2E", "1"},
+        {"LEASEHOLD_SKIP_FUZZ", "1"},
+        {"LEASEHOLD_FUZZ_SECONDS", "9"},
+        {"LEASEHOLD_INTEROP_BIN", "/i"},
+        {"LEASEHOLD_SANITIZE", "address"},
+        {"LEASEHOLD_CHAOS_SEED", "1"},
+        {"LEASEHOLD_VARIANT", "lease"},
+        {"LEASEHOLD_IMAGE", "x"},
+        {"LEASEHOLD_PID", "1"},
+        {"LEASEHOLD_SOAK_SECONDS", "60"},
+        {"LEASEHOLD_TEST_CERTS_DIR", "/c"}},
+       {}},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine({"--lock-name=a"}, FakeEnvironment(c.vars, {}));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      CHECK(r->warnings == c.want);
+    }
+  }
+}
+
+TEST_CASE("ParseCommandLine: a namespace file that is not a small regular file is an error") {
+  char dir[] = "/tmp/leasehold-flags-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string sa = dir;
+  REQUIRE(mkfifo((sa + "/namespace").c_str(), 0600) == 0);
+  Environment env = RealEnvironment();
+  env.getenv = [](const std::string&) { return std::optional<std::string>(); };
+  const auto start = std::chrono::steady_clock::now();
+  auto r = ParseCommandLine({"--lock-name=a", "--serviceaccount-dir=" + sa}, env);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message() == "--serviceaccount-dir: the namespace file cannot be used: " + sa +
+                                    "/namespace is a FIFO, not a regular file (set --namespace, "
+                                    "or fix the file)");
+  // --namespace given: the file is not read at all.
+  CHECK(ParseCommandLine({"--lock-name=a", "--namespace=ns", "--serviceaccount-dir=" + sa}, env)
+            .ok());
+  std::remove((sa + "/namespace").c_str());
+  // Missing: "default", as before.
+  auto missing = ParseCommandLine({"--lock-name=a", "--serviceaccount-dir=" + sa}, env);
+  REQUIRE(missing.ok());
+  CHECK(missing->config->name_space == "default");
+  rmdir(dir);
 }
 
 TEST_CASE("EnvVarFor") {

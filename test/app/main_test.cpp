@@ -140,6 +140,27 @@ TEST_CASE("Main: a --status-file that cannot be written: 2 and one line naming t
   CHECK(o.err.compare(o.err.size() - want.size(), want.size(), want) == 0);
 }
 
+// The parser's warnings are logged once logging is set up, so they follow --log-format.
+TEST_CASE("Main: a repeated flag and an unknown LEASEHOLD_* variable are logged warnings") {
+  REQUIRE(setenv("LEASEHOLD_LEASE_DURATOIN", "20s", 1) == 0);
+  // Exits 2 at the status file, after the warnings.
+  const Outcome o = RunMain({"--lock-name=a", "--lock-type=none", "--http-address=127.0.0.1:0",
+                             "--lease-duration=15s", "--lease-duration=16s", "--log-format=json",
+                             "--status-file=/nonexistent/dir/leader.json"});
+  unsetenv("LEASEHOLD_LEASE_DURATOIN");
+  CHECK(o.code == 2);
+  INFO(o.err);
+  const auto count = [&o](const std::string& s) {
+    size_t n = 0;
+    for (size_t at = o.err.find(s); at != std::string::npos; at = o.err.find(s, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(R"("level":"warn","msg":"--lease-duration is given 2 times on the command line; )"
+              R"(the last one on the command line wins: \"16s\""})") == 1);
+  CHECK(count(R"("level":"warn","msg":"LEASEHOLD_LEASE_DURATOIN is not a leasehold variable and )"
+              R"(is ignored; did you mean LEASEHOLD_LEASE_DURATION (--lease-duration)?"})") == 1);
+}
+
 TEST_CASE("Main: --help goes to stdout") {
   const Outcome o = RunMain({"--help"});
   CHECK(o.code == 0);

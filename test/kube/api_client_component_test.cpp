@@ -5,8 +5,10 @@
 #include <mutex>
 #include <vector>
 
+#include "base/file.h"
 #include "base/version.h"
 #include "kube/component_util.h"
+#include "kube/status_error.h"
 #include "kube/temp_dir.h"
 #include "kube/token_source.h"
 
@@ -308,7 +310,7 @@ TEST_CASE("the token file is re-read after a 401 and after 50 s") {
     server.SetTokens({{"new", "system:serviceaccount:ns:sa"}});
     const Result<Response> first = client->Do(discovery, In(clock, seconds(5)));
     CHECK(first.code() == Code::kUnauthorized);
-    CHECK(first.status().message() == "Unauthorized");
+    CHECK(first.status().message() == std::string(kUnauthorizedPrefix) + "Unauthorized");
     dir.Write("token", "new\n");
     const Result<Response> second = client->Do(discovery, In(clock, seconds(5)));
     CHECK_MESSAGE(second.ok(), second.status().ToString());
@@ -360,8 +362,58 @@ TEST_CASE("403 keeps the server's RBAC message") {
   CHECK(client->Do(Get(LeasePath("lock")), In(clock, seconds(5))).ok());  // get is allowed
 }
 
+// The attack: a token file rotated to "TOKEN\r\nX-Injected: yes". The bad contents are
+// never sent (no header, no token); the old token is used while the server takes it, and once it
+// is refused the 401 says what is wrong with the file: that is the "not ready" reason.
+TEST_CASE("a token file rotated to an invalid token: never sent, and the 401 says why") {
+  FakeApiServer server;
+  TempDir dir;
+  FakeClock clock;
+  ClusterConfig config = server.ClientConfig("");
+  config.token_file = dir.Write("token", "old\n");
+  server.SetTokens({{"old", "u"}});
+  auto client = MustClient(config, clock);
+  const Request discovery = Get("/apis/coordination.k8s.io/v1");
+  CHECK(client->Do(discovery, In(clock, seconds(5))).ok());
+
+  dir.Write("token", "TOKEN\r\nX-Injected: yes\n");
+  clock.Advance(seconds(50));  // due for a re-read
+  const Result<Response> still_old = client->Do(discovery, In(clock, seconds(5)));
+  CHECK_MESSAGE(still_old.ok(), still_old.status().ToString());
+
+  server.SetTokens({});  // the old token expires
+  const Result<Response> refused = client->Do(discovery, In(clock, seconds(5)));
+  CHECK(refused.code() == Code::kUnauthorized);
+  CHECK(refused.status().message() ==
+        std::string(kUnauthorizedPrefix) + "Unauthorized; and no fresh token to try: token file " +
+            config.token_file +
+            ": contains a control character, whitespace or non-ASCII byte at byte 5 (a bearer "
+            "token is visible ASCII only)");
+  // The next attempt re-reads (after the 401), finds the file still bad, and again sends only
+  // the old token.
+  CHECK(client->Do(discovery, In(clock, seconds(5))).code() == Code::kUnauthorized);
+
+  const auto log = server.Requests();
+  REQUIRE(log.size() == 4);
+  for (const auto& r : log) CHECK(r.token == "old");  // never "TOKEN" plus a header of its own
+}
+
+TEST_CASE("a static token that is not a valid header value is refused before any request") {
+  FakeApiServer server;
+  RealClock clock;
+  for (const std::string& token :
+       {std::string("TOKEN\r\nX-Injected: yes"), std::string("a b"), std::string("a\0b", 3)}) {
+    INFO(token);
+    ClusterConfig config = server.ClientConfig(token);
+    auto client = NewCurlApiClient(config, {}, clock);
+    CHECK(client.code() == Code::kInvalid);
+    CHECK(client.status().message().rfind("token: contains a control character", 0) == 0);
+  }
+  CHECK(server.Requests().empty());
+}
+
 std::string ReadFile(const std::string& path) {
-  auto r = ReadWholeFile(path);
+  auto r = ReadRegularFile(path, kMaxCaFileBytes);
   REQUIRE(r.ok());
   return r.value();
 }

@@ -1,7 +1,11 @@
 #include "kube/cluster_config.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -214,6 +218,89 @@ TEST_CASE("LoadKubeconfig errors name what is missing") {
   }
 }
 
+// Hostile or mistaken paths: each is one clear error naming the file, fast, whatever the path
+// names (a FIFO would block a plain open forever, /dev/zero would be read until memory ran out).
+TEST_CASE("LoadKubeconfig and the files it names: regular files within their caps only") {
+  TempDir dir;
+  REQUIRE(::mkfifo(dir.Path("fifo").c_str(), 0600) == 0);
+  std::filesystem::create_directory(dir.Path("adir"));
+  const std::string ok_cluster = "    server: https://a:1\n    insecure-skip-tls-verify: true\n";
+  const std::string ok_user = "    token: t\n";
+  // 4 MiB + 1 byte of YAML comment: any parser would accept it, the cap does not.
+  const std::string huge =
+      dir.Write("huge", Kubeconfig(ok_cluster, ok_user) + "#" + std::string(4 << 20, 'x') + "\n");
+  const std::string big_token = dir.Write("big-token", std::string((16 << 10) + 1, 'a'));
+  dir.Write("ca.crt", "CA");
+  const std::string big_ca = dir.Write("big-ca.crt", std::string((1 << 20) + 1, 'C'));
+  struct Case {
+    const char* name;
+    std::string path;  // the kubeconfig
+    std::string want;  // the whole message
+  };
+  const auto config = [&](const std::string& name, const std::string& text) {
+    return dir.Write(name, text);
+  };
+  const Case cases[] = {
+      {"kubeconfig is a FIFO", dir.Path("fifo"),
+       "kubeconfig " + dir.Path("fifo") + ": " + dir.Path("fifo") +
+           " is a FIFO, not a regular file"},
+      {"kubeconfig is /dev/null", "/dev/null",
+       "kubeconfig /dev/null: /dev/null is a character device, not a regular file"},
+      {"kubeconfig is a directory", dir.Path("adir"),
+       "kubeconfig " + dir.Path("adir") + ": " + dir.Path("adir") +
+           " is a directory, not a regular file"},
+      {"kubeconfig over 4 MiB", huge, "kubeconfig " + huge + ": " + huge + " is larger than 4 MiB"},
+      {"tokenFile is a FIFO",
+       config("c1", Kubeconfig(ok_cluster, "    tokenFile: " + dir.Path("fifo") + "\n")),
+       "kubeconfig " + dir.Path("c1") + ": tokenFile: " + dir.Path("fifo") +
+           " is a FIFO, not a regular file"},
+      {"tokenFile over 16 KiB",
+       config("c2", Kubeconfig(ok_cluster, "    tokenFile: " + big_token + "\n")),
+       "kubeconfig " + dir.Path("c2") + ": tokenFile: " + big_token + " is larger than 16 KiB"},
+      {"certificate-authority is a FIFO",
+       config("c3",
+              Kubeconfig("    server: https://a:1\n    certificate-authority: fifo\n", ok_user)),
+       "kubeconfig " + dir.Path("c3") + ": certificate-authority: " + dir.Path("fifo") +
+           " is a FIFO, not a regular file"},
+      {"certificate-authority over 1 MiB",
+       config("c4", Kubeconfig("    server: https://a:1\n    certificate-authority: big-ca.crt\n",
+                               ok_user)),
+       "kubeconfig " + dir.Path("c4") + ": certificate-authority: " + big_ca +
+           " is larger than 1 MiB"},
+      {"client-key is /dev/zero",
+       config("c5", Kubeconfig(ok_cluster,
+                               "    client-certificate: ca.crt\n    client-key: /dev/zero\n")),
+       "kubeconfig " + dir.Path("c5") +
+           ": client-key: /dev/zero is a character device, not a regular file"},
+      {"static token with CRLF (header injection)",
+       config("c6", Kubeconfig(ok_cluster, "    token: \"TOKEN\\r\\nX-Injected: yes\"\n")),
+       "kubeconfig " + dir.Path("c6") +
+           ": user \"u1\": token: contains a control character, whitespace or non-ASCII byte at "
+           "byte 5 (a bearer token is visible ASCII only)"},
+      {"static token with inner space",
+       config("c7", Kubeconfig(ok_cluster, "    token: \"abc def\"\n")),
+       "kubeconfig " + dir.Path("c7") +
+           ": user \"u1\": token: contains a control character, whitespace or non-ASCII byte at "
+           "byte 3 (a bearer token is visible ASCII only)"},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const auto start = std::chrono::steady_clock::now();
+    const Result<ClusterConfig> got = LoadKubeconfig(c.path, "");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.status().message() == c.want);
+  }
+  SUBCASE("--kubeconfig errors name the flag") {
+    LoadOptions options;
+    options.kubeconfig = dir.Path("fifo");
+    options.env = Env({});
+    const Result<ClusterConfig> got = LoadClusterConfig(options);
+    CHECK(got.status().message() == "kubeconfig " + dir.Path("fifo") + ": " + dir.Path("fifo") +
+                                        " is a FIFO, not a regular file (--kubeconfig)");
+  }
+}
+
 // A service-account directory as the kubelet mounts it.
 void WriteServiceAccount(const TempDir& dir, const std::string& ns = "team-b\n") {
   dir.Write("sa/token", "sa-token\n");
@@ -265,6 +352,64 @@ TEST_CASE("LoadInClusterConfig") {
     CHECK(got.code() == Code::kInvalid);
     CHECK(got.status().message() ==
           "in-cluster config: token file " + dir.Path("sa/token") + " is empty");
+  }
+  SUBCASE("token, CA and namespace that are not small regular files, or a bad token") {
+    struct Bad {
+      const char* name;
+      std::function<void()> make;
+      std::string want;
+    };
+    const std::string fifo = dir.Path("fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const auto link = [&](const std::string& target, const std::string& name) {
+      dir.Remove(name);
+      std::filesystem::create_symlink(target, dir.Path(name));
+    };
+    const std::string prefix = "in-cluster config: ";
+    const Bad bads[] = {
+        {"token is a FIFO", [&] { link(fifo, "sa/token"); },
+         prefix + dir.Path("sa/token") + " is a FIFO, not a regular file"},
+        {"token over 16 KiB", [&] { dir.Write("sa/token", std::string((16 << 10) + 1, 'a')); },
+         prefix + dir.Path("sa/token") + " is larger than 16 KiB"},
+        {"token with CRLF and a header",
+         [&] { dir.Write("sa/token", "TOKEN\r\nX-Injected: yes\n"); },
+         prefix + "token file " + dir.Path("sa/token") +
+             ": contains a control character, whitespace or non-ASCII byte at byte 5 (a bearer "
+             "token is visible ASCII only)"},
+        {"token with inner whitespace", [&] { dir.Write("sa/token", "abc\tdef\n"); },
+         prefix + "token file " + dir.Path("sa/token") +
+             ": contains a control character, whitespace or non-ASCII byte at byte 3 (a bearer "
+             "token is visible ASCII only)"},
+        {"CA is a FIFO", [&] { link(fifo, "sa/ca.crt"); },
+         prefix + "CA file: " + dir.Path("sa/ca.crt") + " is a FIFO, not a regular file"},
+        {"CA over 1 MiB", [&] { dir.Write("sa/ca.crt", std::string((1 << 20) + 1, 'C')); },
+         prefix + "CA file: " + dir.Path("sa/ca.crt") + " is larger than 1 MiB"},
+        {"namespace is a FIFO", [&] { link(fifo, "sa/namespace"); },
+         prefix + "namespace file: " + dir.Path("sa/namespace") + " is a FIFO, not a regular file"},
+        {"namespace over 1 KiB", [&] { dir.Write("sa/namespace", std::string(1025, 'n')); },
+         prefix + "namespace file: " + dir.Path("sa/namespace") + " is larger than 1 KiB"},
+    };
+    // Writing through a symlink to the FIFO would block: always start from fresh files.
+    const auto fresh = [&] {
+      for (const char* f : {"sa/token", "sa/ca.crt", "sa/namespace"}) dir.Remove(f);
+      WriteServiceAccount(dir);
+    };
+    for (const Bad& b : bads) {
+      INFO(std::string(b.name));
+      fresh();
+      b.make();
+      const auto start = std::chrono::steady_clock::now();
+      const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+      CHECK(got.code() == Code::kInvalid);
+      CHECK(got.status().message() == b.want);
+      // Through LoadClusterConfig the message names the flag that chose the directory.
+      LoadOptions options;
+      options.serviceaccount_dir = dir.Path("sa");
+      options.env = Env({{"KUBERNETES_SERVICE_HOST", "h"}, {"KUBERNETES_SERVICE_PORT", "1"}});
+      CHECK(LoadClusterConfig(options).status().message() == b.want + " (--serviceaccount-dir)");
+    }
+    fresh();
   }
   SUBCASE("missing CA") {
     dir.Remove("sa/ca.crt");

@@ -13,6 +13,40 @@ std::string StatusBody(const std::string& reason, const std::string& message, in
          message + R"(","reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
 }
 
+// Only a 401 (kUnauthorized) gets words of our own in front of the server's.
+std::string Prefix(Code code) { return code == Code::kUnauthorized ? kUnauthorizedPrefix : ""; }
+
+TEST_CASE("a 401 is an authentication failure, not a missing permission") {
+  struct Case {
+    const char* name;
+    long http;
+    std::string body;
+    std::string want;
+  };
+  const std::string auth =
+      "authentication failed (the token is expired, revoked or invalid, or the client "
+      "certificate is not accepted): ";
+  const Case cases[] = {
+      {"the apiserver's 401 body", 401, StatusBody("Unauthorized", "Unauthorized", 401),
+       auth + "Unauthorized"},
+      {"a bare 401", 401, "", auth + "HTTP 401"},
+      {"a proxy's 401 page", 401, "<h1>401</h1>", auth + "HTTP 401: <h1>401</h1>"},
+      {"a 403 stays the server's words", 403,
+       StatusBody("Forbidden", "leases is forbidden: user u cannot get", 403),
+       "leases is forbidden: user u cannot get"},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.name));
+    const Status s = StatusFromResponse(c.http, c.body);
+    CHECK(s.message() == c.want);
+    if (c.http == 401) {
+      CHECK(s.code() == Code::kUnauthorized);
+      CHECK(s.ToString().find("RBAC") == std::string::npos);
+      CHECK(s.ToString().find("permission") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("every known Status reason decides the code, whatever the HTTP code says") {
   struct Case {
     const char* reason;
@@ -40,7 +74,7 @@ TEST_CASE("every known Status reason decides the code, whatever the HTTP code sa
     // 418 maps to BadRequest by code, so a right answer can only come from the reason.
     const Status s = StatusFromResponse(418, StatusBody(c.reason, "server says why", 418));
     CHECK(s.code() == c.want);
-    CHECK(s.message() == "server says why");
+    CHECK(s.message() == Prefix(c.want) + "server says why");
     CHECK(CodeFromReason(c.reason) == c.want);
   }
 }
@@ -75,7 +109,7 @@ TEST_CASE("the HTTP code decides when the reason is unknown, empty or the body i
     SUBCASE("unknown reason") {
       const Status s = StatusFromResponse(c.http, StatusBody("SomethingNew", "msg", 0));
       CHECK(s.code() == c.want);
-      CHECK(s.message() == "msg");
+      CHECK(s.message() == Prefix(c.want) + "msg");
     }
     SUBCASE("empty reason") {
       CHECK(StatusFromResponse(c.http, StatusBody("", "msg", 0)).code() == c.want);
@@ -83,7 +117,7 @@ TEST_CASE("the HTTP code decides when the reason is unknown, empty or the body i
     SUBCASE("missing body") {
       const Status s = StatusFromResponse(c.http, "");
       CHECK(s.code() == c.want);
-      CHECK(s.message() == "HTTP " + std::to_string(c.http));
+      CHECK(s.message() == Prefix(c.want) + "HTTP " + std::to_string(c.http));
     }
   }
 }

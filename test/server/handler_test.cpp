@@ -267,8 +267,8 @@ TEST_CASE("GET /readyz") {
        R"({"ready":true,"identity":"pod-a_0badcafe","phase":"leader","observed":true,)"
        R"("isLeader":true,"apiOutage":false,"lastError":null,"lastErrorCode":null})"},
       {"Unauthorized", WithError(HeldBy("pod-b", 3), Code::kUnauthorized, "token expired"), 503,
-       R"({"ready":false,"reason":")" + refused +
-           R"(Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
+       R"({"ready":false,"reason":"the API server does not accept this agent's credentials )"
+       R"((the token is expired, revoked or invalid): Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
            R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
            R"("lastErrorCode":"Unauthorized"})"},
       {"Forbidden (no update permission)",

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -122,6 +123,32 @@ TEST_CASE("status file: a bad path fails at creation with the reason") {
       auto file = StatusFile::Create(c.path, "{}");
       REQUIRE_FALSE(file.ok());
       CHECK(file.status().message() == c.want);
+    }
+  }
+}
+
+TEST_CASE("status file: a FIFO or a symlink left at the temporary path is replaced, not used") {
+  TempDir dir;
+  const std::string temp = dir.path + "/.leader.json.tmp";
+  const std::string elsewhere = dir.path + "/elsewhere";
+  struct Case {
+    const char* name;
+    std::function<int()> plant;
+  };
+  const std::vector<Case> cases = {
+      // A FIFO without a reader would block the first write, and start-up with it, for good.
+      {"a FIFO", [&] { return mkfifo(temp.c_str(), 0600); }},
+      // A symlink would have the status written through it, wherever it points.
+      {"a symlink", [&] { return symlink(elsewhere.c_str(), temp.c_str()); }},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      REQUIRE(c.plant() == 0);
+      auto file = StatusFile::Create(dir.path + "/leader.json", "{\"isLeader\":false}");
+      REQUIRE(file.ok());
+      CHECK(Read(dir.path + "/leader.json") == "{\"isLeader\":false}\n");
+      CHECK(access(elsewhere.c_str(), F_OK) != 0);
+      CHECK(access(temp.c_str(), F_OK) != 0);
     }
   }
 }
