@@ -27,10 +27,14 @@ namespace {
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
+// Sanitizers slow the attackers' threads in this process as much as the listener, so the
+// attack is smaller there; e2e/adversarial.py holds 2,000 against the real binary.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr double kProbeBudgetMs = 200;
+constexpr int kHeldEach = 150;
 #else
 constexpr double kProbeBudgetMs = 50;
+constexpr int kHeldEach = 1000;
 #endif
 
 double MsSince(Steady::time_point t) {
@@ -374,8 +378,11 @@ TEST_CASE("a full listener sheds the connection that waited longest, never the n
 }
 
 TEST_CASE("probes on a fresh connection answer fast while 2,000 slow or idle connections are held") {
-  Fixture f;
-  constexpr int kIdle = 1000, kSlow = 1000;
+  ServerOptions so;
+  // Below the attack, so that every new connection sheds one, as in production (256, 2,000).
+  so.max_connections = kHeldEach / 4;
+  Fixture f(so);
+  constexpr int kIdle = kHeldEach, kSlow = kHeldEach;
   std::atomic<bool> stop{false};
   std::atomic<long> reconnects{0};
   // Idle: connect and send nothing. Slow: a byte every 100 ms, never a whole head. Both connect
@@ -423,7 +430,7 @@ TEST_CASE("probes on a fresh connection answer fast while 2,000 slow or idle con
   slow.join();
   std::sort(ms.begin(), ms.end());
   const double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], max = ms.back();
-  MESSAGE("2,000 held connections (" << reconnects.load() << " reconnects after a shed): probes p50 "
+  MESSAGE((kIdle + kSlow) << " held connections (" << reconnects.load() << " reconnects after a shed): probes p50 "
                                      << p50 << " ms, p99 " << p99 << " ms, max " << max << " ms");
   CHECK(ms.size() == 200);
   CHECK(failed == 0);
