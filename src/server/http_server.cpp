@@ -616,6 +616,7 @@ void HttpServer::Impl::Loop::Flush(Conn& c) {
       Close(c);
       return;
     }
+    Arm(c.last_frame + server->options.watch->options().heartbeat);
     TakeFrames(c);  // frames left in the hub's queue while the output was full
     return;
   }
@@ -694,11 +695,14 @@ void HttpServer::Impl::Loop::Sweep(Steady::time_point now) {
       Arm(c->write_deadline);
     }
     if (c->streaming()) {
-      const Steady::time_point ping_at = c->last_frame + o.watch->options().heartbeat;
-      if (now >= ping_at && c->pending() == 0) {
-        late.push_back(c.get());
-      } else {
-        Arm(ping_at);
+      // While output waits, its write deadline is the stream's timer; a ping would add nothing.
+      if (c->pending() == 0) {
+        const Steady::time_point ping_at = c->last_frame + o.watch->options().heartbeat;
+        if (now >= ping_at) {
+          late.push_back(c.get());
+        } else {
+          Arm(ping_at);
+        }
       }
     } else if (c->pending() == 0) {
       if (now >= c->request_deadline) {
