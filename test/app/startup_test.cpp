@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "kube/temp_dir.h"
+
 extern char** environ;
 
 namespace {
@@ -29,22 +31,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = "/tmp/leasehold-startup-XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using leasehold::testing::TempDir;
 
 // The agent as a child process, stderr into a file.
 class Agent {

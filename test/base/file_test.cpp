@@ -13,31 +13,14 @@
 #include <functional>
 #include <string>
 
+#include "kube/temp_dir.h"
+
 namespace leasehold {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = "/tmp/leasehold-base-test-XXXXXX";
-    REQUIRE(::mkdtemp(templ.data()) != nullptr);
-    path_ = templ;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string Path(const std::string& name) const { return path_ + "/" + name; }
-  std::string Write(const std::string& name, const std::string& content) const {
-    std::ofstream(Path(name), std::ios::binary) << content;
-    return Path(name);
-  }
-
- private:
-  std::string path_;
-};
+using leasehold::testing::TempDir;
 
 TEST_CASE("ReadRegularFile: regular files within the cap, nothing else, never a hang") {
   TempDir dir;
