@@ -92,8 +92,9 @@ void Elector::Observe(const LockObservation& observation) {
       // A leader learns of its own writes from their answers; a watch may lag behind them, so a
       // stale event must not make its view go backwards. But an event naming someone else (a
       // foreign write: client-go's release() can blank a lease it no longer holds) triggers a
-      // renew at once instead of at the next retry-period: the conditional PUT fails if the
-      // record really changed, and the "yes" ends within a round trip.
+      // attempt at once instead of at the next retry-period. The observed holder is then the
+      // foreign one, so IsLeader() says no from this moment, and the attempt skips the fast path
+      // and GETs: it steps down, with no PUT, if the record really changed.
       if (observation.record.holder_identity == config_.identity()) return;
       check_now_ = true;
       woken_ = true;

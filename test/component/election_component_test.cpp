@@ -51,10 +51,13 @@ std::string LeaseJson(const std::string& holder, int transitions) {
 class Agent {
  public:
   Agent(FakeApiServer& server, const std::string& identity, election::Timings timings,
-        election::ReleaseMode mode, bool watch)
+        election::ReleaseMode mode, bool watch, Random01 random = MakeRandom01(),
+        Duration request_timeout = Duration::zero())
       : config_(*election::ElectionConfig::Create(identity, timings, mode, 30s)) {
     kube::ClientOptions co;
-    co.request_timeout = std::max<Duration>(timings.renew_deadline / 2, 1s);
+    co.request_timeout = request_timeout > Duration::zero()
+                             ? request_timeout
+                             : std::max<Duration>(timings.renew_deadline / 2, 1s);
     client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
     locks::LockOptions lo;
     lo.type = "leases";
@@ -62,7 +65,7 @@ class Agent {
     lo.name = "lock";
     lo.identity = identity;
     lock_ = std::move(locks::NewLock(lo, *client_, clock_)).value();
-    elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, MakeRandom01());
+    elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, std::move(random));
     if (watch) {
       watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
       lock_watcher_ = std::make_unique<app::LockWatcher>(*watcher_, *elector_, *lock_, clock_,
@@ -299,6 +302,47 @@ TEST_CASE("a watching leader stops saying yes within a round trip of a foreign w
           " ms after the foreign write");
   CHECK(took < 1s);  // without the watch it would be up to retry-period (2s)
   CHECK(leader.Take().record.holder_identity == "rogue");
+}
+
+TEST_CASE("a follower counts lease-duration from when its slow GET returned, not from its start") {
+  // The rival renews while the follower's GET is held; the GET then returns that renew. The
+  // rival's "yes" may last until its renew was sent + renew-deadline, so the follower must wait
+  // lease-duration from when its read returned. Counting from when the attempt started (mutant
+  // observed-time-at-start) takes over up to a request timeout early: two leaders.
+  FakeApiServer server;
+  server.Put("leases", "ns", "lock", LeaseJson("them", 3));  // leaseDurationSeconds 4
+  // Polls every 500 ms exactly (no jitter), so a takeover comes within one poll of the expiry the
+  // follower computed. The request timeout (2.5s, within the attempt's renew-deadline) leaves
+  // ample room above the 1s hold under load: a GET that timed out would prove nothing.
+  const election::Timings timings{4s, 3s, 500ms};
+  Agent follower(
+      server, "me", timings, election::ReleaseMode::kOff, /*watch=*/false, [] { return 0.0; },
+      /*request_timeout=*/2500ms);
+  REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
+  testing::Hang hang;
+  hang.method = "GET";
+  hang.path_prefix = kLeasePath;
+  server.InjectHang(hang);  // the next GET of the lock, held until ReleaseHangs()
+  REQUIRE(server.WaitForHeld(1, 3000ms));
+  const election::Snapshot in_flight = follower.Take();
+  // The rival's renew lands late in the held GET (the modelled latency of the GET, not a wait for
+  // the agent), then the rival dies.
+  std::this_thread::sleep_for(900ms);
+  server.Bump("leases", "ns", "lock", R"({"spec":{"renewTime":"2026-01-02T03:04:09.000000Z"}})");
+  std::this_thread::sleep_for(100ms);
+  // Still inside that attempt (its GET has not timed out), so the GET returns after released_at
+  // and with the renew.
+  REQUIRE(follower.Take().last_attempt_at == in_flight.last_attempt_at);
+  const auto released_at = std::chrono::steady_clock::now();
+  server.ReleaseHangs();
+  REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 8s));
+  const auto took = std::chrono::steady_clock::now() - released_at;
+  MESSAGE("took over ", std::chrono::duration_cast<std::chrono::milliseconds>(took).count(),
+          " ms after the held GET was let go");
+  // The GET returned after released_at, so a correct follower cannot take over sooner than 4s
+  // after it; the mutant does so about 1s sooner.
+  CHECK(took >= 4s);
+  CHECK(follower.Take().record.leader_transitions == 4);
 }
 
 }  // namespace

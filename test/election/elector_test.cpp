@@ -4,8 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "fake_lock.h"
@@ -482,6 +484,132 @@ const std::vector<Case>& Cases() {
          f.elector.SetWatchActive(false);
          f.lock.ExpectGet(Obs(kThem, 1, "a"));
          CHECK(f.StepAndWait() == 3200ms);
+       }},
+      // Each case below pins one guard of the invariant on its own: with that guard removed it
+      // fails, whatever the other guards do (scripts/mutants.sh names the mutant in brackets).
+      {"[observed-time-at-start] a slow GET's record counts as observed when the read returns",
+       [] {
+         // The rival may have written during the 9s the GET was out (its write was sent before
+         // our read returned). Counting from when the attempt started would end its lease 9s
+         // early, while its "yes" (sent + renew-deadline) still holds: two leaders.
+         Fixture f;
+         f.lock.ExpectGet(Obs(kThem, 3, "a"), /*latency=*/9s);
+         f.Step();
+         const MonoTime returned = f.clock.MonotonicNow();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // 15s after the attempt started, 6s after the read returned: the same record is valid.
+         f.clock.Advance(6500ms);
+         f.lock.ExpectGet(Obs(kThem, 3, "a"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Get");
+         // Just before 15s after the read returned: still valid.
+         f.clock.Advance(returned + 15s - 1ms - f.clock.MonotonicNow());
+         f.lock.ExpectGet(Obs(kThem, 3, "a"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // 15s after the read returned: expired, taken over.
+         f.clock.Advance(1ms);
+         f.lock.ExpectGet(Obs(kThem, 3, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Get Get Get Update");
+       }},
+      {"[claim-from-answer-slow] a slow-path renew's claim runs from when its PUT was sent",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Obs(kMe, 0, "b"), /*latency=*/1s);
+         const MonoTime put_sent = f.clock.MonotonicNow() + 1s;
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr, /*latency=*/3s);
+         f.Step();
+         Snapshot s = f.elector.Take();
+         REQUIRE(s.is_leader);
+         CHECK(s.valid_until == put_sent + 10s);
+         CHECK(s.slowpath_total == 1);
+       }},
+      {"[create-conflict-is-success] a create that lost the race (AlreadyExists) gives no yes",
+       [] {
+         Fixture f;
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Err(Code::kAlreadyExists), nullptr);
+         CHECK(f.StepAndWait() == 3200ms);  // a lost race is not an error: no backoff
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.phase == Phase::kCandidate);
+         CHECK(s.acquired_total == 0);
+         CHECK(s.last_error.code() == Code::kAlreadyExists);
+       }},
+      {"[isleader-ignores-holder] a leader that observes a foreign holder says no at once",
+       [] {
+         // Through the watch, before any renew has run: the loop has not been stepped, so only
+         // the holder check in the answer itself can turn it to no.
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(500ms);
+         REQUIRE(f.elector.Take().is_leader);
+         f.elector.Observe(Obs(kThem, 1, "x"));
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.record.holder_identity == kThem);
+         CHECK(f.lock.calls() == "Get Create");
+       }},
+      {"[isleader-ignores-holder] a blanked lease read by the slow path: no yes while re-taking",
+       [] {
+         // No watch: a foreign writer (client-go's release() of a lease it no longer holds)
+         // blanked the lock, and this leader's slow-path GET sees it. Any rival may take a free
+         // lock at once, so while the takeover PUT is out the answer must be no.
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         bool asked = false;
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+             .ExpectGet(Obs("", 3, "blank"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [&](const LeaderElectionRecord& r, MonoTime) {
+               asked = true;
+               CHECK(r.leader_transitions == 4);
+               CHECK_FALSE(f.elector.Take().is_leader);
+             });
+         f.Step();
+         CHECK(asked);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.record.leader_transitions == 4);
+       }},
+      {"[observe-no-renew] a watching leader re-reads the lock at once on a foreign write",
+       [] {
+         // The exact calls: the event names another holder, so the next attempt skips the fast
+         // path and GETs at once, at the same (fake) instant, not at the next retry-period. Run()
+         // needs real time only to wait, and the fake clock never moves here, so without the
+         // immediate attempt the loop would sleep on and the step-down below never come.
+         Fixture f(ReleaseMode::kOff);
+         const MonoTime t0 = f.clock.MonotonicNow();
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr)
+             .ExpectGet(Obs(kThem, 1, "x"));
+         std::thread loop([&] { f.elector.Run(); });
+         auto wait_until = [&](const std::function<bool()>& pred) {
+           const auto end = std::chrono::steady_clock::now() + 10s;
+           while (!pred() && std::chrono::steady_clock::now() < end) {
+             std::this_thread::sleep_for(1ms);
+           }
+           return pred();
+         };
+         const bool led = wait_until([&] { return f.elector.Peek().is_leader; });
+         if (led) f.elector.Observe(Obs(kThem, 1, "x"));
+         const bool stepped_down =
+             led && wait_until([&] { return f.elector.Peek().phase == Phase::kCandidate; });
+         f.elector.Stop();
+         loop.join();
+         REQUIRE(led);
+         CHECK(stepped_down);
+         CHECK(f.lock.calls() == "Get Create Get");
+         Snapshot s = f.elector.Take();
+         CHECK(s.record.holder_identity == kThem);
+         REQUIRE(s.last_attempt_at.has_value());
+         CHECK(*s.last_attempt_at == t0);
        }},
       {"not ready before the first read; a 403 is reported",
        [] {

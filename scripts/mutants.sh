@@ -1,0 +1,430 @@
+#!/usr/bin/env bash
+# mutants.sh [--list] [--check] [--skip-baseline] [NAME...]: mutation testing of src/election and
+# src/locks.
+#
+# Each mutant is a named text patch that removes or weakens one safety guard. It is applied, one
+# at a time, to a COPY of the source tree (the working tree is never modified), built there
+# incrementally, and run against the non-e2e tests (`ctest -LE e2e`, the most relevant binaries
+# first, stopping at the first failure). A mutant no test kills is a guard no test pins.
+#
+#   scripts/mutants.sh                     every mutant (38 builds and test runs: long)
+#   scripts/mutants.sh NAME...             only these
+#   scripts/mutants.sh --list              names, files and what each breaks
+#   scripts/mutants.sh --check             only check that every patch still applies
+#
+# A patch whose text no longer matches exactly once fails loudly before anything is built: update
+# it with the code. The unmutated copy must build and pass first. Exit status: 0 all killed, 3 some
+# survived, 1 error, 2 usage. One run at a time per work dir (a lock). On demand only, not in CI;
+# about 10 minutes on 2 cores, plus the first full build. While others edit the tree, copy a
+# stable snapshot instead (MUTANTS_SRC=DIR, e.g. `git archive HEAD | tar -x -C DIR`).
+# Environment: MUTANTS_WORK (default /tmp/leasehold-mutants: src-copy/, build/, logs/),
+# MUTANTS_SRC (the tree to copy; default this checkout), MUTANTS_TESTS (a ctest -R regex: only
+# these tests), MUTANTS_JOBS (default 2), MUTANTS_NICE (default 10).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+exec python3 - "$root" "$@" <<'PY'
+import fcntl, os, shutil, subprocess, sys, time
+
+ROOT = sys.argv[1]
+ARGS = sys.argv[2:]
+SRC = os.environ.get("MUTANTS_SRC", ROOT)
+WORK = os.environ.get("MUTANTS_WORK", "/tmp/leasehold-mutants")
+JOBS = os.environ.get("MUTANTS_JOBS", "2")
+NICE = ["nice", "-n", os.environ.get("MUTANTS_NICE", "10")]
+COPY = os.path.join(WORK, "src-copy")
+BUILD = os.path.join(WORK, "build")
+LOGS = os.path.join(WORK, "logs")
+
+E = "src/election/elector.cpp"
+C = "src/election/config.cpp"
+
+# (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
+MUTANTS = [
+    # --- the answer: IsLeaderLocked, judged at the question's instant ---------------------------
+    ("isleader-ignores-holder", E,
+     "observed_record_.holder_identity == config_.identity() && claim_until_.has_value()",
+     "claim_until_.has_value()",
+     "the answer ignores the observed holder (a foreign write seen by watch or GET)"),
+    ("isleader-ignores-claim-window", E,
+     "claim_until_.has_value() &&\n         now < *claim_until_;",
+     "claim_until_.has_value() &&\n         now >= MonoTime{};",
+     "the answer is state kept by the loop, not judged from the clock at question time"),
+    ("claim-window-inclusive", E,
+     "now < *claim_until_;",
+     "now <= *claim_until_;",
+     "still yes at the very instant sent + renew-deadline"),
+    ("isleader-ignores-stop", E,
+     "return !stop_requested_ && !release_requested_ && phase_",
+     "return !release_requested_ && phase_",
+     "still yes after SIGTERM"),
+    ("isleader-ignores-release", E,
+     "return !stop_requested_ && !release_requested_ && phase_",
+     "return !stop_requested_ && phase_",
+     "still yes after POST /release"),
+    # --- the claim: send time + renew-deadline ------------------------------------------------
+    ("claim-from-answer-fast", E,
+     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.renew_deadline();",
+     "SetObserved(rec, raw, after);\n      claim_until_ = after + config_.renew_deadline();",
+     "fast-path renew's claim counted from its answer, not from when it was sent"),
+    ("claim-from-answer-create", E,
+     "SetObserved(rec, \"\", after);\n    claim_until_ = sent + config_.renew_deadline();",
+     "SetObserved(rec, \"\", after);\n    claim_until_ = after + config_.renew_deadline();",
+     "create's claim counted from its answer"),
+    ("create-conflict-is-success", E,
+     "Status st = lock_.Create(rec, deadline);\n    std::lock_guard<std::mutex> l(mu_);\n"
+     "    if (!st.ok()) {",
+     "Status st = lock_.Create(rec, deadline);\n    std::lock_guard<std::mutex> l(mu_);\n"
+     "    if (!st.ok() && st.code() != Code::kAlreadyExists) {",
+     "a create that lost the race (AlreadyExists) counts as acquired"),
+    ("claim-from-answer-slow", E,
+     "SetObserved(rec, observed_raw_, after);\n  claim_until_ = sent + config_.renew_deadline();",
+     "SetObserved(rec, observed_raw_, after);\n  claim_until_ = after + config_.renew_deadline();",
+     "slow-path write's claim counted from its answer"),
+    ("claim-window-lease-duration", E,
+     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.renew_deadline();",
+     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.lease_duration();",
+     "the yes lasts lease-duration instead of renew-deadline"),
+    ("renew-outlives-claim", E,
+     "deadline = was_leader ? *claim_until_ : now + config_.renew_deadline();",
+     "deadline = now + config_.renew_deadline();",
+     "a renew call may run past the claim it extends"),
+    ("no-step-down-at-claim-end", E,
+     "if (phase_ == Phase::kLeader && (!claim_until_ || now >= *claim_until_)) {",
+     "if (false) {",
+     "a leader whose claim ran out keeps the leader phase"),
+    ("no-step-down-on-foreign-holder", E,
+     "if (was_leader && observed_record_.holder_identity != config_.identity()) {",
+     "if (false) {",
+     "a leader whose GET shows another holder stays in the leader phase"),
+    ("config-retry-floor-unchecked", C,
+     "if (t.retry_period < kMinRetryPeriod) {",
+     "if (false) {",
+     "--retry-period below 1s accepted: renews within one second look alike to rivals"),
+    ("config-margin-unchecked", C,
+     "if (t.lease_duration - t.renew_deadline < seconds(1)) {",
+     "if (t.lease_duration - t.renew_deadline < Duration::zero()) {",
+     "lease-duration - renew-deadline >= 1s no longer validated"),
+    # --- the rival's side: observation and expiry ---------------------------------------------
+    ("observed-time-at-start", E,
+     "SetObserved(obs.record, obs.raw, clock_.MonotonicNow());",
+     "SetObserved(obs.record, obs.raw, now);",
+     "a record counts as observed when the attempt started, not when the read returned"),
+    ("takeover-ignores-expiry", E,
+     "holder != config_.identity() && LeaseValidLocked(now)) {\n      return false;",
+     "holder != config_.identity() && false) {\n      return false;",
+     "a held lock is taken over before it expired"),
+    ("expiry-uses-own-duration", E,
+     ": config_.lease_duration_seconds();\n"
+     "  return observed_time_ + std::chrono::seconds(secs) > now;",
+     ": config_.lease_duration_seconds();\n  (void)secs;\n"
+     "  return observed_time_ + std::chrono::seconds(config_.lease_duration_seconds()) > now;",
+     "expiry ignores the record's leaseDurationSeconds"),
+    ("expiry-from-wall-renew-time", E,
+     "return observed_time_ + std::chrono::seconds(secs) > now;",
+     "(void)now;\n  return observed_record_.renew_time.value_or(clock_.SystemNow()) +"
+     " std::chrono::seconds(secs) > clock_.SystemNow();",
+     "expiry judged from the record's wall-clock renewTime, not the local monotonic observation"),
+    ("timer-restarts-on-every-read", E,
+     "if (!observed_ || obs.raw != observed_raw_) {",
+     "if (true) {",
+     "an unchanged record restarts the expiry timer (a dead leader is never replaced)"),
+    ("observe-unchanged-restarts-timer", E,
+     "} else if (observed_ && observation.raw == observed_raw_) {\n      return;\n    }",
+     "}",
+     "a watch event with an unchanged record restarts the expiry timer"),
+    ("observe-no-renew", E,
+     "      check_now_ = true;\n",
+     "",
+     "a leader does not re-check at once when the watch shows a foreign write"),
+    ("fast-path-ignores-expiry", E,
+     "observed_record_.holder_identity == config_.identity() &&\n        LeaseValidLocked(now)) {",
+     "observed_record_.holder_identity == config_.identity()) {",
+     "a leader that was paused past its lease still renews blind from its cache"),
+    ("takeover-keeps-term", E,
+     "rec.leader_transitions = obs.record.leader_transitions + 1;",
+     "rec.leader_transitions = obs.record.leader_transitions;",
+     "a takeover does not bump the term (fencing token)"),
+    # --- release ------------------------------------------------------------------------------
+    ("release-if-not-holder", E,
+     "if (got->record.holder_identity != config_.identity()) return Status::Ok();",
+     "",
+     "release blanks the lock even when the fresh GET shows another holder"),
+    ("safe-release-ignores-promise", E,
+     "if (mode == ReleaseMode::kSafe && !acked && now < promised) {",
+     "if (mode == ReleaseMode::kSafe && !acked && now < promised && false) {",
+     "safe mode releases before the last yes it handed out has run out"),
+    ("take-records-no-promise", E,
+     "if (promise) promised_until_ = std::max(promised_until_, *claim_until_);",
+     "(void)promise;",
+     "a yes handed out by Take() is not remembered as a promise"),
+    ("stop-releases-unobserved", E,
+     "if (ours && mode != ReleaseMode::kOff) {",
+     "if ((ours || true) && mode != ReleaseMode::kOff) {",
+     "stopping releases although this replica never held the lock"),
+    # --- the locks: every write conditional ---------------------------------------------------
+    ("lease-put-unconditional", "src/locks/lease_lock.cpp",
+     "  internal::SetMember(object, \"spec\", spec, object.GetAllocator());\n",
+     "  internal::SetMember(object, \"spec\", spec, object.GetAllocator());\n"
+     "  if (auto* md = internal::FindMember(object, \"metadata\")) "
+     "md->RemoveMember(\"resourceVersion\");\n",
+     "the Lease PUT carries no resourceVersion"),
+    ("annotation-put-unconditional", "src/locks/annotation_lock.cpp",
+     "  internal::SetMember(*annotations, kLeaderAnnotationKey, value, allocator);\n",
+     "  internal::SetMember(*annotations, kLeaderAnnotationKey, value, allocator);\n"
+     "  metadata->RemoveMember(\"resourceVersion\");\n",
+     "the ConfigMap/Endpoints PUT carries no resourceVersion"),
+    ("multilock-regets-lease", "src/locks/multi_lock.cpp",
+     "  if (!s.ok()) return s;\n  return secondary_->has_cached_object()",
+     "  if (!s.ok()) return s;\n  (void)secondary_->Get(deadline);\n"
+     "  return secondary_->has_cached_object()",
+     "multilock re-GETs the Lease before its PUT (client-go), not using the decision's version"),
+    ("multilock-split-holder-hidden", "src/locks/multi_lock.cpp",
+     "if (out.record.holder_identity != secondary->record.holder_identity) {",
+     "if (false) {",
+     "objects naming different holders report the primary's holder, not 'unknown'"),
+    ("multilock-create-ignores-exists", "src/locks/multi_lock.cpp",
+     "Status s = primary_->Create(record, deadline);\n  if (!s.ok()) return s;",
+     "Status s = primary_->Create(record, deadline);\n"
+     "  if (!s.ok() && s.code() != Code::kAlreadyExists) return s;",
+     "multilock ignores the primary's AlreadyExists (client-go): an unconditional second write"),
+    ("multilock-missing-lease-notfound", "src/locks/multi_lock.cpp",
+     "if (secondary.code() == Code::kNotFound) return primary;",
+     "if (secondary.code() == Code::kNotFound) return secondary.status();",
+     "a missing Lease reads as NotFound although the primary exists (client-go)"),
+    ("lease-raw-omits-renew-time", "src/locks/codec.cpp",
+     "\",\\\"renewTime\\\":\" + QuotedTimeOrNull(r.renew_time, true) +\n"
+     "         \",\\\"leaderTransitions\\\":\"",
+     "\",\\\"leaderTransitions\\\":\"",
+     "a renew does not change the Lease's raw record, so rivals see a renewing leader expire"),
+    ("auto-update-skips-recheck", "src/locks/auto_lock.cpp",
+     "if (effective_.load() == Effective::kLeases && RecheckDue(clock_.MonotonicNow())) {",
+     "if (false) {",
+     "a Lease-only leader never re-checks for a ConfigMap that old replicas created"),
+    ("auto-recheck-forbidden-fails-open", "src/locks/auto_lock.cpp",
+     "if (configmap.code() != Code::kNotFound) return configmap.status();  // fails closed",
+     "if (configmap.code() != Code::kNotFound && configmap.code() != Code::kForbidden) "
+     "return configmap.status();",
+     "a 403 on the ConfigMap check lets the leader renew the Lease alone"),
+    ("auto-get-recheck-fails-open", "src/locks/auto_lock.cpp",
+     "if (configmap.code() == Code::kNotFound) return multi_.secondary().Get(deadline);\n"
+     "  return configmap.status();",
+     "return multi_.secondary().Get(deadline);",
+     "a Get whose ConfigMap check failed (403, timeout) reads the Lease alone"),
+]
+
+# Most relevant first; each group stops at its first failing test. MUTANTS_TESTS=REGEX runs only
+# the matching tests instead (e.g. to see whether a component test alone kills a mutant).
+GROUPS = [
+    ["-R", "^(election_test|locks_test)$"],
+    ["-R", "^election_component_test$"],
+    ["-LE", "e2e", "-E", "^(election_test|locks_test|election_component_test)$"],
+]
+if os.environ.get("MUTANTS_TESTS"):
+    GROUPS = [["-LE", "e2e", "-R", os.environ["MUTANTS_TESTS"]]]
+
+
+def usage(code):
+    print("usage: scripts/mutants.sh [--list] [--check] [--skip-baseline] [NAME...]",
+          file=sys.stderr)
+    sys.exit(code)
+
+
+def run(cmd, log=None, cwd=None):
+    with open(log, "a") if log else open(os.devnull, "w") as out:
+        out.write("$ " + " ".join(cmd) + "\n") if log else None
+        out.flush()
+        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd).returncode
+
+
+def build(log):
+    return run(NICE + ["cmake", "--build", BUILD, "-j", JOBS], log) == 0
+
+
+def failed_detail(log):
+    # The doctest case (and subcase) of the first failed assertion in the log, e.g.
+    # "elector / [x] a case". doctest prints a "TEST CASE:" header before MESSAGEs too.
+    lines = open(log, errors="replace").read().splitlines()
+    current = ""
+    for i, line in enumerate(lines):
+        if line.startswith("TEST CASE:"):
+            parts = [line[len("TEST CASE:"):].strip()]
+            for nxt in lines[i + 1:i + 4]:
+                if nxt.startswith("  ") and nxt.strip():
+                    parts.append(nxt.strip())
+                else:
+                    break
+            current = " / ".join(parts)
+        elif ": ERROR: " in line or ": FATAL ERROR: " in line:
+            return current
+    return current
+
+
+def run_tests(log):
+    # Returns (passed, failing test, detail).
+    for group in GROUPS:
+        failed_log = os.path.join(BUILD, "Testing", "Temporary", "LastTestsFailed.log")
+        if os.path.exists(failed_log):
+            os.remove(failed_log)
+        rc = run(NICE + ["ctest", "--test-dir", BUILD, "--output-on-failure", "--stop-on-failure",
+                         "--timeout", "300"] + group, log)
+        if rc != 0:
+            name = "?"
+            if os.path.exists(failed_log):
+                first = open(failed_log).read().split()
+                if first:
+                    name = first[0].split(":", 1)[-1]
+            return False, name, failed_detail(log)
+    return True, "", ""
+
+
+def sync_copy():
+    # Makes COPY a copy of SRC (without build dirs and .git). Only files whose content differs are
+    # written, and with the current time, so ninja rebuilds exactly those (also after an
+    # interrupted run left a mutant in place); mtimes copied from SRC could be older than the
+    # objects built from a mutant and hide it.
+    def skip(rel, name):
+        return (name == ".git" or name == "__pycache__" or (rel == "" and name.startswith("build"))
+                or os.path.join(rel, name) == os.path.join("e2e", "out"))
+    wanted = set()
+    for dirpath, dirnames, filenames in os.walk(SRC):
+        rel = os.path.relpath(dirpath, SRC)
+        rel = "" if rel == "." else rel
+        dirnames[:] = [d for d in dirnames if not skip(rel, d)]
+        os.makedirs(os.path.join(COPY, rel), exist_ok=True)
+        wanted.add(rel)
+        for name in filenames:
+            src = os.path.join(dirpath, name)
+            dst = os.path.join(COPY, rel, name)
+            wanted.add(os.path.join(rel, name))
+            if os.path.islink(src):
+                target = os.readlink(src)
+                if not (os.path.islink(dst) and os.readlink(dst) == target):
+                    if os.path.lexists(dst):
+                        os.remove(dst)
+                    os.symlink(target, dst)
+                continue
+            data = open(src, "rb").read()
+            if os.path.islink(dst) or not os.path.isfile(dst) or open(dst, "rb").read() != data:
+                if os.path.lexists(dst):
+                    os.remove(dst)
+                with open(dst, "wb") as out:
+                    out.write(data)
+                shutil.copymode(src, dst)
+    for dirpath, dirnames, filenames in os.walk(COPY, topdown=False):
+        rel = os.path.relpath(dirpath, COPY)
+        rel = "" if rel == "." else rel
+        for name in filenames:
+            if os.path.join(rel, name) not in wanted:
+                os.remove(os.path.join(dirpath, name))
+        if rel and rel not in wanted and not os.listdir(dirpath):
+            os.rmdir(dirpath)
+
+
+def main():
+    skip_baseline = check_only = False
+    names = []
+    for a in ARGS:
+        if a == "--list":
+            for n, f, _, _, why in MUTANTS:
+                print(f"{n:36} {f:30} {why}")
+            return 0
+        elif a == "--skip-baseline":
+            skip_baseline = True
+        elif a == "--check":
+            check_only = True
+        elif a in ("-h", "--help"):
+            usage(0)
+        elif a.startswith("-"):
+            usage(2)
+        else:
+            names.append(a)
+    known = {m[0] for m in MUTANTS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        print("unknown mutant(s): " + " ".join(unknown) + " (see --list)", file=sys.stderr)
+        return 2
+    chosen = [m for m in MUTANTS if not names or m[0] in names]
+
+    def check(tree):
+        texts = {}
+        for n, f, old, new, _ in chosen:
+            text = texts.setdefault(f, open(os.path.join(tree, f)).read())
+            count = text.count(old)
+            if count != 1:
+                print(f"mutant {n}: its text occurs {count} times in {f}, not once; update the "
+                      "patch", file=sys.stderr)
+                return None
+        return texts
+
+    if check_only:  # reads SRC only: safe while a run is going
+        if check(SRC) is None:
+            return 1
+        print(f"all {len(chosen)} patches apply")
+        return 0
+    os.makedirs(WORK, exist_ok=True)
+    lock = open(os.path.join(WORK, "lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        print(f"another mutants.sh run uses {WORK}; set MUTANTS_WORK to run beside it",
+              file=sys.stderr)
+        return 1
+    os.makedirs(LOGS, exist_ok=True)
+    sync_copy()
+    pristine = check(COPY)
+    if pristine is None:
+        return 1
+
+    if not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
+        gen = ["-G", "Ninja"] if subprocess.run(["which", "ninja"], stdout=subprocess.DEVNULL
+                                               ).returncode == 0 else []
+        subprocess.run(["cmake", "-S", COPY, "-B", BUILD] + gen +
+                       ["-DCMAKE_BUILD_TYPE=RelWithDebInfo"], stdout=subprocess.DEVNULL,
+                       check=True)
+    log = os.path.join(LOGS, "baseline.log")
+    open(log, "w").close()
+    t0 = time.time()
+    if not build(log):
+        print(f"the unmutated copy does not build; see {log}", file=sys.stderr)
+        return 1
+    if not skip_baseline:
+        ok, name, detail = run_tests(log)
+        if not ok:
+            print(f"the unmutated copy fails {name} ({detail}); see {log}", file=sys.stderr)
+            return 1
+        print(f"baseline: builds and passes ctest -LE e2e ({time.time() - t0:.0f}s)", flush=True)
+
+    rows = []
+    for n, f, old, new, why in chosen:
+        path = os.path.join(COPY, f)
+        log = os.path.join(LOGS, n + ".log")
+        open(log, "w").close()
+        start = time.time()
+        with open(path, "w") as out:
+            out.write(pristine[f].replace(old, new, 1))
+        try:
+            if not build(log):
+                result, by = "BUILD-FAILED", "(fix the patch)"
+            else:
+                ok, name, detail = run_tests(log)
+                result = "survived" if ok else "killed"
+                by = name + (f": {detail}" if detail else "")
+        finally:
+            with open(path, "w") as out:
+                out.write(pristine[f])
+        rows.append((n, f, result, by))
+        print(f"{n:36} {result:9} {time.time() - start:5.0f}s  {by}", flush=True)
+    build(os.path.join(LOGS, "restore.log"))
+
+    print()
+    print(f"| {'mutant':36} | {'file':28} | {'result':9} | killed by")
+    print(f"|{'-' * 38}|{'-' * 30}|{'-' * 11}|{'-' * 40}")
+    for n, f, result, by in rows:
+        print(f"| {n:36} | {f:28} | {result:9} | {by[:110]}")
+    killed = sum(1 for r in rows if r[2] == "killed")
+    print(f"\n{killed} of {len(rows)} mutants killed; logs in {LOGS}")
+    return 0 if all(r[2] == "killed" for r in rows) else 3
+
+
+sys.exit(main())
+PY
