@@ -15,6 +15,8 @@
 // The answer is judged when the question is asked, from the clock, not from state kept up to
 // date by the loop: a paused process, a stalled loop or a hung API call cannot leave a stale
 // "yes", because the clock keeps running while they do.
+// model/leasehold.pml checks this argument with SPIN, step by step as this file runs it
+// (model/README.md, docs/safety.md): keep the two in step.
 
 #include "election/elector.h"
 
@@ -98,7 +100,17 @@ void Elector::Observe(const LockObservation& observation) {
       if (observation.record.holder_identity == config_.identity()) return;
       check_now_ = true;
       woken_ = true;
-    } else if (observed_ && observation.raw == observed_raw_) {
+    } else if (observation.record.holder_identity == config_.identity()) {
+      // A replica that does not lead never learns from a watch event that it holds the lock:
+      // such an event is older than what it last read (a watch lags behind a Get, and restarts
+      // from the watch cache), and taking it would make the next attempt's fast path PUT over
+      // a rival with the version that Get cached (model/README.md, finding 3). A Get, or the
+      // answer to its own write, is what tells it.
+      return;
+    } else if (observed_ && observation.raw == observed_raw_ &&
+               observation.record.holder_identity == observed_record_.holder_identity) {
+      // Unchanged: the expiry timer keeps running. The holder is compared too, since a write's
+      // answer sets the record without the raw it produced (see step 3 of TryAcquireOrRenew).
       return;
     }
     SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
@@ -282,12 +294,19 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     return true;
   }
 
-  // 3. Observe: only a change of the raw record restarts the expiry timer.
+  bool takeover = false;
+  // 3. Observe: only a change of the raw record restarts the expiry timer. A changed holder
+  // is a change too: a write's answer records what we wrote but keeps the raw of an earlier
+  // read, and a watch event may have set that raw meanwhile. Without this, a renew answered
+  // after a rival's watch event leaves us the holder in observed_record_ while the fetched raw
+  // "is unchanged", and the next fast path PUTs over the rival's lease (found by the model:
+  // model/README.md, finding 1; pinned by [late-answer-keeps-stale-holder]).
   const LockObservation& obs = got.value();
   {
     std::lock_guard<std::mutex> l(mu_);
     last_error_ = Status::Ok();
-    if (!observed_ || obs.raw != observed_raw_) {
+    if (!observed_ || obs.raw != observed_raw_ ||
+        obs.record.holder_identity != observed_record_.holder_identity) {
       SetObserved(obs.record, obs.raw, clock_.MonotonicNow());
     }
     const std::string& holder = obs.record.holder_identity;
@@ -295,7 +314,8 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
       return false;  // held by another replica and not yet expired
     }
     // 4. Write: renew keeps acquireTime and transitions; a takeover bumps the term.
-    if (holder == config_.identity()) {
+    takeover = holder != config_.identity();
+    if (!takeover) {
       rec.acquire_time = obs.record.acquire_time;
       rec.leader_transitions = obs.record.leader_transitions;
       ++slowpath_total_;
@@ -303,6 +323,13 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
       rec.leader_transitions = obs.record.leader_transitions + 1;
     }
   }
+  // Stamped now, not when the attempt began: the claim counts from this send, and an observer
+  // that sees records to the second (client-go, annotation locks) must be able to tell this
+  // write from the one before it whenever the claim has moved past that one's second
+  // (model/README.md, finding 2). A takeover's acquireTime is the same instant.
+  const SysTime stamp = clock_.SystemNow();
+  rec.renew_time = stamp;
+  if (takeover) rec.acquire_time = stamp;
   const MonoTime sent = clock_.MonotonicNow();
   Status st = lock_.Update(rec, deadline);
   std::lock_guard<std::mutex> l(mu_);

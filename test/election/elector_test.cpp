@@ -611,6 +611,97 @@ const std::vector<Case>& Cases() {
          REQUIRE(s.last_attempt_at.has_value());
          CHECK(*s.last_attempt_at == t0);
        }},
+      {"[late-answer-keeps-stale-holder] a renew answered after a foreign watch event never "
+       "leads to a fast-path PUT over the rival (model/ finding 1)",
+       [] {
+         // A paused leader's renew lands at the apiserver, a rival takes the lease over, the
+         // rival's record arrives by watch, and only then the renew's answer. The fetched raw
+         // then equals the one the watch set, but the holder differs from the one the late answer
+         // left in the observed record: it must be observed again, or the next fast path PUTs
+         // over the rival's fresh lease with the version the Get cached.
+         Fixture f(ReleaseMode::kOff);
+         f.BecomeLeader();
+         const LockObservation rival = Obs(kThem, 1, "rv6");
+         f.lock.ExpectWrite(
+             Op::kUpdate, Status::Ok(),
+             [&](const LeaderElectionRecord&, MonoTime) { f.elector.Observe(rival); }, 30s);
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);  // the claim counted from the send has run out
+         // The next attempt: the fast path still believes the late answer and fails on the
+         // version; the Get shows the rival.
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr).ExpectGet(rival);
+         f.Step();
+         CHECK(f.elector.Take().record.holder_identity == kThem);
+         // From now on: a Get and nothing else (the strict fake fails on any Update).
+         f.clock.Advance(2s);
+         f.lock.ExpectGet(rival);
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Create Update Update Get Get");
+       }},
+      {"[observe-ignores-changed-holder] after a late answer, a replayed watch event of the "
+       "rival is taken even though its raw is the one already seen",
+       [] {
+         // As above, but the truth arrives again by watch (a restarted watch replays the current
+         // object) instead of by a Get, once the claim has ended.
+         Fixture f(ReleaseMode::kOff);
+         f.BecomeLeader();
+         const LockObservation rival = Obs(kThem, 1, "rv6");
+         f.lock.ExpectWrite(
+             Op::kUpdate, Status::Ok(),
+             [&](const LeaderElectionRecord&, MonoTime) { f.elector.Observe(rival); }, 30s);
+         f.Step();
+         // The API is unreachable for one attempt: the claim has ended, so this replica steps
+         // down with the late answer's record still observed.
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+             .ExpectGetError(Err(Code::kUnavailable));
+         f.Step();
+         REQUIRE(f.elector.Take().phase != Phase::kLeader);
+         f.elector.Observe(rival);
+         CHECK(f.elector.Take().record.holder_identity == kThem);
+         f.clock.Advance(2s);
+         f.lock.ExpectGet(rival);  // a Get, never a fast-path Update over the rival
+         f.Step();
+         CHECK(f.lock.calls() == "Get Create Update Update Get Get");
+       }},
+      {"[renew-stamped-at-send] a slow-path write stamps renewTime when it is sent, not when the "
+       "attempt began (model/ finding 2)",
+       [] {
+         // Whole-second observers see only the record's bytes: after a slow Get the write must
+         // carry the second its claim counts from.
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Obs(kThem, 4, "a"));
+         f.Step();
+         f.clock.Advance(16s);  // the rival's lease ran out unrenewed
+         const SysTime begun = f.clock.SystemNow();
+         SysTime stamped{}, acquired{};
+         f.lock.ExpectGet(Obs(kThem, 4, "a"), 3s)
+             .ExpectWrite(Op::kUpdate, Status::Ok(),
+                          [&](const LeaderElectionRecord& r, MonoTime) {
+                            stamped = *r.renew_time;
+                            acquired = *r.acquire_time;
+                          });
+         f.Step();
+         CHECK(stamped == begun + 3s);
+         CHECK(acquired == begun + 3s);
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"[candidate-ignores-own-watch-event] a candidate never learns from a watch event that it "
+       "holds the lock (model/ finding 3)",
+       [] {
+         // A late event of our own old record, after a Get showed the rival: taking it would
+         // make the next attempt's fast path PUT over the rival with the version the Get cached.
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Obs(kThem, 4, "b"));
+         f.Step();
+         f.elector.Observe(Obs(kMe, 3, "old"));
+         CHECK(f.elector.Take().record.holder_identity == kThem);
+         f.clock.Advance(2s);
+         f.lock.ExpectGet(Obs(kThem, 4, "b"));  // a Get, never a fast-path Update
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Get");
+       }},
       {"not ready before the first read; a 403 is reported",
        [] {
          Fixture f;
