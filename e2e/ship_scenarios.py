@@ -149,6 +149,24 @@ def supports_lock_none():
     return bool(para and re.search(r"\bnone\b", para.group(0)))
 
 
+def assert_gated(dep, container, command_tail):
+    """`container` runs through `leasehold gate`, from the binary that the init container
+    leasehold-install copies into the emptyDir leasehold-bin, with gate-probe probes."""
+    spec = dep["spec"]["template"]["spec"]
+    inits = spec.get("initContainers") or []
+    inst = next(c for c in inits if c["name"] == "leasehold-install")
+    assert inst["command"] == ["/leasehold", "install", "/leasehold-bin"], inst
+    assert "restartPolicy" not in inst, inst
+    vol = next(v for v in spec["volumes"] if v["name"] == "leasehold-bin")
+    assert "emptyDir" in vol, vol
+    op = next(c for c in spec["containers"] if c["name"] == container)
+    assert op["command"] == ["/leasehold-bin/leasehold", "gate", "--", *command_tail], op["command"]
+    assert {"name": "leasehold-bin", "mountPath": "/leasehold-bin"} in op["volumeMounts"], op
+    assert op["livenessProbe"]["exec"]["command"] == ["/leasehold-bin/leasehold", "gate-probe"]
+    for c in inits:  # the installer first, so the binary is there before anything uses it
+        assert c["name"] == "leasehold-install" or inits.index(inst) < inits.index(c), inits
+
+
 class Sidecar:
     """The leasehold container of a rendered Deployment, run as the kubelet would run it: its
     args and env (envFrom ConfigMaps from the same rendering, downward API values filled in),
@@ -460,6 +478,17 @@ def kustomize(s):
     assert not can_i(cp, ns, "leasehold", "create", "configmaps")
     run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps", lock)
 
+    # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.
+    for variant, where in ((native, "initContainers"), (classic, "containers")):
+        ns = ensure_ns(cp, f"ship-k-gate-{variant.name}")
+        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [variant], [comps / "gate"])), ns)
+        dep = one(objs, "Deployment")
+        assert_restricted(dep)
+        assert sidecar(dep)[1] == where
+        assert_gated(dep, "app", ["/busybox/sh", "-c"])
+        assert one(objs, "ConfigMap")["data"]["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe"
+        log(f"components/gate on {variant.name}: accepted, app gated, release safe")
+
 
 @scenario
 def classic_shutdown(s):
@@ -568,6 +597,22 @@ def helm_offline(s):
     r = helm(cp, "template", "t", str(CHART), "--kube-version", "1.28.9",
              "--set", "sidecar.mode=native", check=False)
     assert r.returncode != 0 and "1.29" in r.stderr, r.stderr
+
+    # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants, no preStop
+    # (the gate POSTs /release itself); immediate is refused.
+    for kube, where in (("1.34.0", "initContainers"), ("1.28.9", "containers")):
+        objs = render("--kube-version", kube, "--set", "exampleDeployment.enabled=true",
+                      "--set", "gate.enabled=true")
+        args, w = sidecar_args(objs)
+        assert w == where and args["--release-on-shutdown"] == "safe", (w, args)
+        dep = one(objs, "Deployment")
+        assert_gated(dep, "app", ["/busybox/sh", "-c"])
+        assert_restricted(dep)
+        assert "lifecycle" not in dep["spec"]["template"]["spec"]["containers"][0]
+    r = helm(cp, "template", "t", str(CHART), "--set", "gate.enabled=true",
+             "--set", "leaderElection.releaseOnShutdown=immediate", check=False)
+    assert r.returncode != 0 and "gate.enabled" in r.stderr, r.stderr
+    log("gate.enabled: app gated, release safe on both variants; immediate refused")
 
     # Explicit lock types: that lock's RBAC alone.
     objs = render("--set", "leaderElection.lockType=configmaps")
@@ -682,20 +727,29 @@ def helm_no_lease_api(s):
 
 
 class Gate:
-    """deploy/examples/k8up/leasehold/leader-gate.sh in front of a fake operator that keeps a
-    marker file while it runs."""
+    """The K8up example's gate in front of a fake operator that keeps a marker file while it
+    runs: `leasehold gate` as the rendered command runs it (`command`, with the emptyDir's
+    binary and `k8up` replaced), or the fallback deploy/examples/k8up/leasehold/leader-gate.sh."""
 
-    def __init__(self, tmp, name, agent):
+    def __init__(self, tmp, name, agent, command=None):
         self.name = name
         self.marker = Path(tmp) / f"{name}.running"
-        script = K8UP / "leasehold" / "leader-gate.sh"
         fake = (f"touch {self.marker}; trap 'rm -f {self.marker}; exit 0' TERM; "
                 "while :; do sleep 0.1; done")
-        env = {**os.environ, "LEADER_GATE_URL": f"http://127.0.0.1:{agent.port}"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
+        if command:
+            assert command[0] == "/leasehold-bin/leasehold" and command[-1] == "k8up", command
+            argv = [leasehold_binary(), *command[1:-1], "bash", "-c", fake]
+            # The e2e timings (renew-deadline 3s, retry-period 1s) allow at most 750ms.
+            env.update(LEASEHOLD_GATE_ADDRESS=f"127.0.0.1:{agent.port}",
+                       LEASEHOLD_GATE_STOP_GRACE="500ms",
+                       LEASEHOLD_GATE_STATUS_FILE=str(Path(tmp) / f"{name}.status.json"))
+        else:
+            argv = ["bash", str(K8UP / "leasehold" / "leader-gate.sh"), "bash", "-c", fake]
+            env["LEADER_GATE_URL"] = f"http://127.0.0.1:{agent.port}"
         self.log_path = Path(tmp) / f"{name}.gate.log"
         self.logf = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(["bash", str(script), "bash", "-c", fake], env=env,
-                                     stdout=self.logf, stderr=subprocess.STDOUT,
+        self.proc = subprocess.Popen(argv, env=env, stdout=self.logf, stderr=subprocess.STDOUT,
                                      start_new_session=True)
 
     def running(self):
@@ -725,11 +779,12 @@ def k8up(s):
         assert_restricted(dep)
         op = next(x for x in dep["spec"]["template"]["spec"]["containers"]
                   if x["name"] == "k8up-operator")
-        assert op["command"][:2] == ["/bin/bash", "/leasehold/leader-gate.sh"], op["command"]
+        assert_gated(dep, "k8up-operator", ["k8up"])
         env = {e["name"]: e.get("value") for e in op["env"]}
         assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "false", env
         data = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])["data"]
         assert data["LEASEHOLD_LOCK_TYPE"] == kind and data["LEASEHOLD_LOCK_NAME"] == "k8up-leader"
+        assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data  # with a gate, always
         rb = one(objs, "RoleBinding", "k8up-leasehold")
         assert rb["subjects"][0]["name"] == dep["spec"]["template"]["spec"]["serviceAccountName"]
         log(f"k8up/{variant}: accepted; sidecar in {w}, lock {kind}")
@@ -752,15 +807,26 @@ def k8up(s):
         assert sidecar(one(objs, "Deployment", "k8up"))[1] == where
         log(f"helm --post-renderer (LEASEHOLD_VARIANT={variant}): sidecar in {where}, accepted")
 
-    # leader-gate.sh with two real agents: only the leader's operator runs, ever.
-    ns2 = Namespace(cp, "ship-k8up-gate", lock_name="k8up-leader")
-    a = s.agent(ns2, "k8up-a", release="safe").start()
-    b = s.agent(ns2, "k8up-b", release="safe").start()
+    # The rendered gate (and the fallback leader-gate.sh) with two real agents: only the
+    # leader's operator runs, ever.
+    rendered = next(x for x in one(dry_run(cp, kbuild(cp, K8UP / "lease"), ns), "Deployment",
+                                   "k8up")["spec"]["template"]["spec"]["containers"]
+                    if x["name"] == "k8up-operator")["command"]
+    for which, command in (("leasehold gate", rendered), ("leader-gate.sh", None)):
+        log(f"--- {which}")
+        k8up_gates(s, cp, which.split()[-1].replace(".", "-"), command)
+
+
+def k8up_gates(s, cp, tag, command):
+    ns2 = Namespace(cp, f"ship-k8up-{tag}", lock_name="k8up-leader")
+    a = s.agent(ns2, f"k8up-{tag}-a", release="safe").start()
+    b = s.agent(ns2, f"k8up-{tag}-b", release="safe").start()
     gates = {}
     overlap = []
     stop = threading.Event()
     try:
-        gates = {a.name: Gate(s.tmp, "gate-a", a), b.name: Gate(s.tmp, "gate-b", b)}
+        gates = {a.name: Gate(s.tmp, f"{tag}-a", a, command),
+                 b.name: Gate(s.tmp, f"{tag}-b", b, command)}
 
         def watch():
             while not stop.is_set():

@@ -15,6 +15,7 @@
 
 #include "app/duration.h"
 #include "app/flags.h"
+#include "app/gate_command.h"
 #include "app/kube_announcer.h"
 #include "app/lock_watcher.h"
 #include "app/logging.h"
@@ -198,6 +199,8 @@ int Run(AppConfig config, FirstSignal& first_signal) {
   server::HandlerOptions handler_options;
   handler_options.started_at = clock.MonotonicNow();
   handler_options.lease_duration = ec.lease_duration();
+  handler_options.renew_deadline = ec.renew_deadline();
+  handler_options.retry_period = ec.retry_period();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
   handler_options.metrics = [&metrics](const election::Snapshot& s) { return metrics.Render(s); };
   server::ServerOptions server_options;
@@ -307,6 +310,18 @@ int Main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "probe") {
     return RunProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
+  }
+  // The gate takes every signal through its own signalfd loop, single-threaded (it forks CMD):
+  // dispatched before the SignalWatcher thread below exists.
+  if (!args.empty() && args[0] == "gate") {
+    return RunGateCommand(std::vector<std::string>(args.begin() + 1, args.end()),
+                          RealEnvironment());
+  }
+  if (!args.empty() && args[0] == "gate-probe") {
+    return RunGateProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
+  }
+  if (!args.empty() && args[0] == "install") {
+    return RunInstall(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   // Watching before any I/O (the namespace file, the kubeconfig, token and CA, the status file):
   // as PID 1 a blocked SIGTERM nobody waits for is ignored until start-up ends, however long

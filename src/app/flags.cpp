@@ -115,6 +115,10 @@ Local API (GET unless noted):
 Probe without curl: leasehold probe [--leader] [--address ADDR] asks /readyz (or /is-leader)
 with a 1s timeout and exits 0 on 200, else 1 (see leasehold probe --help).
 
+Gate a program that cannot ask: leasehold gate [FLAGS] -- CMD [ARGS...] runs CMD only while this
+pod leads, and stops it before the last validUntil it received (see leasehold gate --help);
+leasehold gate-probe [--ready] is its exec probe, leasehold install DIR copies this binary.
+
 Signals: the first SIGTERM/SIGINT stops and releases as --release-on-shutdown says; a second
 one exits at once (code 1) without releasing.
 Exit codes: 0 stopped cleanly, 1 cannot run, 2 invalid flags or API configuration.
@@ -338,7 +342,7 @@ void WarnUnknownVariables(const Environment& env, std::vector<std::string>* warn
 
 bool IsReservedLeaseholdVariable(const std::string& name) {
   static constexpr const char* kPrefixes[] = {
-      "LEASEHOLD_GATE_",   // a future `gate` subcommand
+      "LEASEHOLD_GATE_",   // the `gate` subcommand's, set on the gated container
       "LEASEHOLD_E2E_",    // e2e/ harness
       "LEASEHOLD_SKIP_",   // .ci and scripts/test.sh switches
       "LEASEHOLD_FUZZ",    // fuzz/ (LEASEHOLD_FUZZ, LEASEHOLD_FUZZ_*)

@@ -122,7 +122,10 @@ std::string NotObservedReason(const Snapshot& s) {
   return r;
 }
 
-HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty) {
+int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
+
+HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
+                  const HandlerOptions* options = nullptr) {
   const MonoTime now = clock.MonotonicNow();
   const std::string& holder = s.record.holder_identity;
   return Json(s.observed ? 200 : 503, pretty, [&](auto& w) {
@@ -160,6 +163,18 @@ HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty) {
       w.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
       w.Key("validUntil");
       Str(w, FormatRfc3339Millis(ToSystem(clock, s.valid_until)));
+    }
+    if (options && options->renew_deadline > Duration::zero() &&
+        options->retry_period > Duration::zero()) {
+      w.Key("timings");
+      w.StartObject();
+      w.Key("leaseDurationMs");
+      w.Int64(Ms(options->lease_duration));
+      w.Key("renewDeadlineMs");
+      w.Int64(Ms(options->renew_deadline));
+      w.Key("retryPeriodMs");
+      w.Int64(Ms(options->retry_period));
+      w.EndObject();
     }
     if (!s.observed) {
       w.Key("reason");
@@ -313,7 +328,7 @@ HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
                      " (endpoints: " + kProbeEndpoints + ")");
   }
   if (q.path == "/leader" || q.path == "/") {
-    return get ? Leader(s, clock, WantsPretty(q)) : NotAllowed(q, kGetAllow);
+    return get ? Leader(s, clock, WantsPretty(q), &options) : NotAllowed(q, kGetAllow);
   }
   if (q.path == "/release") {
     if (q.method != "POST") return NotAllowed(q, kPostAllow);

@@ -51,6 +51,11 @@ struct HandlerOptions {
   MonoTime started_at{};
   // The configured --lease-duration (not the one in the record, which a rival may have set).
   Duration lease_duration = std::chrono::seconds(15);
+  // The configured --renew-deadline and --retry-period. When both are set (> 0), GET /leader
+  // (not the watch events, nor the status file) adds "timings": {"leaseDurationMs",
+  // "renewDeadlineMs", "retryPeriodMs"}, so that `leasehold gate` can check its stop-grace.
+  Duration renew_deadline{};
+  Duration retry_period{};
   // POST /release calls this; in production Elector::AcknowledgeRelease. May be empty.
   std::function<void()> release;
   // GET /metrics answers with this text, given a Peek()ed snapshot; empty = 404.

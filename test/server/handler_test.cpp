@@ -156,6 +156,39 @@ TEST_CASE("GET /leader: validForMs counts down with the clock") {
   CHECK(Call("GET", "/leader", s, clock).body.find(R"("validForMs":0,)") != std::string::npos);
 }
 
+TEST_CASE("GET /leader: timings for the gate, when configured") {
+  FakeClock clock;
+  HandlerOptions options;
+  options.lease_duration = seconds(15);
+  options.renew_deadline = seconds(10);
+  options.retry_period = milliseconds(2500);
+  const std::string timings =
+      R"("timings":{"leaseDurationMs":15000,"renewDeadlineMs":10000,"retryPeriodMs":2500})";
+  struct Case {
+    const char* name;
+    Snapshot s;
+    std::string tail;
+  };
+  const std::vector<Case> cases = {
+      {"leader: after validUntil", Leader(clock, seconds(10)),
+       R"("validUntil":"2026-01-02T03:00:10.000Z",)" + timings + "}\n"},
+      {"follower", HeldBy("pod-b_12345678", 3), R"("leaseDurationSeconds":15,)" + timings + "}\n"},
+      // The gate reads them at start, when the sidecar may not have read the lock yet.
+      {"not observed: before the reason", NotObserved(),
+       timings + R"(,"reason":"the lock has not been read yet"})" + "\n"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const std::string body = Call("GET", "/leader", c.s, clock, options).body;
+      REQUIRE(body.size() >= c.tail.size());
+      CHECK(body.substr(body.size() - c.tail.size()) == c.tail);
+      // Not in LeaderAnswer (watch events, the status file), nor without the options.
+      CHECK(LeaderAnswer(c.s, clock).body.find("timings") == std::string::npos);
+      CHECK(Call("GET", "/leader", c.s, clock).body.find("timings") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("?pretty indents, ?pretty=0 does not") {
   FakeClock clock;
   const Snapshot s = HeldBy("pod-b", 1);

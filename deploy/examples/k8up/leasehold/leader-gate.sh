@@ -1,4 +1,7 @@
 #!/bin/bash
+# FALLBACK (the example now uses `leasehold gate`; see ../README.md): for a leasehold image
+# without the gate subcommand.
+#
 # leader-gate.sh COMMAND [ARGS...]: runs COMMAND only while this pod leads, as the leasehold
 # sidecar says. For a main container that cannot ask /is-leader itself (K8up's operator schedules
 # backups as soon as it runs): the gate is its entrypoint.

@@ -55,8 +55,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if .Values.leaderElection.enabled -}}{{ .Values.leaderElection.lockType }}{{- else -}}none{{- end -}}
 {{- end -}}
 
+{{/* With a gate always safe (a sidecar restarted alone must not release while the gated program
+may still be inside its stop-grace); else immediate for a native sidecar, safe for a classic one. */}}
 {{- define "leasehold.releaseOnShutdown" -}}
-{{- .Values.leaderElection.releaseOnShutdown | default (ternary "immediate" "safe" (eq (include "leasehold.native" .) "true")) -}}
+{{- $gate := and .Values.gate .Values.gate.enabled -}}
+{{- .Values.leaderElection.releaseOnShutdown | default (ternary "immediate" "safe" (and (not $gate) (eq (include "leasehold.native" .) "true"))) -}}
 {{- end -}}
 
 {{/*
@@ -101,6 +104,9 @@ Lease API it is the ConfigMap lock.
 {{- if and $le.precreateLock (not (has $le.lockType (list "auto" "leases" "configmaps"))) -}}
 {{- fail "leaderElection.precreateLock works with lockType auto, leases or configmaps" -}}
 {{- end -}}
+{{- end -}}
+{{- if and .Values.gate .Values.gate.enabled (eq (include "leasehold.releaseOnShutdown" .) "immediate") -}}
+{{- fail "gate.enabled needs leaderElection.releaseOnShutdown safe (or empty): with immediate, a sidecar restarted alone releases at once while the gated program may still run" -}}
 {{- end -}}
 {{- if and (eq (include "leasehold.native" .) "true") (semverCompare "<1.29.0-0" .Capabilities.KubeVersion.Version) -}}
 {{- fail (printf "sidecar.mode=native needs Kubernetes >= 1.29 (this is %s): the pod would hang in Init; use mode auto or classic" .Capabilities.KubeVersion.Version) -}}
@@ -189,4 +195,34 @@ check with include "leasehold.native".
     {{- toYaml .Values.resources | nindent 4 }}
   securityContext:
     {{- toYaml .Values.securityContext | nindent 4 }}
+{{- end -}}
+
+
+{{/*
+The gate's init container (an initContainers item, before the sidecar): copies the binary into
+the emptyDir of "leasehold.gateVolume", where the main container runs
+/leasehold-bin/leasehold gate -- <command>.
+*/}}
+{{- define "leasehold.gateInstall" -}}
+- name: leasehold-install
+  image: {{ include "leasehold.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  command: ["/leasehold", "install", "/leasehold-bin"]
+  volumeMounts:
+    - name: leasehold-bin
+      mountPath: /leasehold-bin
+  resources:
+    requests:
+      cpu: 10m
+      memory: 8Mi
+    limits:
+      memory: 32Mi
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+{{- end -}}
+
+{{- define "leasehold.gateVolume" -}}
+- name: leasehold-bin
+  emptyDir:
+    sizeLimit: 64Mi
 {{- end -}}

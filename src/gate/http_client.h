@@ -1,0 +1,72 @@
+// A non-blocking HTTP/1.0 exchange with the sidecar over loopback: one request, then the answer's
+// head and its body as it arrives (a watch stream's body never ends). HTTP/1.0 on purpose: the
+// sidecar then sends the stream without chunked encoding, ended by the close, and closes after
+// every other answer. No libcurl: the peer is on 127.0.0.1 or ::1, and the gate must never
+// block in a call while a timer is due, so the socket is driven by the gate's own poll loop.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+#include "base/status.h"
+
+namespace leasehold::gate {
+
+struct Target {
+  std::string host;  // numeric: "127.0.0.1" or "::1"
+  int port = 0;
+  std::string ToString() const;
+};
+
+class HttpExchange {
+ public:
+  // Opens a non-blocking socket, starts connecting and queues `request` (the whole request).
+  // Unavailable when the connection is refused at once.
+  static Result<std::unique_ptr<HttpExchange>> Start(const Target& target, std::string request);
+  ~HttpExchange();
+  HttpExchange(const HttpExchange&) = delete;
+  HttpExchange& operator=(const HttpExchange&) = delete;
+
+  int fd() const { return fd_; }
+  // For poll(): POLLOUT until the request is written, then POLLIN.
+  short poll_events() const;
+  // Call when poll() reported the fd. Reads or writes what it can. Unavailable when the
+  // connection failed (refused, reset); OK otherwise, also at the end of the answer (closed()).
+  Status OnReady();
+
+  bool head_done() const { return head_done_; }
+  int status() const { return status_; }
+  // Body bytes received since the last call (after the head).
+  std::string TakeBody();
+  // The peer closed the connection, or a Content-Length body is complete.
+  bool closed() const { return closed_; }
+
+  static std::string Get(const std::string& path);   // "GET path HTTP/1.0" request text
+  static std::string Post(const std::string& path);  // with Content-Length: 0
+
+ private:
+  HttpExchange(int fd, std::string request) : fd_(fd), out_(std::move(request)) {}
+  Status ParseHead();
+
+  int fd_ = -1;
+  std::string out_;
+  size_t written_ = 0;
+  bool connected_ = false;
+  std::string in_;
+  bool head_done_ = false;
+  int status_ = 0;
+  long long content_length_ = -1;
+  long long body_seen_ = 0;
+  bool closed_ = false;
+};
+
+// Runs one exchange to the end, blocking up to `timeout`: (status, body). For the POST /release
+// at exit and for tests; the gate's loop drives exchanges itself.
+struct HttpAnswer {
+  int status = 0;
+  std::string body;
+};
+Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout);
+
+}  // namespace leasehold::gate
