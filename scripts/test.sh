@@ -2,7 +2,8 @@
 # Runs every test: unit and component tests (plain, ASan+UBSan, TSan), then the e2e scenarios
 # on a real etcd + kube-apiserver built from Go modules (cached in ~/.cache/leasehold-e2e).
 # LEASEHOLD_SKIP_E2E=1 skips the e2e part; LEASEHOLD_SKIP_SANITIZERS=1 the sanitizer builds;
-# LEASEHOLD_SKIP_FUZZ=1 the bounded libFuzzer runs (clang-14, build-fuzz/).
+# LEASEHOLD_SKIP_FUZZ=1 the bounded libFuzzer runs (clang-14, build-fuzz/); LEASEHOLD_SKIP_MODEL=1
+# the SPIN model check (model/check.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
@@ -25,6 +26,11 @@ if [[ "${LEASEHOLD_SKIP_SANITIZERS:-0}" != 1 ]]; then
   bash scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DLEASEHOLD_SANITIZE=thread
   TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/test/tsan.supp" \
     ctest --test-dir build-tsan -LE e2e --output-on-failure
+fi
+
+if [[ "${LEASEHOLD_SKIP_MODEL:-0}" != 1 ]]; then
+  step "model check of the election (model/README.md)"
+  bash model/check.sh
 fi
 
 if [[ "${LEASEHOLD_SKIP_FUZZ:-0}" != 1 ]]; then
