@@ -13,33 +13,15 @@
 #include "app/duration.h"
 #include "base/version.h"
 
+#include "app/fake_environment.h"
+
 namespace leasehold::app {
 namespace {
 
 using Strings = std::vector<std::string>;
 using Map = std::map<std::string, std::string>;
 
-Environment FakeEnvironment(Map vars, Map files) {
-  Environment env;
-  env.getenv = [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-  env.names = [vars] {
-    std::vector<std::string> out;
-    for (const auto& [name, value] : vars) out.push_back(name);
-    return out;
-  };
-  env.read_file = [files](const std::string& path) -> Result<std::string> {
-    auto it = files.find(path);
-    if (it == files.end()) return Status(Code::kNotFound, "cannot read " + path);
-    return it->second;
-  };
-  env.hostname = [] { return std::string("node-host"); };
-  env.random_hex8 = [] { return std::string("0badcafe"); };
-  return env;
-}
+using testing::FakeEnvironment;
 
 // Every field on one line, so a table row can state the whole expected config.
 std::string Summary(const AppConfig& c) {

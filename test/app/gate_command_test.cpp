@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/fake_environment.h"
+
 namespace leasehold::app {
 namespace {
 
@@ -21,13 +23,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 Environment EnvWith(std::map<std::string, std::string> vars) {
-  Environment env;
-  env.getenv = [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-  return env;
+  return testing::FakeEnvironment(std::move(vars));
 }
 
 TEST_CASE("ParseGateCommand: defaults suit the sidecar's defaults with nothing set") {

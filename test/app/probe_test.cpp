@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "app/fake_environment.h"
+
 namespace leasehold::app {
 namespace {
 
@@ -21,13 +23,7 @@ using Strings = std::vector<std::string>;
 using Targets = std::vector<std::pair<std::string, int>>;
 
 Environment EnvWith(std::map<std::string, std::string> vars) {
-  Environment env;
-  env.getenv = [vars](const std::string& name) -> std::optional<std::string> {
-    auto it = vars.find(name);
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-  return env;
+  return testing::FakeEnvironment(std::move(vars));
 }
 
 TEST_CASE("ParseProbeCommand") {
