@@ -41,10 +41,15 @@ void CheckResponse(long http_status, std::string_view body, std::string_view ret
     FUZZ_CHECK(s.code() == Code::kTooManyRequests || s.code() == Code::kUnavailable);
     FUZZ_CHECK(s.retry_after()->count() >= 0 && s.retry_after()->count() <= kDay);
   }
+  // A 401 says first that the credentials were refused (not RBAC).
+  if (s.code() == Code::kUnauthorized) {
+    FUZZ_CHECK(s.message().rfind(kUnauthorizedPrefix, 0) == 0);
+  }
   // No body, no Retry-After: the code is the HTTP code's.
   if (body.empty()) {
     FUZZ_CHECK(s.code() == CodeFromHttpStatus(http_status));
-    FUZZ_CHECK(s.message() == "HTTP " + std::to_string(http_status));
+    const std::string prefix = s.code() == Code::kUnauthorized ? kUnauthorizedPrefix : "";
+    FUZZ_CHECK(s.message() == prefix + "HTTP " + std::to_string(http_status));
   }
 }
 
