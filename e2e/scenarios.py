@@ -6,6 +6,7 @@ CTest registers each one as its own test with the label `e2e` (see e2e/CMakeList
 """
 
 import json
+import os
 import re
 import signal
 import sys
@@ -313,7 +314,17 @@ def manifests_dry_run(s):
     deploy = REPO / "deploy"
     kustom_dirs = sorted({p.parent for p in deploy.rglob("kustomization.yaml")})
     for d in kustom_dirs:
-        rendered = cp.kubectl("kustomize", str(d))
+        target = d
+        if re.search(r"^kind:\s*Component\s*$", (d / "kustomization.yaml").read_text(), re.M) and \
+                "behavior: merge" in (d / "kustomization.yaml").read_text():
+            # A component that merges into the base's objects renders only on top of it.
+            target = ns.tmp / f"with-{d.name}"
+            target.mkdir(exist_ok=True)
+            (target / "kustomization.yaml").write_text(
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                f"resources: [{os.path.relpath(deploy / 'base', target)}]\n"
+                f"components: [{os.path.relpath(d, target)}]\n")
+        rendered = cp.kubectl("kustomize", str(target))
         cp.kubectl("apply", "--dry-run=server", "-n", ns.name, "-f", "-", input=rendered)
         checked += 1
     for p in sorted(deploy.rglob("*.yaml")):
