@@ -441,9 +441,10 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
                  observed_record_.holder_identity, observed_record_.leader_transitions);
   }
   if (last_error_.code() == Code::kUnauthorized) {
-    spdlog::error("leader election attempt on {} refused: {} -- the API server does not accept "
-                  "this agent's credentials (the token is expired, revoked or invalid)",
-                  Where(lock_.Describe()), last_error_.ToString());
+    spdlog::error(
+        "leader election attempt on {} refused: {} -- the API server does not accept "
+        "this agent's credentials (the token is expired, revoked or invalid)",
+        Where(lock_.Describe()), last_error_.ToString());
   } else if (last_error_.code() == Code::kForbidden) {
     spdlog::error(
         "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "

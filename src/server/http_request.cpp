@@ -10,8 +10,21 @@ namespace {
 bool IsTokenChar(unsigned char c) {
   if (std::isalnum(c)) return true;
   switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~':
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
       return true;
     default:
       return false;
@@ -186,8 +199,8 @@ HeadParse ParseRequestHead(std::string_view data, const HeadLimits& limits) {
     }
   }
   if (head.body_bytes > limits.max_body_bytes) {
-    return Fail(413, "request bodies are limited to " + std::to_string(limits.max_body_bytes) +
-                         " bytes");
+    return Fail(
+        413, "request bodies are limited to " + std::to_string(limits.max_body_bytes) + " bytes");
   }
   head.head_bytes = pos;
   HeadParse p;
@@ -211,9 +224,9 @@ DecodedTarget DecodeTarget(std::string_view target) {
     const std::string_view pair = query.substr(start, amp - start);
     if (!pair.empty()) {
       const size_t eq = pair.find('=');
-      out.params.emplace(PercentDecode(pair.substr(0, eq), true),
-                         eq == std::string_view::npos ? std::string()
-                                                      : PercentDecode(pair.substr(eq + 1), true));
+      out.params.emplace(
+          PercentDecode(pair.substr(0, eq), true),
+          eq == std::string_view::npos ? std::string() : PercentDecode(pair.substr(eq + 1), true));
     }
     start = amp + 1;
   }

@@ -28,8 +28,8 @@ struct HeadLimits {
 };
 
 struct RequestHead {
-  std::string method;  // token, as received ("GET", "POST", ...)
-  std::string target;  // origin-form: starts with '/'
+  std::string method;     // token, as received ("GET", "POST", ...)
+  std::string target;     // origin-form: starts with '/'
   int minor_version = 1;  // HTTP/1.<minor_version>: 0 or 1
   // After this request's answer the connection stays open: HTTP/1.1 unless "Connection: close",
   // HTTP/1.0 only with "Connection: keep-alive".
@@ -46,7 +46,7 @@ struct HeadParse {
   };
   State state = State::kIncomplete;
   RequestHead head;
-  int status = 0;  // kError: 400, 413, 431, 501 or 505
+  int status = 0;      // kError: 400, 413, 431, 501 or 505
   std::string reason;  // kError: our words, safe to echo (no request bytes in it)
 };
 

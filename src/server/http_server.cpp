@@ -69,20 +69,34 @@ std::string PeerLabel(const sockaddr_storage& a) {
 
 const char* ReasonPhrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 202: return "Accepted";
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 501: return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Unknown";
+    case 200:
+      return "OK";
+    case 202:
+      return "Accepted";
+    case 400:
+      return "Bad Request";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Unknown";
   }
 }
 
@@ -130,9 +144,9 @@ struct Conn {
   uint32_t gen = 0;  // see Key()
   std::string peer;  // for logs
   bool loopback = false;
-  std::string in;     // received and not yet parsed
-  std::string out;    // to send
-  size_t out_off = 0; // bytes of `out` already sent
+  std::string in;      // received and not yet parsed
+  std::string out;     // to send
+  size_t out_off = 0;  // bytes of `out` already sent
   // kHttp: the request (head and body) must be complete by `request_deadline`; queued output
   // must be gone by `write_deadline`.
   Steady::time_point wait_since;  // start of the current wait for a request: shedding order
@@ -143,8 +157,8 @@ struct Conn {
   bool lingering = false;          // it was sent; input is dropped until kLinger has passed
   size_t lingered = 0;             // bytes dropped meanwhile
   bool peer_closed = false;
-  bool processing = false;         // inside Process(): Flush() must not re-enter it
-  uint32_t interest = 0;  // the epoll events registered
+  bool processing = false;  // inside Process(): Flush() must not re-enter it
+  uint32_t interest = 0;    // the epoll events registered
   bool registered = false;
 
   // A watch stream, once GET /leader/watch was accepted.
@@ -175,7 +189,7 @@ struct HttpServer::Impl {
     // Loop thread only.
     std::unordered_map<int, std::unique_ptr<Conn>> conns;
     std::unordered_map<int, Conn*> by_signal;  // a stream's hub eventfd -> its connection
-    int ordinary = 0;                           // connections that are not streams
+    int ordinary = 0;                          // connections that are not streams
     uint32_t next_gen = 0;
     Steady::time_point next_sweep = Steady::time_point::max();
     uint64_t shed_unlogged = 0;
@@ -311,8 +325,8 @@ void HttpServer::Impl::Loop::Accept() {
   for (int i = 0; i < kAcceptsPerWake && !stopping; ++i) {
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
-    const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd =
+        accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     const Steady::time_point now = Steady::now();
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -371,9 +385,10 @@ void HttpServer::Impl::Loop::ShedOne(Steady::time_point now) {
   if (victim == nullptr) return;
   ++shed_unlogged;
   if (now - shed_logged_at >= kShedLogEvery) {
-    spdlog::warn("http {}: {} connection(s) shed to stay within {} (the longest waiting for a "
-                 "request first)",
-                 label, shed_unlogged, server->options.max_connections);
+    spdlog::warn(
+        "http {}: {} connection(s) shed to stay within {} (the longest waiting for a "
+        "request first)",
+        label, shed_unlogged, server->options.max_connections);
     shed_unlogged = 0;
     shed_logged_at = now;
   }
@@ -463,7 +478,7 @@ void HttpServer::Impl::Loop::Process(Conn& c) {
     }
     const RequestHead& head = p.head;
     if (c.in.size() < head.head_bytes + head.body_bytes) break;  // the body is still coming
-    c.in.erase(0, head.head_bytes + head.body_bytes);  // the body is read and discarded
+    c.in.erase(0, head.head_bytes + head.body_bytes);            // the body is read and discarded
     if (head.method == "GET" && server->options.watch != nullptr &&
         !server->handler_options.probe_only && DecodeTarget(head.target).path == "/leader/watch") {
       StartStream(c, head);
@@ -506,8 +521,7 @@ void HttpServer::Impl::Loop::Answer(Conn& c, const RequestHead& head) {
     }
   }
   // The path may hold any byte: the log's formatter escapes every message (app/logging.cpp).
-  spdlog::debug("http {}: {} {} from {} -> {}", label, q.method, q.path, c.peer,
-                a.status);
+  spdlog::debug("http {}: {} {} from {} -> {}", label, q.method, q.path, c.peer, a.status);
   ++c.answered;
   const bool keep = head_keep && c.answered < o.max_requests_per_connection;
   if (!keep) c.close_after_write = true;
@@ -720,8 +734,8 @@ void HttpServer::Impl::Loop::Sweep(Steady::time_point now) {
       c->in.clear();
       const int fd = c->fd;
       const uint32_t gen = c->gen;
-      Queue(*c, Serialize(JsonError(408, "the request did not arrive within the time limit"),
-                          false, false, 1));
+      Queue(*c, Serialize(JsonError(408, "the request did not arrive within the time limit"), false,
+                          false, 1));
       if (Alive(fd, gen) && c->pending() > 0) {
         // It did not take the answer at once: it gets no more time.
         Close(*c);
@@ -775,7 +789,8 @@ Status HttpServer::Impl::Bind(Loop& loop, int port_wanted, int* port_bound) {
   loop.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   loop.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   loop.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (loop.epoll_fd < 0 || loop.wake_fd < 0) return Status(Code::kUnavailable, std::strerror(errno));
+  if (loop.epoll_fd < 0 || loop.wake_fd < 0)
+    return Status(Code::kUnavailable, std::strerror(errno));
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = Key(Tag::kListen, fd);

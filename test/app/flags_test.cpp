@@ -11,9 +11,8 @@
 #include <vector>
 
 #include "app/duration.h"
-#include "base/version.h"
-
 #include "app/fake_environment.h"
+#include "base/version.h"
 
 namespace leasehold::app {
 namespace {

@@ -18,8 +18,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "kube/temp_dir.h"
@@ -37,8 +37,7 @@ using leasehold::testing::TempDir;
 class Agent {
  public:
   // stderr into `stderr_path`, or onto `stderr_fd` when given.
-  Agent(const std::vector<std::string>& flags, const std::string& stderr_path,
-        int stderr_fd = -1)
+  Agent(const std::vector<std::string>& flags, const std::string& stderr_path, int stderr_fd = -1)
       : stderr_path_(stderr_path) {
     std::vector<std::string> args = {LEASEHOLD_BINARY};
     args.insert(args.end(), flags.begin(), flags.end());
@@ -128,13 +127,14 @@ TEST_CASE("SIGTERM during start-up: the agent exits within 1 s, even stuck writi
   while (::write(pipefd[1], chunk.data(), 1) > 0) {
   }
   REQUIRE(::fcntl(pipefd[1], F_SETFL, 0) == 0);
-  Agent agent({"--lock-name=a", "--lock-type=none", "--http-address=127.0.0.1:0"}, "",
-              pipefd[1]);
+  Agent agent({"--lock-name=a", "--lock-type=none", "--http-address=127.0.0.1:0"}, "", pipefd[1]);
   ::close(pipefd[1]);
   // The state we count from: the main thread blocked in write(2, ...).
   REQUIRE(agent.WaitFor(
-      [&] { return agent.Exited() || BlockedIn(agent.pid(), agent.pid()) ==
-                                         std::pair<long, long>{SYS_write, 2}; },
+      [&] {
+        return agent.Exited() ||
+               BlockedIn(agent.pid(), agent.pid()) == std::pair<long, long>{SYS_write, 2};
+      },
       milliseconds(10000)));
   REQUIRE_FALSE(agent.Exited());
 

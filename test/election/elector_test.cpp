@@ -56,6 +56,16 @@ struct Fixture {
     REQUIRE(elector.Take().is_leader);
   }
 
+  // As leader, a fast-path renew that is applied but answered 30 s late, with `rival`'s record
+  // arriving by watch while it is in flight (a pause; a takeover meanwhile).
+  void LateRenewAfterRivalEvent(const LockObservation& rival) {
+    BecomeLeader();
+    lock.ExpectWrite(
+        Op::kUpdate, Status::Ok(),
+        [this, rival](const LeaderElectionRecord&, MonoTime) { elector.Observe(rival); }, 30s);
+    elector.Step();
+  }
+
   FakeClock clock;
   FakeLock lock;
   ElectionConfig config;
@@ -620,12 +630,8 @@ const std::vector<Case>& Cases() {
          // left in the observed record: it must be observed again, or the next fast path PUTs
          // over the rival's fresh lease with the version the Get cached.
          Fixture f(ReleaseMode::kOff);
-         f.BecomeLeader();
          const LockObservation rival = Obs(kThem, 1, "rv6");
-         f.lock.ExpectWrite(
-             Op::kUpdate, Status::Ok(),
-             [&](const LeaderElectionRecord&, MonoTime) { f.elector.Observe(rival); }, 30s);
-         f.Step();
+         f.LateRenewAfterRivalEvent(rival);
          CHECK_FALSE(f.elector.Take().is_leader);  // the claim counted from the send has run out
          // The next attempt: the fast path still believes the late answer and fails on the
          // version; the Get shows the rival.
@@ -645,12 +651,8 @@ const std::vector<Case>& Cases() {
          // As above, but the truth arrives again by watch (a restarted watch replays the current
          // object) instead of by a Get, once the claim has ended.
          Fixture f(ReleaseMode::kOff);
-         f.BecomeLeader();
          const LockObservation rival = Obs(kThem, 1, "rv6");
-         f.lock.ExpectWrite(
-             Op::kUpdate, Status::Ok(),
-             [&](const LeaderElectionRecord&, MonoTime) { f.elector.Observe(rival); }, 30s);
-         f.Step();
+         f.LateRenewAfterRivalEvent(rival);
          // The API is unreachable for one attempt: the claim has ended, so this replica steps
          // down with the late answer's record still observed.
          f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
@@ -676,11 +678,10 @@ const std::vector<Case>& Cases() {
          const SysTime begun = f.clock.SystemNow();
          SysTime stamped{}, acquired{};
          f.lock.ExpectGet(Obs(kThem, 4, "a"), 3s)
-             .ExpectWrite(Op::kUpdate, Status::Ok(),
-                          [&](const LeaderElectionRecord& r, MonoTime) {
-                            stamped = *r.renew_time;
-                            acquired = *r.acquire_time;
-                          });
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [&](const LeaderElectionRecord& r, MonoTime) {
+               stamped = *r.renew_time;
+               acquired = *r.acquire_time;
+             });
          f.Step();
          CHECK(stamped == begun + 3s);
          CHECK(acquired == begun + 3s);

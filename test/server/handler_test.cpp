@@ -302,8 +302,8 @@ TEST_CASE("GET /readyz") {
       {"Unauthorized", WithError(HeldBy("pod-b", 3), Code::kUnauthorized, "token expired"), 503,
        R"({"ready":false,"reason":"the API server does not accept this agent's credentials )"
        R"((the token is expired, revoked or invalid): Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
-           R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
-           R"("lastErrorCode":"Unauthorized"})"},
+       R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
+       R"("lastErrorCode":"Unauthorized"})"},
       {"Forbidden (no update permission)",
        WithError(HeldBy("pod-b", 3), Code::kForbidden, "cannot update"), 503,
        R"({"ready":false,"reason":")" + refused +

@@ -2,8 +2,8 @@
 // malformed heads, slow and idle connections, pipelining, bodies, Range, the connection cap.
 // Every loop here is bounded in count and time. The same attacks on the real binary, with the
 // shipped limits and RSS measured, are e2e/adversarial.py.
-#include <doctest/doctest.h>
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -18,8 +18,8 @@
 #include "server/http_server.h"
 #include "server/listen_address.h"
 #include "server/publisher.h"
-#include "server/watch_hub.h"
 #include "server/raw_client.h"
+#include "server/watch_hub.h"
 
 namespace leasehold::server {
 namespace {
@@ -67,7 +67,8 @@ struct Fixture {
 
 std::string Headers(int n, size_t value_bytes) {
   std::string out;
-  for (int i = 0; i < n; ++i) out += "X-H" + std::to_string(i) + ": " + std::string(value_bytes, 'v') + "\r\n";
+  for (int i = 0; i < n; ++i)
+    out += "X-H" + std::to_string(i) + ": " + std::string(value_bytes, 'v') + "\r\n";
   return out;
 }
 
@@ -86,13 +87,12 @@ TEST_CASE("ParseRequestHead: limits and grammar") {
       {"not yet complete", get + "Host: x\r\n", HeadParse::State::kIncomplete, 0},
       {"64 header fields", get + Headers(64, 10) + "\r\n", HeadParse::State::kComplete, 0},
       {"65 header fields", get + Headers(65, 10) + "\r\n", HeadParse::State::kError, 431},
-      {"65 header fields, the head not ended yet", get + Headers(65, 10),
-       HeadParse::State::kError, 431},
-      {"a head of exactly 16 KiB", get + "X: " + std::string(16384 - get.size() - 7, 'v') +
-                                       "\r\n\r\n",
+      {"65 header fields, the head not ended yet", get + Headers(65, 10), HeadParse::State::kError,
+       431},
+      {"a head of exactly 16 KiB",
+       get + "X: " + std::string(16384 - get.size() - 7, 'v') + "\r\n\r\n",
        HeadParse::State::kComplete, 0},
-      {"a head of 16 KiB + 1", get + "X: " + std::string(16384 - get.size() - 6, 'v') +
-                                   "\r\n\r\n",
+      {"a head of 16 KiB + 1", get + "X: " + std::string(16384 - get.size() - 6, 'v') + "\r\n\r\n",
        HeadParse::State::kError, 431},
       {"16 KiB without a line end", std::string(16384, 'G'), HeadParse::State::kError, 431},
       {"a body within the limit", "POST /release HTTP/1.1\r\nContent-Length: 1024\r\n\r\n",
@@ -102,8 +102,7 @@ TEST_CASE("ParseRequestHead: limits and grammar") {
       {"conflicting lengths", get + "Content-Length: 1\r\nContent-Length: 2\r\n\r\n",
        HeadParse::State::kError, 400},
       {"a signed length", get + "Content-Length: +1\r\n\r\n", HeadParse::State::kError, 400},
-      {"a chunked body", get + "Transfer-Encoding: chunked\r\n\r\n", HeadParse::State::kError,
-       501},
+      {"a chunked body", get + "Transfer-Encoding: chunked\r\n\r\n", HeadParse::State::kError, 501},
       {"folded header", get + "X: a\r\n b\r\n\r\n", HeadParse::State::kError, 400},
       {"NUL in a value", get + std::string("X: a\0b\r\n\r\n", 10), HeadParse::State::kError, 400},
       {"CR in a value", get + "X: a\rb\r\n\r\n", HeadParse::State::kError, 400},
@@ -207,12 +206,10 @@ TEST_CASE("a bad request head gets one error answer, then the connection closes"
   const std::string get = "GET /healthz HTTP/1.1\r\n";
   const std::vector<Case> cases = {
       {"65 header fields", get + Headers(65, 10) + "\r\n", "HTTP/1.1 431 "},
-      {"a 17 KiB header", get + "X: " + std::string(17 * 1024, 'v') + "\r\n\r\n",
-       "HTTP/1.1 431 "},
+      {"a 17 KiB header", get + "X: " + std::string(17 * 1024, 'v') + "\r\n\r\n", "HTTP/1.1 431 "},
       {"a chunked body", "POST /release HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
        "HTTP/1.1 501 "},
-      {"a 2 KiB body", "POST /release HTTP/1.1\r\nContent-Length: 2048\r\n\r\n",
-       "HTTP/1.1 413 "},
+      {"a 2 KiB body", "POST /release HTTP/1.1\r\nContent-Length: 2048\r\n\r\n", "HTTP/1.1 413 "},
       {"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 400 "},
       {"TLS on the plain port", std::string("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\n", 12),
        "HTTP/1.1 400 "},
@@ -290,7 +287,8 @@ TEST_CASE("pipelined requests are all answered, in order") {
   RawClient cli(f.port);
   std::string batch;
   for (int i = 0; i < 100; ++i) {
-    batch += std::string("GET ") + (i % 2 ? "/is-leader" : "/healthz") + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    batch +=
+        std::string("GET ") + (i % 2 ? "/is-leader" : "/healthz") + " HTTP/1.1\r\nHost: x\r\n\r\n";
   }
   REQUIRE(cli.Send(batch));
   REQUIRE(cli.ReadUntil("HTTP/1.1 ", 100));
@@ -309,9 +307,9 @@ TEST_CASE("a request body is read and thrown away, never parsed as a request") {
   Fixture f;
   RawClient cli(f.port);
   const std::string smuggled = "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n";
-  REQUIRE(cli.Send("POST /release HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                   std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled +
-                   "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  REQUIRE(cli.Send(
+      "POST /release HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(smuggled.size()) +
+      "\r\n\r\n" + smuggled + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
   REQUIRE(cli.ReadUntil("ok"));
   CHECK(cli.data().rfind("HTTP/1.1 202 ", 0) == 0);
   CHECK(cli.Count("HTTP/1.1 ") == 2);
@@ -324,8 +322,8 @@ TEST_CASE("Range is ignored: the whole body, never 206 or 416") {
   for (const char* range : {"bytes=0-3", "bytes=0-,0-,0-,0-,0-,0-", "bytes=99999-"}) {
     CAPTURE(range);
     RawClient cli(f.port);
-    REQUIRE(cli.Send(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\nRange: ") + range +
-                     "\r\n\r\n"));
+    REQUIRE(
+        cli.Send(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\nRange: ") + range + "\r\n\r\n"));
     REQUIRE(cli.ReadUntil("leasehold_is_leader 0\n"));
     CHECK(cli.data().rfind("HTTP/1.1 200 ", 0) == 0);
     CHECK(cli.data().find("Content-Length: 22\r\n") != std::string::npos);
@@ -377,7 +375,8 @@ TEST_CASE("a full listener sheds the connection that waited longest, never the n
   }
 }
 
-TEST_CASE("probes on a fresh connection answer fast while 2,000 slow or idle connections are held") {
+TEST_CASE(
+    "probes on a fresh connection answer fast while 2,000 slow or idle connections are held") {
   ServerOptions so;
   // Below the attack, so that every new connection sheds one, as in production (256, 2,000).
   so.max_connections = kHeldEach / 4;
@@ -430,8 +429,9 @@ TEST_CASE("probes on a fresh connection answer fast while 2,000 slow or idle con
   slow.join();
   std::sort(ms.begin(), ms.end());
   const double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100], max = ms.back();
-  MESSAGE((kIdle + kSlow) << " held connections (" << reconnects.load() << " reconnects after a shed): probes p50 "
-                                     << p50 << " ms, p99 " << p99 << " ms, max " << max << " ms");
+  MESSAGE((kIdle + kSlow) << " held connections (" << reconnects.load()
+                          << " reconnects after a shed): probes p50 " << p50 << " ms, p99 " << p99
+                          << " ms, max " << max << " ms");
   CHECK(ms.size() == 200);
   CHECK(failed == 0);
   CHECK(p99 <= kProbeBudgetMs);

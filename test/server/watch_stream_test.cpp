@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "server/http_server.h"
-#include "server/raw_client.h"
 #include "server/publisher.h"
+#include "server/raw_client.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {
