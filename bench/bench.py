@@ -2,9 +2,10 @@
 """leasehold benchmarks, each figure measured in the same run as the client-go interop peer
 (e2e/interop: client-go's real tools/leaderelection, Lease lock) and shown beside it.
 
-    bench/bench.py                 full run (~30 min): figures for BENCHMARKS.md
-    bench/bench.py --smoke         CI smoke run (< 2 min): every phase, short windows, 3 failovers
-    bench/bench.py --phases idle,wrk --out DIR
+    python3 -m bench.bench                  full run (~30 min): figures for BENCHMARKS.md
+    python3 -m bench.bench --smoke          CI smoke run (< 2 min): every phase, short windows,
+                                            3 failovers
+    python3 -m bench.bench --phases idle,wrk --out DIR
 
 Phases (see BENCHMARKS.md for the definitions):
   idle      2 leasehold agents on one Lease and 2 client-go peers on another, default timings
@@ -36,10 +37,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(REPO / "e2e" / "lib"))
-sys.path.insert(0, str(REPO / "e2e" / "chaos"))
-from harness import ControlPlane, Namespace, free_port, log, parse_rfc3339  # noqa: E402
-from fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary  # noqa: E402
+from e2e.chaos.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.harness import ControlPlane, Namespace, free_port, log, parse_rfc3339
 
 DEFAULT_TIMINGS = ("15s", "10s", "2s")
 FAST_TIMINGS = ("4s", "3s", "1s")

@@ -3,9 +3,10 @@
 pod of the cluster can send to the probe listener, and any container of the pod to the local
 API, must not cost the leader its lease, its memory or its probes.
 
-Usage: adversarial.py NAME [NAME...]   (or `all`). CTest registers each one as its own test with
-the label `e2e`. Every attack is bounded in count and time and aims at 127.0.0.1 only. Each
-scenario prints what it measured on lines starting with "MEASURED".
+Usage: python3 -m e2e.adversarial NAME [NAME...]   (or `all`, `list`).
+CTest registers each one as its own test with the label `e2e`. Every attack is bounded in count and
+time and aims at 127.0.0.1 only. Each scenario prints what it measured on lines starting with
+"MEASURED".
 """
 
 import json
@@ -14,19 +15,13 @@ import socket
 import sys
 import threading
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (RETRY, Namespace, Sampler, free_port, log, parse_rfc3339,  # noqa: E402
-                     run_scenarios, wait_single_leader, wait_until)
+from e2e.lib.harness import (RETRY, Namespace, Registry, Sampler, free_port, log, parse_rfc3339,
+                             wait_single_leader, wait_until)
 
-SCENARIOS = {}
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 MIB = 1024 * 1024
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
 
 
 def measured(msg):
@@ -400,4 +395,4 @@ def release_needs_loopback(s):
 
 
 if __name__ == "__main__":
-    sys.exit(run_scenarios(SCENARIOS, sys.argv[1:], "adversarial.py"))
+    sys.exit(SCENARIOS.main())

@@ -3,9 +3,9 @@
 stream, the status file, /metrics, Kubernetes Events, the leader label, the probe listener and
 the probe subcommand, and failover times after SIGTERM with and without watch clients.
 
-Usage: announce_scenarios.py NAME [NAME...]   (or `all`). CTest registers each one as its own
-test with the label `e2e` (see e2e/CMakeLists.txt). Every scenario prints the numbers it measured
-on lines starting with "MEASURED".
+Usage: python3 -m e2e.announce_scenarios NAME [NAME...]   (or `all`, `list`).
+CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt). Every
+scenario prints the numbers it measured on lines starting with "MEASURED".
 """
 
 import http.client
@@ -17,19 +17,13 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, DEPLOY, LEASE, MONO_TO_WALL, RENEW, RETRY, Namespace, Scenario,  # noqa: E402
-                     leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
+from e2e.lib.harness import (DEPLOY, LEASE, MONO_TO_WALL, RENEW, RETRY, Namespace, Registry,
+                             leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
 
-SCENARIOS = {}
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 LABEL = "leasehold.io/role"
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
 
 
 def measured(msg):
@@ -628,9 +622,5 @@ def term_failover_watchers(s):
         assert took <= RENEW + 3, took
 
 
-def main(argv):
-    return run_scenarios(SCENARIOS, argv, "announce_scenarios.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(SCENARIOS.main())

@@ -4,11 +4,9 @@ is killed with SIGKILL, and a follower takes over once the lease has expired."""
 
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (LEASE, MONO_TO_WALL, RENEW, RETRY, ControlPlane, Namespace, Sampler,  # noqa: E402
-                     Scenario, wait_single_leader, wait_until)
+from e2e.lib.harness import (LEASE, MONO_TO_WALL, RENEW, RETRY, ControlPlane, Namespace, Sampler,
+                             Scenario, wait_single_leader, wait_until)
 
 
 def show(agents):

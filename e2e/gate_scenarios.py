@@ -14,8 +14,8 @@ file and the gates' logs:
 Every scenario prints MEASURED lines: the failover time (fault to the other program's first
 line), the gap (old program's last line to the new one's first) and the worst margin.
 
-Usage: gate_scenarios.py NAME [NAME...]   (or `all`). CTest registers each as its own test with
-the label `e2e` (e2e/CMakeLists.txt).
+Usage: python3 -m e2e.gate_scenarios NAME [NAME...]   (or `all`, `list`).
+CTest registers each as its own test with the label `e2e` (e2e/CMakeLists.txt).
 """
 
 import os
@@ -25,13 +25,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-sys.path.insert(0, str(Path(__file__).resolve().parent / "chaos"))
-from harness import (run_scenarios, LEASE, Namespace, Scenario, leasehold_binary, log,  # noqa: E402
-                     parse_rfc3339, wait_until)
-from faultproxy import ProxyLoop  # noqa: E402
+from e2e.lib.harness import (LEASE, Namespace, Registry, Scenario, leasehold_binary, log,
+                             parse_rfc3339, wait_until)
+from e2e.chaos.faultproxy import ProxyLoop
 
-SCENARIOS = {}
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 GRACE = "500ms"  # the e2e timings 4s/3s/1s allow (3s - 1s) / 2 - 250ms = 750ms at most
 
 # The gated program: ignores SIGTERM, appends a line every 20 ms.
@@ -43,11 +42,6 @@ PROGRAM_SETSID = (
     "setsid sh -c 'trap \"\" TERM; while :; do echo \"$POD-daemon $$ $(date +%s.%N)\" "
     ">> \"$SHARED\"; sleep 0.02; done' & "
     "while :; do echo \"$POD $$ $(date +%s.%N)\" >> \"$SHARED\"; sleep 0.02; done")
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
 
 
 def measured(msg):
@@ -400,9 +394,5 @@ def setsid_child(s):
     assert not late, f"the setsid child still runs: {late[-1]}"
 
 
-def main(argv):
-    return run_scenarios(SCENARIOS, argv, "gate_scenarios.py", context=GateScenario)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(SCENARIOS.main(context=GateScenario))

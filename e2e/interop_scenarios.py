@@ -4,8 +4,8 @@ peers in e2e/interop, built by e2e/interop/build.sh) contend for one lock on a r
 kube-apiserver. Every member is asked /leader every 50 ms (harness.Sampler); two "yes" answers
 at one instant fail the scenario.
 
-Usage: interop_scenarios.py NAME [NAME...]   (or `all`). CTest registers each one as its own test
-with the label `e2e` (see e2e/CMakeLists.txt).
+Usage: python3 -m e2e.interop_scenarios NAME [NAME...]   (or `all`, `list`).
+CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
 
 Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
 LEASEHOLD_INTEROP_BIN (peer bin dir; default: the output of e2e/interop/build.sh),
@@ -32,12 +32,12 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, MONO_TO_WALL, REPO, Agent, Namespace, Sampler, Scenario,  # noqa: E402
-                     current_leaders, free_port, log, parse_rfc3339, wait_single_leader,
-                     wait_until)
+from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, Sampler,
+                             current_leaders, free_port, log, parse_rfc3339, wait_single_leader,
+                             wait_until)
 
-SCENARIOS = {}
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 
 # Timings of the mixed fleets. client-go keeps answering "leader" up to retry-period +
@@ -48,11 +48,6 @@ ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 # own margin, lease-duration - renew-deadline, is 2 s).
 LEASE, RENEW, RETRY = 5.0, 3.0, 1.0
 TIMINGS = ("5s", "3s", "1s")
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
 
 
 # Namespaces cannot be deleted on this control plane (no namespace controller) and a lock outlives
@@ -570,7 +565,7 @@ def migration(s):
         time.sleep(LEASE)
         # 2. Cluster upgrade.
         t0 = time.monotonic()
-        cp.restart_apiserver("--no-extra-args")
+        cp.restart("apiserver", "--no-extra-args")
         log(f"2. apiserver restarted with coordination.k8s.io in {time.monotonic() - t0:.1f}s")
         assert "leases" in cp.kubectl("get", "--raw", "/apis/coordination.k8s.io/v1")
         ldr = one_leader("2. after the apiserver restart")
@@ -933,9 +928,5 @@ def duration_warning(s):
     assert "leaseDurationSeconds=5" in line and "6s" in line, line
 
 
-def main(argv):
-    return run_scenarios(SCENARIOS, argv, "interop_scenarios.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(SCENARIOS.main())

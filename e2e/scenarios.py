@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The e2e scenarios of leasehold on a real etcd + kube-apiserver.
 
-Usage: scenarios.py NAME [NAME...]   (or `all`). Each scenario raises AssertionError on failure.
-CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
+Usage: python3 -m e2e.scenarios NAME [NAME...]   (or `all`, `list`).
+Each scenario raises AssertionError on failure. CTest registers each one as its own test with the
+label `e2e` (see e2e/CMakeLists.txt).
 """
 
 import json
@@ -13,18 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, LEASE, RENEW, RETRY, MONO_TO_WALL, REPO, Namespace, Sampler, Scenario,  # noqa: E402
-                     current_leaders, log, parse_rfc3339, wait_single_leader, wait_until)
+from e2e.lib.harness import (LEASE, MONO_TO_WALL, RENEW, REPO, RETRY, Namespace, Registry, Sampler,
+                             current_leaders, log, wait_single_leader, wait_until)
 
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 
 
 def body_of(agent):
@@ -343,7 +339,7 @@ def lock_type_none(s):
     import os
     import subprocess
     import tempfile
-    from harness import free_port, leasehold_binary
+    from e2e.lib.harness import free_port, leasehold_binary
     tmp = Path(tempfile.mkdtemp(prefix="leasehold-none-"))
     port, dead = free_port(), free_port()  # nothing listens on `dead`
     status = tmp / "status.json"
@@ -408,9 +404,5 @@ def lock_type_none(s):
             p.kill()
 
 
-def main(argv):
-    return run_scenarios(SCENARIOS, argv, "scenarios.py")
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(SCENARIOS.main())

@@ -2,8 +2,8 @@
 """e2e checks of what leasehold ships: the image, deploy/ (Kustomize), the Helm chart and the
 K8up example, on a real etcd + kube-apiserver.
 
-Usage: ship_scenarios.py NAME [NAME...]   (or `all`). CTest registers each as e2e_ship_NAME
-(label e2e, see e2e/CMakeLists.txt).
+Usage: python3 -m e2e.ship_scenarios NAME [NAME...]   (or `all`, `list`).
+CTest registers each as e2e_ship_NAME (label e2e, see e2e/CMakeLists.txt).
 
 Every rendering is sent to the apiserver with `kubectl apply --dry-run=server -o json`, which
 both proves it is accepted and gives it back as JSON to assert on. Then the sidecar is run the
@@ -22,20 +22,15 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from harness import (run_scenarios, REPO, Namespace, Scenario, free_port, http_request,  # noqa: E402
-                     leasehold_binary, log, wait_until)
+from e2e.lib.harness import (REPO, Agent, Namespace, Registry, Scenario, free_port,
+                             leasehold_binary, log, wait_until)
 
 DEPLOY = REPO / "deploy"
 CHART = DEPLOY / "helm" / "leasehold"
 K8UP = DEPLOY / "examples" / "k8up"
 NO_LEASE_API = "--runtime-config=coordination.k8s.io/v1=false,coordination.k8s.io/v1beta1=false"
-SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 
 
 # ------------------------------------------------------------------------------------- helpers
@@ -167,115 +162,58 @@ def assert_gated(dep, container, command_tail):
         assert c["name"] == "leasehold-install" or inits.index(inst) < inits.index(c), inits
 
 
-class Sidecar:
-    """The leasehold container of a rendered Deployment, run as the kubelet would run it: its
-    args and env (envFrom ConfigMaps from the same rendering, downward API values filled in),
-    in-cluster with a token of the pod's ServiceAccount, unless the pod mounts none. Test
-    overrides (flags win over env): the local API and the probe listener on free ports."""
-
-    def __init__(self, cp, ns, objs, tmp, pod_name, name="leasehold", deployment=None):
-        dep = one(objs, "Deployment", deployment)
-        c, self.where = sidecar(dep, name)
-        spec = dep["spec"]["template"]["spec"]
-        env = {}
-        for ef in c.get("envFrom", []):
-            ref = ef["configMapRef"]["name"]
-            env.update(one(objs, "ConfigMap", ref).get("data", {}))
-        for e in c.get("env", []):
-            if "value" in e:
-                env[e["name"]] = e["value"]
-            else:
-                path = e["valueFrom"]["fieldRef"]["fieldPath"]
-                env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
-        args = list(c.get("args", []))
-        self.help = help_text()
-        self.skipped = []
-        for flag in ("probe-address", "leader-label"):
-            if f"--{flag}" not in self.help:
-                envname = "LEASEHOLD_" + flag.upper().replace("-", "_")
-                if env.pop(envname, None) is not None or any(a.startswith(f"--{flag}") for a in args):
-                    self.skipped.append(flag)
-                args = [a for a in args if not a.startswith(f"--{flag}")]
-        if self.skipped:
-            log(f"NOTE: this leasehold binary lacks --{', --'.join(self.skipped)}; not checked")
-        self.port = free_port()
-        self.probe_port = None
-        probe = env.get("LEASEHOLD_PROBE_ADDRESS") or next(
-            (a.split("=", 1)[1] for a in args if a.startswith("--probe-address=")), None)
-        args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
-        args.append(f"--http-address=127.0.0.1:{self.port}")
-        if probe:
-            self.probe_port = free_port()
-            args.append(f"--probe-address=127.0.0.1:{self.probe_port}")
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
-        self.env["HOME"] = str(tmp)
-        self.env.update(env)
-        sa_dir = Path(tmp) / f"sa-{pod_name}"
-        if spec.get("automountServiceAccountToken") is False:
-            # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
-            # token; here they point at a closed port, so any API call would fail.
-            sa_dir.mkdir(parents=True, exist_ok=True)
-            self.sa = None
-            self.env["KUBERNETES_SERVICE_HOST"] = "127.0.0.1"
-            self.env["KUBERNETES_SERVICE_PORT"] = str(free_port())
+def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=None):
+    """An Agent of the leasehold container of a rendered Deployment, run as the kubelet would run
+    it: its args and env (envFrom ConfigMaps from the same rendering, downward API values filled
+    in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts none. Test
+    overrides (flags win over env): the local API and the probe listener on free ports. Its
+    `skipped`: the flags of the rendering that this binary lacks, left out."""
+    dep = one(objs, "Deployment", deployment)
+    c, _ = sidecar(dep, name)
+    spec = dep["spec"]["template"]["spec"]
+    env = {}
+    for ef in c.get("envFrom", []):
+        ref = ef["configMapRef"]["name"]
+        env.update(one(objs, "ConfigMap", ref).get("data", {}))
+    for e in c.get("env", []):
+        if "value" in e:
+            env[e["name"]] = e["value"]
         else:
-            self.sa = spec.get("serviceAccountName") or "default"
-            cp.sa_dir(ns, self.sa, sa_dir)
-            self.env["KUBERNETES_SERVICE_HOST"] = cp.host
-            self.env["KUBERNETES_SERVICE_PORT"] = cp.port
-        self.args = [leasehold_binary(), *args, f"--serviceaccount-dir={sa_dir}"]
-        self.log_path = Path(tmp) / f"{pod_name}.log"
-        self.name = pod_name
-        self.proc = None
-
-    def start(self):
-        self.logf = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(self.args, env=self.env, stdout=self.logf,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-        return self
-
-    def request(self, method, path, port=None, timeout=1.0):
-        return http_request("127.0.0.1", port or self.port, method, path, timeout)
-
-    def leader_body(self):
-        st, b = self.request("GET", "/leader")
-        return b if st == 200 and isinstance(b, dict) and b.get("isLeader") is True else None
-
-    def wait_leader(self, timeout=20):
-        def lead():
-            if self.proc.poll() is not None:
-                raise AssertionError(f"sidecar exited with {self.proc.returncode}:\n{self.log()}")
-            return self.leader_body()
-        return wait_until(lead, timeout, what=f"{self.name} to lead")
-
-    def check_probes(self):
-        if self.probe_port is None:
-            return
-        for path in ("/healthz", "/readyz"):
-            st, _ = self.request("GET", path, port=self.probe_port)
-            assert st == 200, f"probe listener {path}: {st}"
-        st, _ = self.request("POST", "/release", port=self.probe_port)
-        assert st != 200 and st != 202, f"the probe listener must not serve POST /release ({st})"
-        log(f"probe listener :{self.probe_port} serves /healthz and /readyz, not /release")
-
-    def term(self, timeout=15):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout)
-        assert rc == 0, f"exit {rc} after SIGTERM:\n{self.log()}"
-
-    def log(self):
-        try:
-            return self.log_path.read_text(errors="replace")[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        if getattr(self, "logf", None):
-            self.logf.close()
+            path = e["valueFrom"]["fieldRef"]["fieldPath"]
+            env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
+    args = list(c.get("args", []))
+    usage = help_text()
+    skipped = []
+    for flag in ("probe-address", "leader-label"):
+        if f"--{flag}" not in usage:
+            envname = "LEASEHOLD_" + flag.upper().replace("-", "_")
+            if env.pop(envname, None) is not None or any(a.startswith(f"--{flag}") for a in args):
+                skipped.append(flag)
+            args = [a for a in args if not a.startswith(f"--{flag}")]
+    if skipped:
+        log(f"NOTE: this leasehold binary lacks --{', --'.join(skipped)}; not checked")
+    port = free_port()
+    probe_port = None
+    probe = env.get("LEASEHOLD_PROBE_ADDRESS") or next(
+        (a.split("=", 1)[1] for a in args if a.startswith("--probe-address=")), None)
+    args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
+    args.append(f"--http-address=127.0.0.1:{port}")
+    if probe:
+        probe_port = free_port()
+        args.append(f"--probe-address=127.0.0.1:{probe_port}")
+    sa_dir = Path(tmp) / f"sa-{pod_name}"
+    if spec.get("automountServiceAccountToken") is False:
+        # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
+        # token; here they point at a closed port, so any API call would fail.
+        sa_dir.mkdir(parents=True, exist_ok=True)
+        api = ("127.0.0.1", free_port())
+    else:
+        cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
+        api = (cp.host, cp.port)
+    sc = Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir, tmp,
+                          api, env=env, probe_port=probe_port, request_timeout=1.0)
+    sc.skipped = skipped
+    return sc
 
 
 class Ship(Scenario):
@@ -287,7 +225,7 @@ class Ship(Scenario):
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-ship-{name}-"))
 
     def sidecar(self, *a, **kw):
-        sc = Sidecar(*a, **kw)
+        sc = rendered_sidecar(*a, **kw)
         self.sidecars.append(sc)
         return sc
 
@@ -295,7 +233,7 @@ class Ship(Scenario):
         for sc in self.sidecars:
             sc.stop()
             if exc_type is not None:
-                print(f"----- log of sidecar {sc.name}\n{sc.log()}")
+                print(f"----- log of sidecar {sc.name}\n{sc.log_tail()}")
         r = super().__exit__(exc_type, exc, tb)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return r
@@ -336,7 +274,7 @@ def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=Tr
             ann = cp.get_json("configmap", lock_name, "-n", ns)["metadata"]["annotations"]
             holder = json.loads(ann["control-plane.alpha.kubernetes.io/leader"])["holderIdentity"]
         assert holder == body["identity"], (holder, body)
-    sc.term()
+    sc.term_and_wait()
     if release_check and lock_kind == "leases":
         holder = cp.get_json("lease", lock_name, "-n", ns)["spec"].get("holderIdentity", "")
         assert holder == "", f"not released on SIGTERM: {holder}"
@@ -419,7 +357,7 @@ def kustomize(s):
         ann = cp.get_json("configmap", lock, "-n", ns)["metadata"]["annotations"]
         return json.loads(ann["control-plane.alpha.kubernetes.io/leader"])["holderIdentity"] == ""
     wait_until(released, 5, what="the ConfigMap lock to be released after POST /release")
-    sc.term()
+    sc.term_and_wait()
 
     # Leader election off: none, no RBAC, no token, no API server needed.
     ns = ensure_ns(cp, "ship-k-off")
@@ -467,7 +405,7 @@ def kustomize(s):
     time.sleep(1)
     assert cp.get_json("lease", lock, "-n", ns)["spec"]["holderIdentity"] == body["identity"]
     assert sc.leader_body(), "still leading after the manifests were applied again"
-    sc.term()
+    sc.term_and_wait()
 
     # Classic + the ConfigMap created at install time.
     ns = ensure_ns(cp, "ship-k-precreated-cm")
@@ -534,7 +472,7 @@ def classic_shutdown(s):
         wait_until(lambda: holder() == "", 10, what="the lock to be released", interval=0.05)
         t_released = time.monotonic()
         assert pre.wait(10) == 0
-        assert sc.proc.wait(10) == 0, sc.log()
+        assert sc.proc.wait(10) == 0, sc.log_tail()
         log(f"work stopped {t_stopped - t0:.1f}s and lock free {t_released - t0:.1f}s after "
             "SIGTERM (renew-deadline 10s)")
         assert t_released - t0 < 6, "released only when the renew-deadline ran out, not on POST /release"
@@ -879,9 +817,5 @@ def k8up_gates(s, cp, tag, command):
     assert not overlap, f"both operators ran at once ({len(overlap)} samples)"
 
 
-def main(argv):
-    return run_scenarios(SCENARIOS, argv, "ship_scenarios.py", context=Ship)
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(SCENARIOS.main(context=Ship))

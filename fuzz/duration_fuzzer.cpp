@@ -5,8 +5,8 @@
 #include <string>
 
 #include "app/duration.h"
+#include "base/text.h"
 #include "fuzz_util.h"
-#include "server/format.h"
 
 namespace leasehold::app {
 namespace {
@@ -28,7 +28,7 @@ void CheckText(std::string_view in) {
   if (!d.ok()) {
     FUZZ_CHECK(d.code() == Code::kInvalid);
     // The message starts with the input, quoted.
-    FUZZ_CHECK(d.status().message().rfind(server::Quote(in) + " ", 0) == 0);
+    FUZZ_CHECK(d.status().message().rfind(Quote(in) + " ", 0) == 0);
     return;
   }
   FUZZ_CHECK(*d >= Duration::zero());

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "locks/codec.h"
+#include "base/text.h"
 
 #define FUZZ_CHECK(cond)                                                                 \
   do {                                                                                   \
@@ -28,7 +28,7 @@ inline std::string_view AsText(const uint8_t* data, size_t size) {
 // text survives an encode/decode round trip byte for byte.
 inline bool ValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
-    const size_t n = locks::Utf8SequenceLength(s, i);
+    const size_t n = Utf8SequenceLength(s, i);
     if (n == 0) return false;
     i += n;
   }

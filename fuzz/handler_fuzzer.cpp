@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "fakes/fake_clock.h"
 #include "fuzz_util.h"
 #include "server/handler.h"
 

@@ -9,6 +9,7 @@
 #include "fuzz_util.h"
 #include "locks/annotation_lock.h"
 #include "locks/codec.h"
+#include "locks/go_json.h"
 
 namespace leasehold::locks {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/rfc3339.h"
 #include "fuzz_util.h"
-#include "locks/codec.h"
 
 namespace leasehold::locks {
 namespace {

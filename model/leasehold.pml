@@ -520,7 +520,7 @@ end:
           :: !tok && qapp[me] == 2 && adl[me] > 0 -> send(me, RGET)
           :: else -> release_done(me)
           fi
-       :: pc[me] != RPUT && tok ->  /* success: SetObserved(rec, observed_raw_, after) */
+       :: pc[me] != RPUT && tok ->  /* success: WriteSucceededLocked (SetObserved, the claim) */
           obs[me] = 1; oh[me] = me + 1; old[me] = 1; osince[me] = 0;
 #if MUTANT == 3
           orage[me] = 8 + woff[me] - woff[me];

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # build.sh DIR [cmake args...]: configure and build leasehold and its tests into DIR.
+# BUILD_TARGETS="t1 t2": build only these targets (e.g. `leasehold`), not everything.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir=$1; shift
@@ -10,4 +11,6 @@ if [[ ! -f "$dir/CMakeCache.txt" ]]; then
 else
   cmake -S . -B "$dir" "$@" >/dev/null
 fi
-cmake --build "$dir" -j "$(nproc)"
+targets=()
+for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

@@ -63,12 +63,14 @@ MUTANTS = [
      "still yes after POST /release"),
     # --- the claim: send time + renew-deadline ------------------------------------------------
     ("claim-from-answer-fast", E,
-     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.renew_deadline();",
-     "SetObserved(rec, raw, after);\n      claim_until_ = after + config_.renew_deadline();",
+     "re-observes.\n      WriteSucceededLocked(rec, observed_raw_, sent, after);\n",
+     "re-observes.\n      WriteSucceededLocked(rec, observed_raw_, sent, after);\n"
+     "      claim_until_ = after + config_.renew_deadline();\n",
      "fast-path renew's claim counted from its answer, not from when it was sent"),
     ("claim-from-answer-create", E,
-     "SetObserved(rec, \"\", after);\n    claim_until_ = sent + config_.renew_deadline();",
-     "SetObserved(rec, \"\", after);\n    claim_until_ = after + config_.renew_deadline();",
+     "WriteSucceededLocked(rec, \"\", sent, after);\n",
+     "WriteSucceededLocked(rec, \"\", sent, after);\n"
+     "    claim_until_ = after + config_.renew_deadline();\n",
      "create's claim counted from its answer"),
     ("create-conflict-is-success", E,
      "Status st = lock_.Create(rec, deadline);\n    std::lock_guard<std::mutex> l(mu_);\n"
@@ -77,13 +79,14 @@ MUTANTS = [
      "    if (!st.ok() && st.code() != Code::kAlreadyExists) {",
      "a create that lost the race (AlreadyExists) counts as acquired"),
     ("claim-from-answer-slow", E,
-     "SetObserved(rec, observed_raw_, after);\n  claim_until_ = sent + config_.renew_deadline();",
-     "SetObserved(rec, observed_raw_, after);\n  claim_until_ = after + config_.renew_deadline();",
+     "\n  WriteSucceededLocked(rec, observed_raw_, sent, after);\n",
+     "\n  WriteSucceededLocked(rec, observed_raw_, sent, after);\n"
+     "  claim_until_ = after + config_.renew_deadline();\n",
      "slow-path write's claim counted from its answer"),
     ("claim-window-lease-duration", E,
-     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.renew_deadline();",
-     "SetObserved(rec, raw, after);\n      claim_until_ = sent + config_.lease_duration();",
-     "the yes lasts lease-duration instead of renew-deadline"),
+     "claim_until_ = sent + config_.renew_deadline();",
+     "claim_until_ = sent + config_.lease_duration();",
+     "the yes lasts lease-duration instead of renew-deadline (every write's claim)"),
     ("renew-outlives-claim", E,
      "deadline = was_leader ? *claim_until_ : now + config_.renew_deadline();",
      "deadline = now + config_.renew_deadline();",

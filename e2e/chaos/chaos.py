@@ -4,10 +4,13 @@ kube-apiserver, each agent's API traffic through its own fault-injecting proxy, 
 at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
 two leasehold "yes" answers.
 
-    chaos.py                       short form (~2.5 min), seed from $LEASEHOLD_CHAOS_SEED or random
-    chaos.py --long                long form: 30 min of faults (or LEASEHOLD_CHAOS_LONG=1)
-    chaos.py --duration 600 --seed 42 --peers 2 --peer-release on
-    chaos.py --replay OUT_DIR      re-analyse a finished run (report, PNG) without running it
+    python3 -m e2e.chaos.chaos                  short form (~2.5 min), seed from
+                                                $LEASEHOLD_CHAOS_SEED or random
+    python3 -m e2e.chaos.chaos --long           long form: 30 min of faults (or
+                                                LEASEHOLD_CHAOS_LONG=1)
+    python3 -m e2e.chaos.chaos --duration 600 --seed 42 --peers 2 --peer-release on
+    python3 -m e2e.chaos.chaos --replay OUT_DIR re-analyse a finished run (report, PNG) without
+                                                running it
 
 See e2e/chaos/README.md for the faults, the definitions of the figures and how to reproduce a run.
 """
@@ -27,15 +30,10 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "lib"))
-sys.path.insert(0, str(HERE))
-from harness import (LEASE, RENEW, RETRY, TIMINGS, REPO, Agent, ControlPlane, Namespace,  # noqa: E402
-                     free_port, log)
-import analysis  # noqa: E402
-import pngplot  # noqa: E402
-from faultproxy import ProxyLoop  # noqa: E402
-from fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary  # noqa: E402
+from e2e.chaos import analysis, pngplot
+from e2e.chaos.faultproxy import ProxyLoop
+from e2e.chaos.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.harness import LEASE, RENEW, REPO, TIMINGS, ControlPlane, Namespace, free_port, log
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
 LOCK = "chaos-lock"
@@ -195,7 +193,7 @@ class Chaos:
         self.sampler_out = self.out / "samples.txt"
         self.sampler_out.write_text("")
         self.sampler = subprocess.Popen(
-            [sys.executable, str(HERE / "sampler.py"), str(self.sampler_out),
+            [sys.executable, "-m", "e2e.chaos.sampler", str(self.sampler_out),
              str(SAMPLE_INTERVAL), str(CLIENT_TIMEOUT)] +
             [f"{s.name}={s.port}" for s in self.slots],
             start_new_session=True)
@@ -254,7 +252,10 @@ class Chaos:
             if not self.cp_busy.acquire(blocking=False):
                 return
             try:
-                getattr(self, "f_" + kind.replace("-", "_"))(r)
+                if kind.endswith("-restart"):
+                    self.f_restart(kind.removesuffix("-restart"))
+                else:
+                    getattr(self, "f_" + kind.replace("-", "_"))(r)
             finally:
                 self.cp_busy.release()
 
@@ -339,25 +340,16 @@ class Chaos:
         self.record("reset", s.name, t, {"refuse_new_s": round(dur, 2)}, identity=s.identity,
                     was_leader=was_leader, t_heal=time.monotonic())
 
-    def f_apiserver_restart(self, r):
+    def f_restart(self, component):
+        """apiserver-restart, etcd-restart: `component` stopped and started again."""
         t = time.monotonic()
         try:
-            self.cp.restart_apiserver()
+            self.cp.restart(component)
             note = None
         except RuntimeError as e:
             note = f"restart failed: {str(e)[-300:]}"
             self.notes.append(note)
-        self.record("apiserver-restart", "apiserver", t, {}, t_heal=time.monotonic(), note=note)
-
-    def f_etcd_restart(self, r):
-        t = time.monotonic()
-        try:
-            self.cp.restart_etcd()
-            note = None
-        except RuntimeError as e:
-            note = f"restart failed: {str(e)[-300:]}"
-            self.notes.append(note)
-        self.record("etcd-restart", "etcd", t, {}, t_heal=time.monotonic(), note=note)
+        self.record(f"{component}-restart", component, t, {}, t_heal=time.monotonic(), note=note)
 
     def f_apiserver_pause(self, r):
         dur = 1 + 5 * r[2]
@@ -771,8 +763,9 @@ def main(argv=None):
                                                  f"seed{a.seed}")
     log(f"chaos: seed {a.seed}, {a.duration:.0f}s of faults, {a.agents} leasehold agents, "
         f"{a.peers} client-go peers (release {a.peer_release}); out {a.out}")
-    log(f"reproduce: {sys.executable} {Path(__file__)} --seed {a.seed} --duration {a.duration:.0f}"
-        f" --agents {a.agents} --peers {a.peers} --peer-release {a.peer_release}"
+    log(f"reproduce: {sys.executable} -m e2e.chaos.chaos --seed {a.seed}"
+        f" --duration {a.duration:.0f} --agents {a.agents} --peers {a.peers}"
+        f" --peer-release {a.peer_release}"
         + ("" if a.immediate else " --no-immediate"))
     drv = Chaos(a)
     ok = False

@@ -8,11 +8,9 @@ import json
 import os
 import ssl
 import subprocess
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from harness import REPO, TIMINGS, Agent, log  # noqa: E402
+from e2e.lib.harness import REPO, TIMINGS, Agent, log
 
 
 def interop_binary(which="current"):

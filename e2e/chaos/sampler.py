@@ -2,7 +2,7 @@
 """Leadership sampler, run as its own process so that the proxies and the fault driver cannot
 delay its questions.
 
-    sampler.py OUT_FILE INTERVAL TIMEOUT SLOT=PORT [SLOT=PORT ...]
+    python3 -m e2e.chaos.sampler OUT_FILE INTERVAL TIMEOUT SLOT=PORT [SLOT=PORT ...]
 
 Every INTERVAL seconds it asks every slot `GET /leader` on a new connection, without waiting for
 the previous question to be answered (at most MAX_OUTSTANDING open questions per slot). Each
@@ -25,10 +25,8 @@ import resource
 import signal
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from harness import parse_rfc3339  # noqa: E402
+from e2e.lib.harness import parse_rfc3339
 
 MAX_OUTSTANDING = 600
 LATE_LIMIT = 30.0

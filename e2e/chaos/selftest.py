@@ -14,10 +14,8 @@ import textwrap
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import analysis  # noqa: E402
-from faultproxy import ProxyLoop  # noqa: E402
+from e2e.chaos import analysis
+from e2e.chaos.faultproxy import ProxyLoop
 
 RESULTS = []
 
@@ -158,7 +156,7 @@ def test_detector():
              for f, n, p in ((fa, "a", pa), (fb, "b", pb))]
     out = d / "samples.txt"
     time.sleep(0.5)
-    smp = subprocess.Popen([sys.executable, str(HERE / "sampler.py"), str(out), "0.02", "0.15",
+    smp = subprocess.Popen([sys.executable, "-m", "e2e.chaos.sampler", str(out), "0.02", "0.15",
                             f"A={pa}", f"B={pb}"])
     try:
         time.sleep(0.7)

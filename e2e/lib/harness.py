@@ -175,11 +175,10 @@ class ControlPlane:
     def start_apiserver(self, *args):
         self._sh("start-apiserver", str(self.dir), *args)
 
-    def restart_apiserver(self, *args):
-        self._sh("restart-apiserver", str(self.dir), *args)
-
-    def restart_etcd(self):
-        self._sh("restart-etcd", str(self.dir))
+    def restart(self, component, *args):
+        """Stops and starts `component` ("apiserver" or "etcd"); args go to controlplane.sh
+        (restart-apiserver takes apiserver flags)."""
+        self._sh(f"restart-{component}", str(self.dir), *args)
 
 
 def rbac_manifests(lock_name="leasehold-lock", role_file=None):
@@ -284,30 +283,56 @@ class HolderWatch:
 
 class Agent:
     """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
-    directory, and no admin credential anywhere in its environment."""
+    directory, and no admin credential anywhere in its environment.
+
+    Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
+    in Namespace `ns`; Agent.with_flags(...) with flags of the caller's, e.g. the leasehold
+    container of a rendered Deployment (ship_scenarios.py)."""
+
+    url_host = "127.0.0.1"
+    probe_port = None  # the --probe-address port, where the caller set one
+    request_timeout = 0.5  # s, the default of request()
 
     def __init__(self, ns, name, lock_type="leases", timings=TIMINGS, release="safe",
                  extra=(), sa_dir=None, env=None):
-        self.ns, self.name = ns, name
-        self.identity = name
-        self.port = free_port()
-        self.url_host = "127.0.0.1"
-        self.sa_dir = sa_dir or ns.sa_dir(name)
-        self.log_path = ns.tmp / f"{name}.log"
-        self.args = [
-            leasehold_binary(),
+        port = free_port()
+        sa_dir = sa_dir or ns.sa_dir(name)
+        flags = [
             f"--lock-name={ns.lock_name}", f"--namespace={ns.name}", f"--identity={name}",
             f"--lock-type={lock_type}", f"--lease-duration={timings[0]}",
             f"--renew-deadline={timings[1]}", f"--retry-period={timings[2]}",
-            f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{self.port}",
-            f"--serviceaccount-dir={self.sa_dir}", "--log-level=debug", *extra,
+            f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{port}",
+            f"--serviceaccount-dir={sa_dir}", "--log-level=debug", *extra,
         ]
+        self._setup(ns, name, flags, port, sa_dir, ns.tmp, (ns.cp.host, ns.cp.port), env)
+
+    @classmethod
+    def with_flags(cls, name, flags, port, sa_dir, tmp, api, env=None, probe_port=None,
+                   request_timeout=None, ns=None):
+        """An agent run with `flags` (after the binary; they must set --http-address to
+        127.0.0.1:`port`), HOME and its log in `tmp`, the API at `api` (host, port): what
+        KUBERNETES_SERVICE_HOST/PORT say. `env` is added to the environment."""
+        a = cls.__new__(cls)
+        a._setup(ns, name, flags, port, sa_dir, tmp, api, env)
+        if probe_port is not None:
+            a.probe_port = probe_port
+        if request_timeout is not None:
+            a.request_timeout = request_timeout
+        return a
+
+    def _setup(self, ns, name, flags, port, sa_dir, tmp, api, env):
+        self.ns, self.name = ns, name
+        self.identity = name
+        self.port = port
+        self.sa_dir = sa_dir
+        self.log_path = Path(tmp) / f"{name}.log"
+        self.args = [leasehold_binary(), *flags]
         # Agents must not find an admin credential: no KUBECONFIG, a HOME without ~/.kube.
         base = {k: v for k, v in os.environ.items()
                 if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
-        base["HOME"] = str(ns.tmp)
-        base["KUBERNETES_SERVICE_HOST"] = ns.cp.host
-        base["KUBERNETES_SERVICE_PORT"] = ns.cp.port
+        base["HOME"] = str(tmp)
+        base["KUBERNETES_SERVICE_HOST"] = str(api[0])
+        base["KUBERNETES_SERVICE_PORT"] = str(api[1])
         if env:
             base.update(env)
         self.env = base
@@ -319,9 +344,11 @@ class Agent:
                                      stderr=subprocess.STDOUT, start_new_session=True)
         return self
 
-    def request(self, method, path, timeout=0.5, body=None):
-        """(status, parsed body) or (None, error) if the agent did not answer."""
-        return http_request(self.url_host, self.port, method, path, timeout, body)
+    def request(self, method, path, timeout=None, body=None, port=None):
+        """(status, parsed body) or (None, error) if the agent did not answer. `port`: another
+        listener of the agent's (e.g. probe_port) than its local API."""
+        return http_request(self.url_host, port or self.port, method, path,
+                            self.request_timeout if timeout is None else timeout, body)
 
     def leader(self, timeout=0.5):
         return self.request("GET", "/leader", timeout)
@@ -329,6 +356,31 @@ class Agent:
     def is_leader(self):
         st, body = self.leader()
         return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+
+    def leader_body(self):
+        """The /leader body if it says this agent leads, else None."""
+        st, b = self.request("GET", "/leader")
+        return b if st == 200 and isinstance(b, dict) and b.get("isLeader") is True else None
+
+    def wait_leader(self, timeout=20):
+        """Waits until this agent leads; returns its /leader body. Fails at once if it exits."""
+        def lead():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n"
+                                     f"{self.log_tail()}")
+            return self.leader_body()
+        return wait_until(lead, timeout, what=f"{self.name} to lead")
+
+    def check_probes(self):
+        """The probe listener (if any) serves /healthz and /readyz, and not POST /release."""
+        if self.probe_port is None:
+            return
+        for path in ("/healthz", "/readyz"):
+            st, _ = self.request("GET", path, port=self.probe_port)
+            assert st == 200, f"probe listener {path}: {st}"
+        st, _ = self.request("POST", "/release", port=self.probe_port)
+        assert st != 200 and st != 202, f"the probe listener must not serve POST /release ({st})"
+        log(f"probe listener :{self.probe_port} serves /healthz and /readyz, not /release")
 
     def signal(self, sig):
         if self.proc and self.proc.poll() is None:
@@ -340,6 +392,12 @@ class Agent:
 
     def term(self):
         self.signal(signal.SIGTERM)
+
+    def term_and_wait(self, timeout=15):
+        """SIGTERM; asserts that the agent exits with 0 within `timeout` s."""
+        self.term()
+        rc = self.proc.wait(timeout)
+        assert rc == 0, f"exit {rc} after SIGTERM:\n{self.log_tail()}"
 
     def wait(self, timeout):
         try:
@@ -355,6 +413,9 @@ class Agent:
             return self.log_path.read_text(errors="replace")
         except OSError:
             return ""
+
+    def log_tail(self, chars=4000):
+        return self.log_text()[-chars:]
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -527,25 +588,42 @@ class Scenario:
         return False
 
 
-def run_scenarios(scenarios, argv, program, context=None):
-    """The command line of every scenario file: NAME... or `all`. Runs each scenario inside
-    `context(name)` (Scenario by default), goes on after a failure, prints "N passed, N failed"
-    and returns the exit code."""
-    import sys
-    import traceback
-    context = context or Scenario
-    names = list(scenarios) if argv == ["all"] else argv
-    unknown = [n for n in names if n not in scenarios]
-    if not names or unknown:
-        print(f"usage: {program} all | {' | '.join(scenarios)}", file=sys.stderr)
-        return 2
-    failed = 0
-    for n in names:
-        try:
-            with context(n) as s:
-                scenarios[n](s)
-        except Exception:  # noqa: BLE001 - report and go on with the next scenario
-            traceback.print_exc()
-            failed += 1
-    print(f"{len(names) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+class Registry:
+    """The scenarios of one e2e module, by name in the order they are defined, and its command
+    line. In the module: `SCENARIOS = Registry()`, `scenario = SCENARIOS.add` (a decorator:
+    the function's name is the scenario's), and `sys.exit(SCENARIOS.main())`."""
+
+    def __init__(self):
+        self.scenarios = {}
+
+    def add(self, fn):
+        self.scenarios[fn.__name__] = fn
+        return fn
+
+    def main(self, argv=None, context=None, program=None):
+        """NAME... or `all`: runs each scenario inside `context(name)` (Scenario by default),
+        goes on after a failure, prints "N passed, N failed" and returns 1 if any failed, else
+        0. `list`: prints the names, one a line. Anything else: usage, 2."""
+        import sys
+        import traceback
+        argv = sys.argv[1:] if argv is None else list(argv)
+        program = program or Path(sys.argv[0]).name
+        context = context or Scenario
+        if argv == ["list"]:
+            print("\n".join(self.scenarios))
+            return 0
+        names = list(self.scenarios) if argv == ["all"] else argv
+        unknown = [n for n in names if n not in self.scenarios]
+        if not names or unknown:
+            print(f"usage: {program} list | all | {' | '.join(self.scenarios)}", file=sys.stderr)
+            return 2
+        failed = 0
+        for n in names:
+            try:
+                with context(n) as s:
+                    self.scenarios[n](s)
+            except Exception:  # noqa: BLE001 - report and go on with the next scenario
+                traceback.print_exc()
+                failed += 1
+        print(f"{len(names) - failed} passed, {failed} failed")
+        return 1 if failed else 0

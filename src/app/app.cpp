@@ -16,16 +16,18 @@
 #include "app/duration.h"
 #include "app/flags.h"
 #include "app/gate_command.h"
-#include "app/kube_announcer.h"
-#include "app/lock_watcher.h"
 #include "app/logging.h"
 #include "app/probe.h"
 #include "app/signals.h"
 #include "base/clock.h"
 #include "base/text.h"
 #include "base/version.h"
+#include "cluster/announcer.h"
+#include "cluster/lock_watcher.h"
 #include "election/elector.h"
 #include "kube/cluster_config.h"
+#include "kube/curl_api_client.h"
+#include "kube/names.h"
 #include "kube/watch.h"
 #include "locks/factory.h"
 #include "locks/local_lock.h"
@@ -65,155 +67,198 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-int Run(AppConfig config, FirstSignal& first_signal) {
-  // --lock-type none: leader election is off. Nothing below may reach for the API server: no
+// The running agent: every part Run() wires together. Members are declared in the order they
+// depend on each other, so they are destroyed in reverse: the servers and sinks before the
+// publisher, the publisher before the elector, the elector before its lock and clients.
+struct Agent {
+  explicit Agent(AppConfig c) : config(std::move(c)), metrics(config.lock_name, kVersion, clock) {}
+
+  AppConfig config;
+  // --lock-type none: leader election is off. Nothing may then reach for the API server: no
   // configuration, no token, no client.
-  const bool election_off = config.lock_type == "none";
-  std::optional<kube::ClusterConfig> cluster;
-  if (!election_off) {
-    auto loaded = kube::LoadClusterConfig(config.kube);
-    if (!loaded.ok()) {
-      return Fail(kExitBadConfig,
-                  "cannot load the Kubernetes API configuration: " + loaded.status().message());
-    }
-    cluster = std::move(loaded).value();
-    // Like kubectl out of cluster: with nothing else naming a namespace, the context's counts.
-    if (config.namespace_source == "default" && !cluster->default_namespace.empty()) {
-      if (!IsDns1123Label(cluster->default_namespace)) {
-        return Fail(kExitBadConfig, "--namespace: the kubeconfig context's namespace \"" +
-                                        cluster->default_namespace + "\" is not valid");
-      }
-      config.name_space = cluster->default_namespace;
-      config.namespace_source = cluster->source;
-    }
+  bool election_off() const { return config.lock_type == locks::LockType::kNone; }
+  std::string pod_namespace() const {
+    return config.pod_namespace.empty() ? config.name_space : config.pod_namespace;
   }
 
-  if (election_off) {
+  RealClock clock;
+  server::Metrics metrics;
+  std::optional<kube::ClusterConfig> cluster;
+  kube::ClientOptions client_options;
+  std::unique_ptr<kube::ApiClient> client;
+  std::unique_ptr<kube::Watcher> watcher;
+  std::unique_ptr<election::Lock> lock;
+  std::unique_ptr<election::Elector> elector;
+  std::unique_ptr<server::Publisher> publisher;
+  std::unique_ptr<server::WatchHub> hub;
+  std::unique_ptr<server::StatusFile> status_file;
+  std::unique_ptr<kube::ApiClient> announce_client;
+  std::unique_ptr<cluster::KubeAnnouncer> announcer;
+  std::unique_ptr<server::HttpServer> server;
+  std::unique_ptr<server::HttpServer> probe_server;
+};
+
+// A start-up step: Ok, or the exit code and the one line that says why.
+struct StepError {
+  int code;
+  std::string message;
+};
+using Step = std::optional<StepError>;
+
+Step LoadCluster(Agent& a) {
+  AppConfig& config = a.config;
+  if (a.election_off()) {
     // Nobody else can hold the lock, so nothing waits for a release: stop at once.
     auto off = election::ElectionConfig::Create(
         config.election.identity(), config.election.timings(), election::ReleaseMode::kOff,
         config.election.release_holdoff());
     if (off.ok()) config.election = std::move(off).value();
+    return std::nullopt;
   }
+  auto loaded = kube::LoadClusterConfig(config.kube);
+  if (!loaded.ok()) {
+    return StepError{kExitBadConfig,
+                     "cannot load the Kubernetes API configuration: " + loaded.status().message()};
+  }
+  a.cluster = std::move(loaded).value();
+  // Like kubectl out of cluster: with nothing else naming a namespace, the context's counts.
+  if (config.namespace_source == "default" && !a.cluster->default_namespace.empty()) {
+    if (!kube::IsDns1123Label(a.cluster->default_namespace)) {
+      return StepError{kExitBadConfig, "--namespace: the kubeconfig context's namespace \"" +
+                                           a.cluster->default_namespace + "\" is not valid"};
+    }
+    config.name_space = a.cluster->default_namespace;
+    config.namespace_source = a.cluster->source;
+  }
+  return std::nullopt;
+}
+
+// The API clients, the lock and the elector.
+Step MakeElector(Agent& a) {
+  const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
-  RealClock clock;
-  server::Metrics metrics(config.lock_name, kVersion, clock);
-  kube::ClientOptions client_options;
-  client_options.observer = [&metrics](const std::string& verb, long http_status, Duration) {
+  a.client_options.observer = [&metrics = a.metrics](const std::string& verb, long http_status,
+                                                     Duration) {
     metrics.ObserveRequest(verb, http_status);
   };
   // Two tries fit in one renew-deadline; below 1s a healthy but busy API server would time out.
-  client_options.request_timeout =
+  a.client_options.request_timeout =
       std::max<Duration>(ec.renew_deadline() / 2, std::chrono::seconds(1));
-  client_options.user_agent = std::string("leasehold/") + kVersion;
+  a.client_options.user_agent = std::string("leasehold/") + kVersion;
 
-  std::unique_ptr<kube::ApiClient> client;
-  std::unique_ptr<kube::Watcher> watcher;
-  std::unique_ptr<election::Lock> lock;
-  if (election_off) {
+  if (a.election_off()) {
     spdlog::warn(
         "leader election is OFF (--lock-type none): this replica always answers \"leader\". "
         "With more than one replica, each one would act as leader.");
     if (!config.leader_label.empty()) {
       spdlog::warn("--leader-label is ignored with --lock-type none: it would call the API");
     }
-    lock = std::make_unique<locks::LocalLock>(config.name_space, config.lock_name);
+    a.lock = std::make_unique<locks::LocalLock>(config.name_space, config.lock_name);
   } else {
-    auto c = kube::NewCurlApiClient(*cluster, client_options, clock);
+    auto c = kube::NewCurlApiClient(*a.cluster, a.client_options, a.clock);
     if (!c.ok()) {
-      return Fail(kExitBadConfig,
-                  "cannot set up the Kubernetes API client: " + c.status().message());
+      return StepError{kExitBadConfig,
+                       "cannot set up the Kubernetes API client: " + c.status().message()};
     }
-    client = std::move(c).value();
-    // Followers watch the lock object on a connection of their own (see app/lock_watcher.h).
-    auto w = kube::NewCurlWatcher(*cluster, client_options, clock);
+    a.client = std::move(c).value();
+    // Followers watch the lock object on a connection of their own (see cluster/lock_watcher.h).
+    auto w = kube::NewCurlWatcher(*a.cluster, a.client_options, a.clock);
     if (!w.ok()) {
-      return Fail(kExitBadConfig,
-                  "cannot set up the Kubernetes API watch: " + w.status().message());
+      return StepError{kExitBadConfig,
+                       "cannot set up the Kubernetes API watch: " + w.status().message()};
     }
-    watcher = std::move(w).value();
+    a.watcher = std::move(w).value();
     locks::LockOptions lock_options;
     lock_options.type = config.lock_type;
     lock_options.name_space = config.name_space;
     lock_options.name = config.lock_name;
     lock_options.identity = ec.identity();
     lock_options.lease_duration = ec.lease_duration();
-    auto l = locks::NewLock(lock_options, *client, clock);
-    if (!l.ok()) return Fail(kExitBadConfig, "cannot set up the lock: " + l.status().message());
-    lock = std::move(l).value();
+    auto l = locks::NewLock(lock_options, *a.client, a.clock);
+    if (!l.ok())
+      return StepError{kExitBadConfig, "cannot set up the lock: " + l.status().message()};
+    a.lock = std::move(l).value();
   }
+  a.elector = std::make_unique<election::Elector>(ec, *a.lock, a.clock, MakeRandom01());
+  return std::nullopt;
+}
 
-  election::Elector elector(ec, *lock, clock, MakeRandom01());
-  const election::LockDescription lock_desc = lock->Describe();
+// Everyone who is told rather than asks: watch streams, the status file, Events, the label.
+Step MakeSinks(Agent& a) {
+  const AppConfig& config = a.config;
+  election::Elector& elector = *a.elector;
+  a.publisher = std::make_unique<server::Publisher>(
+      [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
+  a.publisher->SetWriteObserver(
+      [&metrics = a.metrics](Duration latency) { metrics.ObserveRenew(latency); });
 
-  // Everyone who is told rather than asks: watch streams, the status file, Events, the label.
-  server::Publisher publisher(
-      [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, clock);
-  publisher.SetWriteObserver([&metrics](Duration latency) { metrics.ObserveRenew(latency); });
-
-  std::unique_ptr<server::WatchHub> hub;
   if (config.max_watchers > 0) {
     server::WatchHubOptions hub_options;
     hub_options.max_watchers = config.max_watchers;
-    hub = std::make_unique<server::WatchHub>(publisher, hub_options);
-    publisher.AddSink(hub.get());
-    metrics.SetWatchers([&hub] { return hub->watchers(); });
+    a.hub = std::make_unique<server::WatchHub>(*a.publisher, hub_options);
+    a.publisher->AddSink(a.hub.get());
+    a.metrics.SetWatchers([&hub = *a.hub] { return hub.watchers(); });
   }
 
-  std::unique_ptr<server::StatusFile> status_file;
   if (!config.status_file.empty()) {
-    std::string initial = server::LeaderAnswer(elector.Peek(), clock).body;
+    std::string initial = server::LeaderAnswer(elector.Peek(), a.clock).body;
     if (!initial.empty() && initial.back() == '\n') initial.pop_back();
     auto file = server::StatusFile::Create(config.status_file, initial);
-    if (!file.ok()) return Fail(kExitBadConfig, "--status-file: " + file.status().message());
-    status_file = std::move(file).value();
-    publisher.AddSink(status_file.get());
+    if (!file.ok()) return StepError{kExitBadConfig, "--status-file: " + file.status().message()};
+    a.status_file = std::move(file).value();
+    a.publisher->AddSink(a.status_file.get());
   }
 
   // Events and the label go through a client of their own: a slow Event POST holds its own
   // connection, never the one the elector renews on.
-  std::unique_ptr<kube::ApiClient> announce_client;
-  std::unique_ptr<KubeAnnouncer> announcer;
-  const bool events = !election_off;
-  if (!election_off) {
-    kube::ClientOptions announce_options = client_options;
+  if (!a.election_off()) {
+    kube::ClientOptions announce_options = a.client_options;
     announce_options.request_timeout = kAnnounceTimeout;
-    auto c = kube::NewCurlApiClient(*cluster, announce_options, clock);
+    auto c = kube::NewCurlApiClient(*a.cluster, announce_options, a.clock);
     if (!c.ok()) {
-      return Fail(kExitBadConfig,
-                  "cannot set up the Kubernetes API client: " + c.status().message());
+      return StepError{kExitBadConfig,
+                       "cannot set up the Kubernetes API client: " + c.status().message()};
     }
-    announce_client = std::move(c).value();
-    KubeAnnouncerOptions ao;
-    ao.identity = ec.identity();
-    ao.events = events;
+    a.announce_client = std::move(c).value();
+    cluster::KubeAnnouncerOptions ao;
+    ao.identity = config.election.identity();
+    ao.events = true;
     ao.label_key = config.leader_label;
     ao.pod_name = config.pod_name;
-    ao.pod_namespace = config.pod_namespace.empty() ? config.name_space : config.pod_namespace;
+    ao.pod_namespace = a.pod_namespace();
     ao.request_timeout = kAnnounceTimeout;
-    announcer = std::make_unique<KubeAnnouncer>(*announce_client, clock, ao);
-    publisher.AddSink(announcer.get());
+    a.announcer = std::make_unique<cluster::KubeAnnouncer>(*a.announce_client, a.clock, ao);
+    a.publisher->AddSink(a.announcer.get());
   }
-  elector.SetListener(publisher.Listener());
+  elector.SetListener(a.publisher->Listener());
+  return std::nullopt;
+}
 
+// The local API and the probe listener, created (bound) but not started.
+Step MakeServers(Agent& a) {
+  const AppConfig& config = a.config;
+  const election::ElectionConfig& ec = config.election;
+  election::Elector& elector = *a.elector;
   server::HandlerOptions handler_options;
-  handler_options.started_at = clock.MonotonicNow();
+  handler_options.started_at = a.clock.MonotonicNow();
   handler_options.lease_duration = ec.lease_duration();
   handler_options.renew_deadline = ec.renew_deadline();
   handler_options.retry_period = ec.retry_period();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
-  handler_options.metrics = [&metrics](const election::Snapshot& s) { return metrics.Render(s); };
+  handler_options.metrics = [&metrics = a.metrics](const election::Snapshot& s) {
+    return metrics.Render(s);
+  };
   server::ServerOptions server_options;
-  server_options.watch = hub.get();
+  server_options.watch = a.hub.get();
   const server::SnapshotSource source = [&elector](bool promise) {
     return promise ? elector.Take() : elector.Peek();
   };
-  auto server = server::HttpServer::Create(config.http_address, source, clock, handler_options,
+  auto server = server::HttpServer::Create(config.http_address, source, a.clock, handler_options,
                                            server_options);
   if (!server.ok()) {
-    return Fail(kExitBadConfig, "--http-address: " + server.status().message());
+    return StepError{kExitBadConfig, "--http-address: " + server.status().message()};
   }
-  std::unique_ptr<server::HttpServer> probe_server;
+  a.server = std::move(server).value();
   if (!config.probe_address.empty()) {
     server::HandlerOptions probe_handler = handler_options;
     probe_handler.probe_only = true;
@@ -221,28 +266,39 @@ int Run(AppConfig config, FirstSignal& first_signal) {
     probe_handler.metrics = nullptr;
     server::ServerOptions probe_options;
     probe_options.max_connections = kProbeConnections;
-    auto p = server::HttpServer::Create(config.probe_address, source, clock, probe_handler,
+    auto p = server::HttpServer::Create(config.probe_address, source, a.clock, probe_handler,
                                         probe_options);
-    if (!p.ok()) return Fail(kExitBadConfig, "--probe-address: " + p.status().message());
-    probe_server = std::move(p).value();
+    if (!p.ok()) return StepError{kExitBadConfig, "--probe-address: " + p.status().message()};
+    a.probe_server = std::move(p).value();
   }
+  return std::nullopt;
+}
 
+void LogStart(const Agent& a) {
+  const AppConfig& config = a.config;
+  const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), lock_desc.type, config.name_space, config.lock_name,
+               ec.identity(), a.lock->Describe().type, config.name_space, config.lock_name,
                config.namespace_source);
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",
       FormatGoDuration(ec.lease_duration()), FormatGoDuration(ec.renew_deadline()),
       FormatGoDuration(ec.retry_period()), election::ReleaseModeName(ec.release_mode()),
-      FormatGoDuration(ec.release_holdoff()), cluster ? cluster->source : "nowhere (election off)",
-      FormatGoDuration(client_options.request_timeout));
+      FormatGoDuration(ec.release_holdoff()),
+      a.cluster ? a.cluster->source : "nowhere (election off)",
+      FormatGoDuration(a.client_options.request_timeout));
+}
 
-  // From here the first signal stops the elector instead of exiting (see Main); disarmed
-  // (declared after the elector) before the elector goes away.
-  first_signal.Arm([&elector, &ec](int signo) {
+// Starts the listeners and the sinks; the elector then runs until the first signal stops it.
+Step Serve(Agent& a, FirstSignal& first_signal) {
+  const AppConfig& config = a.config;
+  election::Elector& elector = *a.elector;
+  // From here the first signal stops the elector instead of exiting (see Main); disarmed before
+  // this returns, so before the elector goes away.
+  first_signal.Arm([&elector, mode = config.election.release_mode()](int signo) {
     spdlog::info("received {}: stopping (release-on-shutdown {}); a second signal exits at once",
-                 SignalName(signo), election::ReleaseModeName(ec.release_mode()));
+                 SignalName(signo), election::ReleaseModeName(mode));
     elector.Stop();
   });
   struct Disarm {
@@ -250,35 +306,35 @@ int Run(AppConfig config, FirstSignal& first_signal) {
     ~Disarm() { s.Disarm(); }
   } disarm{first_signal};
 
-  if (Status st = (*server)->Start(); !st.ok()) {
-    return Fail(kExitCannotRun, "--http-address " + config.http_address + ": " + st.message());
+  if (Status st = a.server->Start(); !st.ok()) {
+    return StepError{kExitCannotRun, "--http-address " + config.http_address + ": " + st.message()};
   }
-  spdlog::info("local API listening on {}", Join((*server)->listening()));
-  if (probe_server) {
-    if (Status st = probe_server->Start(); !st.ok()) {
-      (*server)->Stop();
-      return Fail(kExitCannotRun, "--probe-address " + config.probe_address + ": " + st.message());
+  spdlog::info("local API listening on {}", Join(a.server->listening()));
+  if (a.probe_server) {
+    if (Status st = a.probe_server->Start(); !st.ok()) {
+      a.server->Stop();
+      return StepError{kExitCannotRun,
+                       "--probe-address " + config.probe_address + ": " + st.message()};
     }
     spdlog::info("probe listener (/healthz, /readyz, /is-leader) on {}",
-                 Join(probe_server->listening()));
+                 Join(a.probe_server->listening()));
   }
-  if (status_file) spdlog::info("status file: {}", status_file->path());
+  if (a.status_file) spdlog::info("status file: {}", a.status_file->path());
   if (!config.leader_label.empty()) {
-    spdlog::info("leader label: {} on pod {}/{}", config.leader_label,
-                 config.pod_namespace.empty() ? config.name_space : config.pod_namespace,
+    spdlog::info("leader label: {} on pod {}/{}", config.leader_label, a.pod_namespace(),
                  config.pod_name);
   }
-  if (announcer) announcer->Start();
-  publisher.Start();
+  if (a.announcer) a.announcer->Start();
+  a.publisher->Start();
 
-  // Threads that feed the elector (e.g. a watch on the lock object) start here, after
-  // everything the elector's listener reaches is running, and are stopped right after Run()
-  // returns, before anything below tears down.
-  std::unique_ptr<LockWatcher> lock_watcher;
+  // Threads that feed the elector (the watch on the lock object) start here, after everything
+  // the elector's listener reaches is running, and stop right after the elector returns, before
+  // anything below tears down.
+  std::unique_ptr<cluster::LockWatcher> lock_watcher;
   std::thread lock_watch_thread;
-  if (watcher) {
-    lock_watcher =
-        std::make_unique<LockWatcher>(*watcher, elector, *lock, clock, ec.retry_period());
+  if (a.watcher) {
+    lock_watcher = std::make_unique<cluster::LockWatcher>(*a.watcher, elector, *a.lock, a.clock,
+                                                          config.election.retry_period());
     lock_watch_thread = std::thread([&lock_watcher] { lock_watcher->Run(); });
   }
   elector.Run();
@@ -286,16 +342,30 @@ int Run(AppConfig config, FirstSignal& first_signal) {
     lock_watcher->Stop();
     lock_watch_thread.join();
   }
+  return std::nullopt;
+}
 
-  elector.SetListener(nullptr);
+// After the elector returned: the final state to every sink, then the listeners stop.
+void Shutdown(Agent& a) {
+  a.elector->SetListener(nullptr);
   // Publishes the final state ("not leader") to the streams, the status file and the announcer.
-  publisher.Stop();
+  a.publisher->Stop();
   // "stopped leading" and the label "follower", in bounded time.
-  if (announcer) announcer->Shutdown(kAnnounceShutdownBudget);
-  (*server)->Stop();
-  if (probe_server) probe_server->Stop();
+  if (a.announcer) a.announcer->Shutdown(kAnnounceShutdownBudget);
+  a.server->Stop();
+  if (a.probe_server) a.probe_server->Stop();
   spdlog::info("stopped");
   spdlog::default_logger()->flush();
+}
+
+int Run(AppConfig config, FirstSignal& first_signal) {
+  Agent agent(std::move(config));
+  for (Step (*step)(Agent&) : {LoadCluster, MakeElector, MakeSinks, MakeServers}) {
+    if (Step failed = step(agent)) return Fail(failed->code, failed->message);
+  }
+  LogStart(agent);
+  if (Step failed = Serve(agent, first_signal)) return Fail(failed->code, failed->message);
+  Shutdown(agent);
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "server/format.h"
+#include "base/text.h"
 
 namespace leasehold::app {
 namespace {
@@ -26,7 +26,7 @@ uint64_t UnitNanos(std::string_view u) {
 }
 
 Status Error(std::string_view text, const char* what) {
-  return Status(Code::kInvalid, server::Quote(text) + " " + what);
+  return Status(Code::kInvalid, Quote(text) + " " + what);
 }
 
 }  // namespace

@@ -16,19 +16,17 @@
 #include <string_view>
 
 #include "app/duration.h"
-#include "app/kube_announcer.h"
 #include "base/file.h"
+#include "base/text.h"
 #include "base/version.h"
-#include "locks/factory.h"
-#include "server/format.h"
+#include "kube/names.h"
+#include "locks/lock_type.h"
 #include "server/listen_address.h"
 
 namespace leasehold::app {
 namespace {
 
 constexpr const char* kDurationExamples = "(examples: 15s, 1m30s, 500ms)";
-constexpr const char* kLockTypes =
-    "auto, leases, configmaps, endpoints, configmapsleases, endpointsleases, none";
 constexpr const char* kDefaultServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 // One flag as the user supplied it (or did not).
@@ -58,31 +56,6 @@ std::string PlainQuotes(std::string s) {
     for (size_t at = s.find(q); at != std::string::npos; at = s.find(q)) s.replace(at, 3, "\"");
   }
   return s;
-}
-
-// Control bytes as \xNN, so a message stays on one line whatever the user typed.
-std::string OneLine(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
-bool IsLabelPart(const std::string& s) {
-  if (s.empty()) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  for (const char c : s) {
-    if (!alnum(c) && c != '-') return false;
-  }
-  return alnum(s.front()) && alnum(s.back());
 }
 
 bool HasControl(const std::string& s) {
@@ -298,7 +271,7 @@ void WarnRepeatedFlags(const cxxopts::ParseResult& r, const Environment& env,
         times >= 2 ? std::to_string(times) + " times on the command line" : "on the command line";
     if (also_env) where += " and in " + var;
     where += times >= 2 ? "; the last one on the command line wins: " : "; the command line wins: ";
-    warnings->push_back(where + server::Quote(r[f.name].as<std::string>()));
+    warnings->push_back(where + Quote(r[f.name].as<std::string>()));
   }
 }
 
@@ -390,19 +363,6 @@ std::string EnvVarFor(const std::string& flag) {
   return out;
 }
 
-bool IsDns1123Label(const std::string& s) { return s.size() <= 63 && IsLabelPart(s); }
-
-bool IsDns1123Subdomain(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    if (!IsLabelPart(s.substr(start, dot - start))) return false;
-    if (dot == std::string::npos) return true;
-    start = dot + 1;
-  }
-}
-
 Environment RealEnvironment() {
   Environment env;
   env.getenv = [](const std::string& name) -> std::optional<std::string> {
@@ -435,6 +395,294 @@ Environment RealEnvironment() {
   return env;
 }
 
+namespace {
+
+// Where each flag's value comes from: the command line, else its LEASEHOLD_* variable.
+class FlagReader {
+ public:
+  FlagReader(const cxxopts::ParseResult& r, const Environment& env) : r_(r), env_(env) {}
+
+  Value get(const std::string& flag) const {
+    Value v;
+    v.origin = "--" + flag;
+    if (r_.count(flag)) {
+      v.set = true;
+      v.text = r_[flag].as<std::string>();
+      return v;
+    }
+    const std::string var = EnvVarFor(flag);
+    if (auto e = env_.getenv(var); e && !e->empty()) {
+      v.set = true;
+      v.text = *e;
+      v.origin = var + " (--" + flag + ")";
+    }
+    return v;
+  }
+
+  // A variable that is not a flag's (POD_NAME, POD_NAMESPACE); nullopt when unset or empty.
+  std::optional<std::string> from_env(const std::string& var) const {
+    auto e = env_.getenv(var);
+    return e && !e->empty() ? e : std::nullopt;
+  }
+
+  const Environment& env() const { return env_; }
+
+ private:
+  const cxxopts::ParseResult& r_;
+  const Environment& env_;
+};
+
+// The values read so far. Each step below reads its flags in the order --help lists them, so
+// the first bad one is reported; AppConfig is built from a complete draft only.
+struct Draft {
+  Value lock_name, ns, identity;
+  std::string ns_source, sa_dir;
+  locks::LockType type = locks::LockType::kAuto;
+  election::Timings timings;
+  election::ReleaseMode mode = election::ReleaseMode::kSafe;
+  Duration holdoff{};
+  std::string http_address;
+  int watchers = 100;
+  Value status_file, probe, label;
+  std::string pod_name, pod_namespace;
+  Value kubeconfig, context;
+  LogFormat format = LogFormat::kText;
+  LogLevel level = LogLevel::kInfo;
+};
+
+// --namespace, else POD_NAMESPACE, else the service-account directory's namespace file, else
+// "default" (which the kubeconfig context's namespace may replace later, see app.cpp).
+Status ReadNamespace(const FlagReader& f, const Value& sa_dir_flag, Draft& d) {
+  d.ns = f.get("namespace");
+  d.ns_source = d.ns.origin;
+  if (!d.ns.set) {
+    if (auto pod_ns = f.from_env("POD_NAMESPACE")) {
+      d.ns = {true, *pod_ns, "POD_NAMESPACE (--namespace)"};
+      d.ns_source = "POD_NAMESPACE";
+    } else if (Result<std::string> file = f.env().read_file(d.sa_dir + "/namespace");
+               file.ok() && !Trim(*file).empty()) {
+      d.ns = {true, Trim(*file), d.sa_dir + "/namespace (--namespace)"};
+      d.ns_source = d.sa_dir + "/namespace";
+    } else if (!file.ok() && file.code() != Code::kNotFound) {
+      // A FIFO, a device, a huge file: falling back to "default" would contend in the wrong
+      // namespace.
+      return Invalid(sa_dir_flag, "the namespace file cannot be used: " + file.status().message() +
+                                      " (set --namespace, or fix the file)");
+    } else {
+      d.ns = {true, "default", "--namespace"};
+      d.ns_source = "default";
+    }
+  } else if (d.ns.origin != "--namespace") {
+    d.ns_source = EnvVarFor("namespace");
+  }
+  if (!kube::IsDns1123Label(d.ns.text)) {
+    return Invalid(d.ns, Quote(d.ns.text) +
+                             " is not a valid namespace (lower-case letters, digits and '-', at "
+                             "most 63 characters)");
+  }
+  return Status::Ok();
+}
+
+// What is contended for and by whom: --lock-name, the namespace, --identity, --lock-type.
+Status ReadLock(const FlagReader& f, Draft& d) {
+  d.lock_name = f.get("lock-name");
+  if (!d.lock_name.set) {
+    return Invalid(d.lock_name,
+                   "required: the name of the lock object to contend for (e.g. "
+                   "--lock-name=my-app; or set LEASEHOLD_LOCK_NAME)");
+  }
+  if (!kube::IsDns1123Subdomain(d.lock_name.text)) {
+    return Invalid(d.lock_name, Quote(d.lock_name.text) +
+                                    " is not a valid object name (lower-case letters, digits, "
+                                    "'-' and '.', at most 253 characters)");
+  }
+
+  const Value sa_dir_flag = f.get("serviceaccount-dir");
+  d.sa_dir = sa_dir_flag.set ? sa_dir_flag.text : kDefaultServiceAccountDir;
+  if (d.sa_dir.empty()) return Invalid(sa_dir_flag, "must not be empty");
+  if (Status st = ReadNamespace(f, sa_dir_flag, d); !st.ok()) return st;
+
+  d.identity = f.get("identity");
+  if (d.identity.set) {
+    if (d.identity.text.empty()) {
+      return Invalid(d.identity, "must not be empty (it names this replica in the lock)");
+    }
+    if (HasControl(d.identity.text)) {
+      return Invalid(d.identity, Quote(d.identity.text) + " contains control characters");
+    }
+  } else {
+    // A fresh suffix per start: a restarted container must not inherit its predecessor's
+    // claim, and must wait for it to expire like any rival.
+    std::string base;
+    if (auto pod = f.from_env("POD_NAME")) base = *pod;
+    if (base.empty()) base = f.env().hostname();
+    if (base.empty()) base = "leasehold";
+    d.identity.text = base + "_" + f.env().random_hex8();
+  }
+
+  const Value lock_type = f.get("lock-type");
+  const std::optional<locks::LockType> type =
+      lock_type.set ? locks::ParseLockType(lock_type.text) : locks::LockType::kAuto;
+  if (!type) {
+    return Invalid(lock_type, Quote(lock_type.text) +
+                                  " is not a lock type (one of: " + locks::LockTypeNames() + ")");
+  }
+  d.type = *type;
+  return Status::Ok();
+}
+
+// The three timings, --release-on-shutdown and --release-holdoff.
+Status ReadTimings(const FlagReader& f, Draft& d) {
+  for (auto [flag, field] : {std::pair{"lease-duration", &d.timings.lease_duration},
+                             std::pair{"renew-deadline", &d.timings.renew_deadline},
+                             std::pair{"retry-period", &d.timings.retry_period}}) {
+    auto v = DurationFlag(f.get(flag), *field);
+    if (!v.ok()) return v.status();
+    *field = *v;
+  }
+
+  const Value release = f.get("release-on-shutdown");
+  if (release.set) {
+    if (release.text == "safe") {
+      d.mode = election::ReleaseMode::kSafe;
+    } else if (release.text == "immediate") {
+      d.mode = election::ReleaseMode::kImmediate;
+    } else if (release.text == "off") {
+      d.mode = election::ReleaseMode::kOff;
+    } else {
+      return Invalid(release,
+                     Quote(release.text) + " is not a release mode (one of: safe, immediate, off)");
+    }
+  }
+
+  auto holdoff = DurationFlag(f.get("release-holdoff"), std::chrono::seconds(30));
+  if (!holdoff.ok()) return holdoff.status();
+  d.holdoff = *holdoff;
+  return Status::Ok();
+}
+
+// What this agent serves: --http-address, --max-watchers, --status-file, --probe-address.
+Status ReadListeners(const FlagReader& f, Draft& d) {
+  const Value http = f.get("http-address");
+  d.http_address = http.set ? http.text : "localhost:4040";
+  if (auto a = server::ParseListenAddress(d.http_address); !a.ok()) {
+    return Invalid(http, a.status().message());
+  }
+
+  const Value max_watchers = f.get("max-watchers");
+  if (max_watchers.set) {
+    const std::string& t = max_watchers.text;
+    const bool digits =
+        !t.empty() && t.size() <= 5 && t.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoi(t) > 10000) {
+      return Invalid(max_watchers, Quote(t) + " is not a number of watchers (0 to 10000)");
+    }
+    d.watchers = std::stoi(t);
+  }
+
+  d.status_file = f.get("status-file");
+  if (d.status_file.set && HasControl(d.status_file.text)) {
+    return Invalid(d.status_file, Quote(d.status_file.text) + " contains control characters");
+  }
+
+  d.probe = f.get("probe-address");
+  if (d.probe.set) {
+    auto a = server::ParseListenAddress(d.probe.text);
+    if (!a.ok()) return Invalid(d.probe, a.status().message());
+  }
+  return Status::Ok();
+}
+
+// --leader-label and the pod it labels (POD_NAME, POD_NAMESPACE from the downward API).
+Status ReadLeaderLabel(const FlagReader& f, Draft& d) {
+  d.label = f.get("leader-label");
+  if (!d.label.set) return Status::Ok();
+  if (std::string why = kube::LabelKeyProblem(d.label.text); !why.empty()) {
+    return Invalid(d.label, Quote(d.label.text) + " is not a label key: " + why +
+                                " (example: leasehold.io/role)");
+  }
+  auto pod = f.from_env("POD_NAME");
+  if (!pod) {
+    return Invalid(d.label,
+                   "needs POD_NAME, the name of this pod (set it from the downward API: "
+                   "valueFrom.fieldRef.fieldPath: metadata.name)");
+  }
+  if (!kube::IsDns1123Subdomain(*pod)) {
+    return Invalid(d.label, "POD_NAME " + Quote(*pod) + " is not a valid pod name");
+  }
+  d.pod_name = *pod;
+  d.pod_namespace = f.from_env("POD_NAMESPACE").value_or("");
+  if (!d.pod_namespace.empty() && !kube::IsDns1123Label(d.pod_namespace)) {
+    return Invalid(d.label,
+                   "POD_NAMESPACE " + Quote(d.pod_namespace) + " is not a valid namespace");
+  }
+  return Status::Ok();
+}
+
+// --kubeconfig, --context, --log-format, --log-level.
+Status ReadClientAndLogging(const FlagReader& f, Draft& d) {
+  d.kubeconfig = f.get("kubeconfig");
+  d.context = f.get("context");
+
+  const Value log_format = f.get("log-format");
+  if (log_format.set) {
+    if (log_format.text == "json") {
+      d.format = LogFormat::kJson;
+    } else if (log_format.text != "text") {
+      return Invalid(log_format,
+                     Quote(log_format.text) + " is not a log format (one of: text, json)");
+    }
+  }
+  const Value log_level = f.get("log-level");
+  if (log_level.set) {
+    bool known = false;
+    for (const LogLevel l :
+         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+      if (log_level.text == LogLevelName(l)) {
+        d.level = l;
+        known = true;
+      }
+    }
+    if (!known) {
+      return Invalid(log_level, Quote(log_level.text) +
+                                    " is not a log level (one of: trace, debug, info, warn, "
+                                    "error)");
+    }
+  }
+  return Status::Ok();
+}
+
+// The validated draft as an AppConfig; the timing rules live with the algorithm, and its
+// messages name the flags.
+Result<AppConfig> Assemble(Draft d) {
+  auto election = election::ElectionConfig::Create(d.identity.text, d.timings, d.mode, d.holdoff);
+  if (!election.ok()) return election.status();
+  // The product's floors, here and not in ElectionConfig::Create (see election/config.h).
+  if (Status floors = election::ElectionConfig::CheckFloors(d.timings); !floors.ok()) {
+    return floors;
+  }
+  AppConfig config(std::move(election).value());
+  config.lock_name = d.lock_name.text;
+  config.name_space = d.ns.text;
+  config.namespace_source = d.ns_source;
+  config.lock_type = d.type;
+  config.http_address = d.http_address;
+  config.max_watchers = d.watchers;
+  config.status_file = d.status_file.text;
+  config.probe_address = d.probe.text;
+  config.leader_label = d.label.text;
+  config.pod_name = d.pod_name;
+  config.pod_namespace = d.pod_namespace;
+  config.kube.kubeconfig = d.kubeconfig.text;
+  config.kube.context = d.context.text;
+  config.kube.serviceaccount_dir = d.sa_dir;
+  config.log_format = d.format;
+  config.log_level = d.level;
+  return config;
+}
+
+}  // namespace
+
 Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env) {
   cxxopts::Options options = MakeOptions();
   std::vector<const char*> argv = {"leasehold"};
@@ -448,7 +696,7 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   }
   const cxxopts::ParseResult& r = *parsed;
   if (!r.unmatched().empty()) {
-    return Status(Code::kInvalid, "unexpected argument " + server::Quote(r.unmatched().front()) +
+    return Status(Code::kInvalid, "unexpected argument " + Quote(r.unmatched().front()) +
                                       ": leasehold takes flags only (see leasehold --help)");
   }
 
@@ -462,240 +710,15 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
     return command;
   }
 
-  auto get = [&](const std::string& flag) {
-    Value v;
-    v.origin = "--" + flag;
-    if (r.count(flag)) {
-      v.set = true;
-      v.text = r[flag].as<std::string>();
-      return v;
-    }
-    const std::string var = EnvVarFor(flag);
-    if (auto e = env.getenv(var); e && !e->empty()) {
-      v.set = true;
-      v.text = *e;
-      v.origin = var + " (--" + flag + ")";
-    }
-    return v;
-  };
-  auto from_env = [&](const std::string& var) {
-    auto e = env.getenv(var);
-    return e && !e->empty() ? e : std::nullopt;
-  };
-
-  // In the order --help lists them, so the first bad one is reported.
-  const Value lock_name = get("lock-name");
-  if (!lock_name.set) {
-    return Invalid(lock_name,
-                   "required: the name of the lock object to contend for (e.g. "
-                   "--lock-name=my-app; or set LEASEHOLD_LOCK_NAME)");
+  const FlagReader flags(r, env);
+  Draft draft;
+  for (Status (*step)(const FlagReader&, Draft&) :
+       {ReadLock, ReadTimings, ReadListeners, ReadLeaderLabel, ReadClientAndLogging}) {
+    if (Status st = step(flags, draft); !st.ok()) return st;
   }
-  if (!IsDns1123Subdomain(lock_name.text)) {
-    return Invalid(lock_name, server::Quote(lock_name.text) +
-                                  " is not a valid object name (lower-case letters, digits, "
-                                  "'-' and '.', at most 253 characters)");
-  }
-
-  const Value sa_dir_flag = get("serviceaccount-dir");
-  const std::string sa_dir = sa_dir_flag.set ? sa_dir_flag.text : kDefaultServiceAccountDir;
-  if (sa_dir.empty()) return Invalid(sa_dir_flag, "must not be empty");
-
-  Value ns = get("namespace");
-  std::string ns_source = ns.origin;
-  if (!ns.set) {
-    if (auto pod_ns = from_env("POD_NAMESPACE")) {
-      ns = {true, *pod_ns, "POD_NAMESPACE (--namespace)"};
-      ns_source = "POD_NAMESPACE";
-    } else if (Result<std::string> file = env.read_file(sa_dir + "/namespace");
-               file.ok() && !Trim(*file).empty()) {
-      ns = {true, Trim(*file), sa_dir + "/namespace (--namespace)"};
-      ns_source = sa_dir + "/namespace";
-    } else if (!file.ok() && file.code() != Code::kNotFound) {
-      // A FIFO, a device, a huge file: falling back to "default" would contend in the wrong
-      // namespace.
-      return Invalid(sa_dir_flag, "the namespace file cannot be used: " + file.status().message() +
-                                      " (set --namespace, or fix the file)");
-    } else {
-      ns = {true, "default", "--namespace"};
-      ns_source = "default";
-    }
-  } else if (ns.origin != "--namespace") {
-    ns_source = EnvVarFor("namespace");
-  }
-  if (!IsDns1123Label(ns.text)) {
-    return Invalid(ns, server::Quote(ns.text) +
-                           " is not a valid namespace (lower-case letters, digits and '-', at "
-                           "most 63 characters)");
-  }
-
-  Value identity = get("identity");
-  if (identity.set) {
-    if (identity.text.empty()) {
-      return Invalid(identity, "must not be empty (it names this replica in the lock)");
-    }
-    if (HasControl(identity.text)) {
-      return Invalid(identity, server::Quote(identity.text) + " contains control characters");
-    }
-  } else {
-    // A fresh suffix per start: a restarted container must not inherit its predecessor's
-    // claim, and must wait for it to expire like any rival.
-    std::string base;
-    if (auto pod = from_env("POD_NAME")) base = *pod;
-    if (base.empty()) base = env.hostname();
-    if (base.empty()) base = "leasehold";
-    identity.text = base + "_" + env.random_hex8();
-  }
-
-  const Value lock_type = get("lock-type");
-  const std::string type = lock_type.set ? lock_type.text : "auto";
-  if (!locks::IsValidLockType(type)) {
-    return Invalid(lock_type,
-                   server::Quote(type) + " is not a lock type (one of: " + kLockTypes + ")");
-  }
-
-  election::Timings timings;
-  const Value lease = get("lease-duration");
-  auto lease_d = DurationFlag(lease, timings.lease_duration);
-  if (!lease_d.ok()) return lease_d.status();
-  timings.lease_duration = *lease_d;
-  const Value renew = get("renew-deadline");
-  auto renew_d = DurationFlag(renew, timings.renew_deadline);
-  if (!renew_d.ok()) return renew_d.status();
-  timings.renew_deadline = *renew_d;
-  const Value retry = get("retry-period");
-  auto retry_d = DurationFlag(retry, timings.retry_period);
-  if (!retry_d.ok()) return retry_d.status();
-  timings.retry_period = *retry_d;
-
-  const Value release = get("release-on-shutdown");
-  election::ReleaseMode mode = election::ReleaseMode::kSafe;
-  if (release.set) {
-    if (release.text == "safe") {
-      mode = election::ReleaseMode::kSafe;
-    } else if (release.text == "immediate") {
-      mode = election::ReleaseMode::kImmediate;
-    } else if (release.text == "off") {
-      mode = election::ReleaseMode::kOff;
-    } else {
-      return Invalid(release, server::Quote(release.text) +
-                                  " is not a release mode (one of: safe, immediate, off)");
-    }
-  }
-
-  const Value holdoff = get("release-holdoff");
-  auto holdoff_d = DurationFlag(holdoff, std::chrono::seconds(30));
-  if (!holdoff_d.ok()) return holdoff_d.status();
-
-  const Value http = get("http-address");
-  const std::string http_address = http.set ? http.text : "localhost:4040";
-  if (auto a = server::ParseListenAddress(http_address); !a.ok()) {
-    return Invalid(http, a.status().message());
-  }
-
-  const Value max_watchers = get("max-watchers");
-  int watchers = 100;
-  if (max_watchers.set) {
-    const std::string& t = max_watchers.text;
-    const bool digits =
-        !t.empty() && t.size() <= 5 && t.find_first_not_of("0123456789") == std::string::npos;
-    if (!digits || std::stoi(t) > 10000) {
-      return Invalid(max_watchers, server::Quote(t) + " is not a number of watchers (0 to 10000)");
-    }
-    watchers = std::stoi(t);
-  }
-
-  const Value status_file = get("status-file");
-  if (status_file.set && HasControl(status_file.text)) {
-    return Invalid(status_file, server::Quote(status_file.text) + " contains control characters");
-  }
-
-  const Value probe = get("probe-address");
-  if (probe.set) {
-    auto a = server::ParseListenAddress(probe.text);
-    if (!a.ok()) return Invalid(probe, a.status().message());
-  }
-
-  const Value label = get("leader-label");
-  std::string pod_name, pod_namespace;
-  if (label.set) {
-    if (std::string why = LabelKeyProblem(label.text); !why.empty()) {
-      return Invalid(label, server::Quote(label.text) + " is not a label key: " + why +
-                                " (example: leasehold.io/role)");
-    }
-    auto pod = from_env("POD_NAME");
-    if (!pod) {
-      return Invalid(label,
-                     "needs POD_NAME, the name of this pod (set it from the downward API: "
-                     "valueFrom.fieldRef.fieldPath: metadata.name)");
-    }
-    if (!IsDns1123Subdomain(*pod)) {
-      return Invalid(label, "POD_NAME " + server::Quote(*pod) + " is not a valid pod name");
-    }
-    pod_name = *pod;
-    pod_namespace = from_env("POD_NAMESPACE").value_or("");
-    if (!pod_namespace.empty() && !IsDns1123Label(pod_namespace)) {
-      return Invalid(label,
-                     "POD_NAMESPACE " + server::Quote(pod_namespace) + " is not a valid namespace");
-    }
-  }
-
-  const Value kubeconfig = get("kubeconfig");
-  const Value context = get("context");
-
-  const Value log_format = get("log-format");
-  LogFormat format = LogFormat::kText;
-  if (log_format.set) {
-    if (log_format.text == "json") {
-      format = LogFormat::kJson;
-    } else if (log_format.text != "text") {
-      return Invalid(log_format,
-                     server::Quote(log_format.text) + " is not a log format (one of: text, json)");
-    }
-  }
-  const Value log_level = get("log-level");
-  LogLevel level = LogLevel::kInfo;
-  if (log_level.set) {
-    bool known = false;
-    for (const LogLevel l :
-         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
-      if (log_level.text == LogLevelName(l)) {
-        level = l;
-        known = true;
-      }
-    }
-    if (!known) {
-      return Invalid(log_level, server::Quote(log_level.text) +
-                                    " is not a log level (one of: trace, debug, info, warn, "
-                                    "error)");
-    }
-  }
-
-  // Timing rules live with the algorithm; its messages name the flags.
-  auto election = election::ElectionConfig::Create(identity.text, timings, mode, *holdoff_d);
-  if (!election.ok()) return election.status();
-  // The product's floors, here and not in ElectionConfig::Create (see election/config.h).
-  if (Status floors = election::ElectionConfig::CheckFloors(timings); !floors.ok()) {
-    return floors;
-  }
-
-  AppConfig config(std::move(election).value());
-  config.lock_name = lock_name.text;
-  config.name_space = ns.text;
-  config.namespace_source = ns_source;
-  config.lock_type = type;
-  config.http_address = http_address;
-  config.max_watchers = watchers;
-  config.status_file = status_file.text;
-  config.probe_address = probe.text;
-  config.leader_label = label.text;
-  config.pod_name = pod_name;
-  config.pod_namespace = pod_namespace;
-  config.kube.kubeconfig = kubeconfig.text;
-  config.kube.context = context.text;
-  config.kube.serviceaccount_dir = sa_dir;
-  config.log_format = format;
-  config.log_level = level;
-  command.config.emplace(std::move(config));
+  Result<AppConfig> config = Assemble(std::move(draft));
+  if (!config.ok()) return config.status();
+  command.config.emplace(std::move(config).value());
   WarnRepeatedFlags(r, env, &command.warnings);
   WarnUnknownVariables(env, &command.warnings);
   return command;

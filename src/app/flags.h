@@ -13,6 +13,7 @@
 #include "base/status.h"
 #include "election/config.h"
 #include "kube/cluster_config.h"
+#include "locks/lock_type.h"
 
 namespace leasehold::app {
 
@@ -34,7 +35,7 @@ struct AppConfig {
   // service-account file's path, or "default" when nothing named one. Only in the last case
   // does Main let the kubeconfig context's namespace take over.
   std::string namespace_source;
-  std::string lock_type;     // one of locks::IsValidLockType's names
+  locks::LockType lock_type = locks::LockType::kAuto;
   std::string http_address;  // checked by server::ParseListenAddress
   // Most open GET /leader/watch streams; 0 turns the stream off. 0..10000.
   int max_watchers = 100;
@@ -97,9 +98,5 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
 // LEASEHOLD_ + upper-case flag name with dashes as underscores: "lease-duration" →
 // "LEASEHOLD_LEASE_DURATION".
 std::string EnvVarFor(const std::string& flag);
-
-// Kubernetes object-name rules, for --lock-name and --namespace.
-bool IsDns1123Subdomain(const std::string& s);
-bool IsDns1123Label(const std::string& s);
 
 }  // namespace leasehold::app

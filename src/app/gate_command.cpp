@@ -15,7 +15,6 @@
 #include "base/file.h"
 #include "base/text.h"
 #include "gate/status.h"
-#include "server/format.h"
 #include "server/listen_address.h"
 
 namespace leasehold::app {
@@ -75,7 +74,7 @@ Result<int> ParseSignal(const std::string& text) {
   const long n = std::strtol(text.c_str(), &end, 10);
   if (!text.empty() && *end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
   return Status(Code::kInvalid,
-                server::Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
+                Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
 }  // namespace
@@ -111,7 +110,7 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
     const size_t eq = name.find('=');
     bool known = false;
     for (const char* f : kFlags) known = known || name.substr(0, eq) == f;
-    if (!known) return Invalid("unknown flag " + server::Quote(a), "gate");
+    if (!known) return Invalid("unknown flag " + Quote(a), "gate");
     if (eq != std::string::npos) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
@@ -184,8 +183,8 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
     if (*v == "json") {
       c.log_format = LogFormat::kJson;
     } else if (*v != "text") {
-      return Status(Code::kInvalid, origin + ": " + server::Quote(*v) +
-                                        " is not a log format (one of: text, json)");
+      return Status(Code::kInvalid,
+                    origin + ": " + Quote(*v) + " is not a log format (one of: text, json)");
     }
   }
   if (auto v = get("log-level", &origin)) {
@@ -198,7 +197,7 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
       }
     }
     if (!ok) {
-      return Status(Code::kInvalid, origin + ": " + server::Quote(*v) +
+      return Status(Code::kInvalid, origin + ": " + Quote(*v) +
                                         " is not a log level (trace, debug, info, warn, error)");
     }
   }
@@ -236,7 +235,7 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
       path = a.substr(14);
     } else {
       std::fprintf(stderr, "leasehold gate-probe: unexpected argument %s\n",
-                   EscapeForLog(server::Quote(a)).c_str());
+                   EscapeForLog(Quote(a)).c_str());
       return 2;
     }
   }

@@ -9,8 +9,8 @@
 
 #include <memory>
 
+#include "base/rfc3339.h"
 #include "base/text.h"
-#include "server/format.h"
 
 namespace leasehold::app {
 namespace {
@@ -89,7 +89,7 @@ class JsonFormatter final : public spdlog::formatter {
 std::string JsonLogLine(SysTime ts, std::string_view level, std::string_view msg) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  const std::string when = server::FormatRfc3339Millis(ts);
+  const std::string when = FormatRfc3339Millis(ts);
   w.StartObject();
   w.Key("ts");
   w.String(when.data(), static_cast<rapidjson::SizeType>(when.size()));

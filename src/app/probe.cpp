@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "base/text.h"
-#include "server/format.h"
 #include "server/listen_address.h"
 
 namespace leasehold::app {
@@ -26,14 +25,6 @@ arguments. For exec probes in images without curl, e.g.
                   loopback). Default: $LEASEHOLD_HTTP_ADDRESS, else localhost:4040.
   -h, --help      print this help
 )";
-
-// The answer's body goes into a one-line message: control bytes become '?'.
-std::string OneLine(std::string s) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return s;
-}
 
 Status Invalid(const std::string& what) {
   return Status(Code::kInvalid, what + " (see leasehold probe --help)");
@@ -65,7 +56,7 @@ Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
       }
       address_set = true;
     } else {
-      return Invalid("unexpected argument " + server::Quote(a));
+      return Invalid("unexpected argument " + Quote(a));
     }
   }
   if (!address_set) {

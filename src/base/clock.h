@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 
 namespace leasehold {
 
@@ -34,36 +33,6 @@ class RealClock final : public Clock {
  public:
   MonoTime MonotonicNow() const override { return BootClock::now(); }
   SysTime SystemNow() const override { return std::chrono::system_clock::now(); }
-};
-
-// A clock that moves only when told to. Thread-safe, so tests may read it from a server thread.
-class FakeClock final : public Clock {
- public:
-  FakeClock() : mono_(std::chrono::hours(1)), sys_(std::chrono::seconds(1767322800)) {}
-  MonoTime MonotonicNow() const override {
-    std::lock_guard<std::mutex> l(mu_);
-    return mono_;
-  }
-  SysTime SystemNow() const override {
-    std::lock_guard<std::mutex> l(mu_);
-    return sys_;
-  }
-  // Moves both clocks forward together.
-  void Advance(Duration d) {
-    std::lock_guard<std::mutex> l(mu_);
-    mono_ += d;
-    sys_ += std::chrono::duration_cast<SysTime::duration>(d);
-  }
-  // Moves only the wall clock, e.g. to model skew or an NTP step.
-  void StepWall(Duration d) {
-    std::lock_guard<std::mutex> l(mu_);
-    sys_ += std::chrono::duration_cast<SysTime::duration>(d);
-  }
-
- private:
-  mutable std::mutex mu_;
-  MonoTime mono_;
-  SysTime sys_;
 };
 
 // Randomness is injected too: returns a uniform value in [0, 1).

@@ -50,6 +50,8 @@ bool IsHiddenCodePoint(char32_t c) {
          (c >= 0x2066 && c <= 0x2069);
 }
 
+bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
 void AppendEscaped(std::string* out, unsigned char b) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('\\');
@@ -91,6 +93,42 @@ std::string EscapeForLog(std::string_view s) {
     i += n;
   }
   return out;
+}
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (IsControl(c)) {
+      AppendEscaped(&out, c);
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string OneLine(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (IsControl(c)) {
+      AppendEscaped(&out, c);
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+std::string Excerpt(std::string_view s, size_t max) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "...";
 }
 
 }  // namespace leasehold

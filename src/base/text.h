@@ -22,4 +22,16 @@ size_t Utf8SequenceLength(std::string_view s, size_t i);
 // one line.
 std::string EscapeForLog(std::string_view s);
 
+// Double-quotes `s` for a one-line message: `"` and `\` are escaped and control bytes (C0, DEL)
+// become \xNN, so a value holding a newline cannot split the message. For flag values and file
+// contents named in start-up errors; log lines of external text use EscapeForLog.
+std::string Quote(std::string_view s);
+
+// `s` with control bytes (C0, DEL) as \xNN and nothing else changed, so a message stays on one
+// line whatever the user typed.
+std::string OneLine(std::string_view s);
+
+// The first `max` bytes of `s`, with "..." when cut: enough of a long bad value to recognise it.
+std::string Excerpt(std::string_view s, size_t max = 64);
+
 }  // namespace leasehold

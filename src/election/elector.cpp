@@ -42,13 +42,13 @@ const char* PhaseName(Phase phase) {
     case Phase::kLeader:
       return "leader";
     case Phase::kHeldOff:
-      return "held-off";
+      return "heldOff";
     case Phase::kStopping:
       return "stopping";
     case Phase::kDone:
       return "done";
   }
-  return "?";
+  return "unknown";
 }
 
 Elector::Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random)
@@ -255,13 +255,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
       const MonoTime after = clock_.MonotonicNow();
       std::lock_guard<std::mutex> l(mu_);
       // observed_raw_ is left as it was, as client-go does: the next Get re-observes.
-      const std::string raw = observed_raw_;
-      SetObserved(rec, raw, after);
-      claim_until_ = sent + config_.renew_deadline();
-      last_renew_at_ = after;
-      ++writes_total_;
-      last_write_latency_ = after - sent;
-      last_error_ = Status::Ok();
+      WriteSucceededLocked(rec, observed_raw_, sent, after);
       return true;
     }
     spdlog::debug("failed to update lease {} optimistically, falling back to slow path: {}",
@@ -285,12 +279,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
       return false;
     }
     const MonoTime after = clock_.MonotonicNow();
-    SetObserved(rec, "", after);
-    claim_until_ = sent + config_.renew_deadline();
-    last_renew_at_ = after;
-    ++writes_total_;
-    last_write_latency_ = after - sent;
-    last_error_ = Status::Ok();
+    WriteSucceededLocked(rec, "", sent, after);
     return true;
   }
 
@@ -338,12 +327,19 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     return false;
   }
   const MonoTime after = clock_.MonotonicNow();
-  SetObserved(rec, observed_raw_, after);
-  claim_until_ = sent + config_.renew_deadline();
-  last_renew_at_ = after;
-  ++writes_total_;
-  last_write_latency_ = after - sent;
+  WriteSucceededLocked(rec, observed_raw_, sent, after);
   return true;
+}
+
+void Elector::WriteSucceededLocked(const LeaderElectionRecord& rec, const std::string& raw,
+                                   MonoTime sent, MonoTime answered) {
+  SetObserved(rec, raw, answered);
+  // Counted from the send, not the answer: see "The leadership invariant", (2).
+  claim_until_ = sent + config_.renew_deadline();
+  last_renew_at_ = answered;
+  ++writes_total_;
+  last_write_latency_ = answered - sent;
+  last_error_ = Status::Ok();
 }
 
 Status Elector::Release(MonoTime deadline) {

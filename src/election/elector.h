@@ -25,6 +25,9 @@ enum class Phase {
   kDone,       // nothing more to do; Run() returns
 };
 
+// The one name of each phase, for every reader: "candidate", "leader", "heldOff", "stopping",
+// "done". camelCase, because it is on the wire: GET /readyz reports it as "phase", beside the
+// other camelCase keys of the local API's JSON; renaming one changes that answer.
 const char* PhaseName(Phase phase);
 
 // What the local API reports. Taken under the elector's lock, so it is self-consistent.
@@ -122,6 +125,12 @@ class Elector {
   // Conflict until `deadline`.
   Status Release(MonoTime deadline);
   void SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at);
+  // The bookkeeping of every write that made or kept this replica the holder (a create, a
+  // fast-path or a slow-path renew), sent at `sent` and answered at `answered`: `rec` is the
+  // observed record from then on, with `raw` (a write's answer keeps the raw of the last read;
+  // a create has none), and the claim runs until sent + renew-deadline.
+  void WriteSucceededLocked(const LeaderElectionRecord& rec, const std::string& raw, MonoTime sent,
+                            MonoTime answered);
   bool IsLeaderLocked(MonoTime now) const;
   bool LeaseValidLocked(MonoTime now) const;
   Snapshot TakeLocked(MonoTime now, bool promise) const;

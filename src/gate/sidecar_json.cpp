@@ -1,23 +1,11 @@
 #include "gate/sidecar_json.h"
 
 #include <rapidjson/document.h>
-#include <time.h>
 
-#include <cctype>
+#include "base/rfc3339.h"
 
 namespace leasehold::gate {
 namespace {
-
-bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
-  if (pos + n > s.size()) return false;
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    v = v * 10 + (s[i] - '0');
-  }
-  *out = v;
-  return true;
-}
 
 std::optional<Duration> Millis(const rapidjson::Value& obj, const char* key) {
   auto it = obj.FindMember(key);
@@ -30,39 +18,9 @@ std::optional<Duration> Millis(const rapidjson::Value& obj, const char* key) {
 }  // namespace
 
 Result<SysTime> ParseRfc3339Utc(std::string_view s) {
-  int y, mo, d, h, mi, sec;
-  const auto bad = [&] { return Status(Code::kInvalid, "not an RFC 3339 UTC time"); };
-  if (!Digits(s, 0, 4, &y) || s.size() < 20 || s[4] != '-' || !Digits(s, 5, 2, &mo) ||
-      s[7] != '-' || !Digits(s, 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-      !Digits(s, 11, 2, &h) || s[13] != ':' || !Digits(s, 14, 2, &mi) || s[16] != ':' ||
-      !Digits(s, 17, 2, &sec)) {
-    return bad();
-  }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return bad();
-  size_t i = 19;
-  int64_t nanos = 0;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    int64_t scale = 100000000;
-    const size_t start = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      nanos += (s[i] - '0') * scale;  // digits beyond nanoseconds are dropped (scale 0)
-      scale /= 10;
-      ++i;
-    }
-    if (i == start) return bad();
-  }
-  if (i + 1 != s.size() || (s[i] != 'Z' && s[i] != 'z')) return bad();
-  tm t{};
-  t.tm_year = y - 1900;
-  t.tm_mon = mo - 1;
-  t.tm_mday = d;
-  t.tm_hour = h;
-  t.tm_min = mi;
-  t.tm_sec = sec;
-  const time_t secs = timegm(&t);
-  return SysTime(std::chrono::duration_cast<SysTime::duration>(std::chrono::seconds(secs) +
-                                                               std::chrono::nanoseconds(nanos)));
+  // The sidecar always writes UTC; an offset means the answer is not the sidecar's.
+  if (s.empty() || s.back() != 'Z') return Status(Code::kInvalid, "not an RFC 3339 UTC time");
+  return ParseRfc3339(s);
 }
 
 Result<ParsedLeader> ParseLeaderJson(std::string_view json) {

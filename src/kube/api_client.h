@@ -2,11 +2,13 @@
 // (libcurl, one keep-alive connection) lives beside this header; tests use fakes.
 #pragma once
 
-#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "kube/object_ref.h"
 
 namespace leasehold::kube {
 
@@ -15,7 +17,17 @@ struct Request {
   std::string path;    // absolute API path with query, e.g. "/apis/coordination.k8s.io/v1/..."
   std::string body;    // empty for GET
   std::string content_type = "application/json";  // PATCH uses application/merge-patch+json
+  // The object the request is about; nullopt for one that is about none (discovery). A refused
+  // request's error names the permission it needed from this, never by parsing `path`.
+  std::optional<ObjectRef> object = std::nullopt;
 };
+
+// A request on `object` with its path: POST goes to the collection (the new object's name is in
+// the body), every other method to the object itself.
+inline Request ObjectRequest(std::string method, const ObjectRef& object, std::string body = "") {
+  std::string path = method == "POST" ? object.CollectionPath() : object.Path();
+  return Request{std::move(method), std::move(path), std::move(body), "application/json", object};
+}
 
 struct Response {
   long http_status = 0;

@@ -60,20 +60,4 @@ Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, const std::string& 
 Result<ClusterConfig> LoadInClusterConfig(const std::string& host, const std::string& port,
                                           const std::string& serviceaccount_dir);
 
-// Per-request metrics hook: verb ("GET", ...), HTTP status (0 for a transport error), latency.
-using RequestObserver = std::function<void(const std::string& verb, long http_status, Duration)>;
-
-struct ClientOptions {
-  // Per-request timeout; the elector passes max(renew-deadline / 2, 1s).
-  Duration request_timeout = std::chrono::seconds(5);
-  std::string user_agent;  // default "leasehold/<version>"
-  RequestObserver observer;
-};
-
-// The libcurl client: one reused keep-alive connection, TLS always verified against the CA
-// unless the kubeconfig says insecure-skip-tls-verify.
-Result<std::unique_ptr<ApiClient>> NewCurlApiClient(const ClusterConfig& config,
-                                                    const ClientOptions& options,
-                                                    const Clock& clock);
-
 }  // namespace leasehold::kube

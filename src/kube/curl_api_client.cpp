@@ -3,10 +3,9 @@
 // Each client owns ONE easy handle, reused for every request so the TLS connection is kept alive
 // (curl_easy_reset keeps the handle's connection cache). Requests on a handle are serialized by a
 // mutex; the watcher has a handle of its own so a long watch never blocks the elector.
+#include "kube/curl_api_client.h"
+
 #include <curl/curl.h>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,7 +20,6 @@
 #include <utility>
 
 #include "base/version.h"  // generated: kVersion
-#include "kube/cluster_config.h"
 #include "kube/status_error.h"
 #include "kube/token_source.h"
 #include "kube/watch.h"
@@ -355,9 +353,9 @@ Status WithTokenProblem(Status st, TokenSource& tokens) {
 }
 
 // A 403 names the permission the request needed before the server's own words.
-Status WithRbacNeed(Status st, const std::string& method, const std::string& path, bool watch) {
+Status WithRbacNeed(Status st, const Request& request, bool watch) {
   if (st.code() != Code::kForbidden) return st;
-  const std::string need = RbacNeed(method, path, watch);
+  const std::string need = RbacNeed(request, watch);
   if (need.empty()) return st;
   // Not "RBAC:": admission, quota or a terminating namespace answer 403 too.
   return Status(Code::kForbidden, "needs " + need + ": " + st.message());
@@ -412,7 +410,7 @@ class CurlApiClient final : public ApiClient {
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Response{out.http_status, std::move(body)};
     return WithTokenProblem(WithRbacNeed(StatusFromResponse(out.http_status, body, out.retry_after),
-                                         request.method, request.path, /*watch=*/false),
+                                         request, /*watch=*/false),
                             *s.tokens);
   }
 
@@ -427,13 +425,13 @@ class CurlWatcher final : public Watcher {
 
   bool valid() const { return session_.valid(); }
 
-  Status Watch(const std::string& path, MonoTime deadline,
+  Status Watch(const Request& request, MonoTime deadline,
                const std::function<bool(const std::string& line)>& on_line) override {
+    const std::string& path = request.path;
     const Settings& s = session_.settings();
     std::lock_guard<std::mutex> lock(mu_);
     if (session_.cancelled()) return Status::Ok();
     const MonoTime start = s.clock->MonotonicNow();
-    Request request{"GET", path, "", "application/json"};
     if (deadline <= start) {
       return Status(Code::kDeadlineExceeded, "watch " + path + ": deadline passed before sending");
     }
@@ -481,7 +479,7 @@ class CurlWatcher final : public Watcher {
     if (out.rc != CURLE_OK) return TransportError(request, out);
     if (Is2xx(out.http_status)) return Status::Ok();
     return WithTokenProblem(
-        WithRbacNeed(StatusFromResponse(out.http_status, error_body, out.retry_after), "GET", path,
+        WithRbacNeed(StatusFromResponse(out.http_status, error_body, out.retry_after), request,
                      /*watch=*/true),
         *s.tokens);
   }
@@ -512,106 +510,6 @@ Result<std::unique_ptr<Watcher>> NewCurlWatcher(const ClusterConfig& config,
   auto watcher = std::make_unique<CurlWatcher>(std::move(settings).value());
   if (!watcher->valid()) return Status(Code::kUnavailable, "curl_easy_init failed");
   return std::unique_ptr<Watcher>(std::move(watcher));
-}
-
-std::string UrlEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(c);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 0xF]);
-    }
-  }
-  return out;
-}
-
-std::string WatchPath(const std::string& collection_path, const std::string& name,
-                      const std::string& resource_version, std::chrono::seconds timeout) {
-  std::string path =
-      collection_path + "?watch=1&fieldSelector=" + UrlEncode("metadata.name=" + name);
-  if (!resource_version.empty()) path += "&resourceVersion=" + UrlEncode(resource_version);
-  path += "&timeoutSeconds=" + std::to_string(timeout.count()) + "&allowWatchBookmarks=true";
-  return path;
-}
-
-namespace {
-
-// Nesting depth of JSON arrays and objects in `text`, outside strings. Lock objects are shallow
-// (managedFields, the deepest part, stays below 15); re-serialising a deeper one recursively
-// could exhaust the stack.
-int MaxNestingDepth(std::string_view text) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
-constexpr int kMaxWatchEventDepth = 64;
-
-}  // namespace
-
-Result<WatchEvent> ParseWatchEvent(std::string_view line) {
-  if (MaxNestingDepth(line) > kMaxWatchEventDepth) {
-    return Status(Code::kInvalid, "watch event nested too deeply");
-  }
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    return Status(Code::kInvalid, "watch event is not a JSON object");
-  }
-  const auto type = doc.FindMember("type");
-  const auto object = doc.FindMember("object");
-  if (type == doc.MemberEnd() || !type->value.IsString() || object == doc.MemberEnd() ||
-      !object->value.IsObject()) {
-    return Status(Code::kInvalid, "watch event lacks a string \"type\" or an object \"object\"");
-  }
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  // Accept fails on numbers JSON cannot write back (e.g. 1e400 read as infinity), leaving a
-  // truncated object behind.
-  if (!object->value.Accept(writer)) {
-    return Status(Code::kInvalid, "watch event object cannot be re-serialised");
-  }
-  const std::string object_json(buffer.GetString(), buffer.GetSize());
-
-  WatchEvent event;
-  event.type.assign(type->value.GetString(), type->value.GetStringLength());
-  if (event.type == "ERROR") {
-    long code = 500;
-    const auto c = object->value.FindMember("code");
-    if (c != object->value.MemberEnd() && c->value.IsInt()) code = c->value.GetInt();
-    return StatusFromResponse(code, object_json);
-  }
-  event.object = object_json;
-  const auto meta = object->value.FindMember("metadata");
-  if (meta != object->value.MemberEnd() && meta->value.IsObject()) {
-    const auto rv = meta->value.FindMember("resourceVersion");
-    if (rv != meta->value.MemberEnd() && rv->value.IsString()) {
-      event.resource_version.assign(rv->value.GetString(), rv->value.GetStringLength());
-    }
-  }
-  return event;
 }
 
 }  // namespace leasehold::kube

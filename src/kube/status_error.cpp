@@ -170,12 +170,15 @@ Status StatusFromResponse(long http_status, std::string_view body, std::string_v
   return status;
 }
 
-std::string RbacNeed(std::string_view method, std::string_view path, bool watch) {
+std::string RbacNeed(const Request& request, bool watch) {
+  if (!request.object) return {};
+  const ObjectRef& object = *request.object;
+  const std::string_view method = request.method;
   std::string_view verb;
   if (watch) {
     verb = "watch";
   } else if (method == "GET") {
-    verb = "get";
+    verb = object.name.empty() ? "list" : "get";
   } else if (method == "POST") {
     verb = "create";
   } else if (method == "PUT") {
@@ -187,22 +190,12 @@ std::string RbacNeed(std::string_view method, std::string_view path, bool watch)
   } else {
     return {};
   }
-  path = path.substr(0, path.find('?'));
-  // .../namespaces/<ns>/<resource>[/<name>]
-  constexpr std::string_view kNs = "/namespaces/";
-  const size_t at = path.find(kNs);
-  if (at == std::string_view::npos) return {};
-  std::string_view rest = path.substr(at + kNs.size());
-  const size_t ns_end = rest.find('/');
-  if (ns_end == std::string_view::npos) return {};
-  rest = rest.substr(ns_end + 1);
-  const size_t res_end = rest.find('/');
-  const std::string_view resource = rest.substr(0, res_end);
-  if (resource.empty()) return {};
-  const bool named = res_end != std::string_view::npos && res_end + 1 < rest.size();
-  if (!named && verb == "get") verb = "list";  // a GET of a collection
-  std::string out = "verb \"" + std::string(verb) + "\" on " + std::string(resource);
-  if (named) out += " \"" + std::string(rest.substr(res_end + 1)) + "\"";
+  if (object.resource.empty()) return {};
+  std::string out = "verb \"" + std::string(verb) + "\" on " + object.resource;
+  // A create names no object yet, and a watch selects one by field: RBAC cannot name either.
+  if (!object.name.empty() && verb != "create" && verb != "watch") {
+    out += " \"" + object.name + "\"";
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "kube/api_client.h"
 
 namespace leasehold::kube {
 
@@ -35,11 +36,11 @@ inline constexpr const char* kUnauthorizedPrefix =
     "authentication failed (the token is expired, revoked or invalid, or the client certificate "
     "is not accepted): ";
 
-// For a 403: which RBAC permission the request needed, e.g. `verb "update" on leases "lock"`
-// (the resource is the path segment after namespaces/<ns>/; `watch` is true for a watch). An
-// operator fixes the Role from this line without decoding the URL. Empty for a path it cannot
-// read.
-std::string RbacNeed(std::string_view method, std::string_view path, bool watch);
+// For a 403: which RBAC permission the request needed, e.g. `verb "update" on leases "lock"`,
+// read from the request's ObjectRef (`watch` is true for a watch). An operator fixes the Role
+// from this line without decoding the URL. Empty for a request about no object (discovery) or
+// with a method RBAC has no verb for.
+std::string RbacNeed(const Request& request, bool watch);
 
 // Parses a Retry-After header holding delay-seconds (RFC 9110 §10.2.3). HTTP dates, negative
 // numbers and anything absurd (more than a day) give nullopt.

@@ -11,7 +11,8 @@
 
 #include "base/clock.h"
 #include "base/status.h"
-#include "kube/cluster_config.h"
+#include "kube/api_client.h"
+#include "kube/object_ref.h"
 
 namespace leasehold::kube {
 
@@ -19,7 +20,7 @@ class Watcher {
  public:
   virtual ~Watcher() = default;
 
-  // Opens `path` (a watch request path with query, see WatchPath) and calls `on_line`, on this
+  // Sends `request` (see WatchRequest) and calls `on_line`, on this
   // thread, once per newline-terminated line of the stream: one JSON watch event
   // ({"type":"ADDED|MODIFIED|DELETED|BOOKMARK|ERROR","object":{...}}, see ParseWatchEvent),
   // without the newline; empty lines are skipped and an unterminated last line is dropped.
@@ -34,7 +35,7 @@ class Watcher {
   // Set timeoutSeconds in the path a little below `deadline` so that the normal end is OK.
   // Connecting is bounded by ClientOptions::request_timeout; ClientOptions::observer sees each
   // watch once, at its end, with verb "WATCH". Calls are serialized.
-  virtual Status Watch(const std::string& path, MonoTime deadline,
+  virtual Status Watch(const Request& request, MonoTime deadline,
                        const std::function<bool(const std::string& line)>& on_line) = 0;
 
   // Thread-safe. Makes a Watch in progress return OK promptly (its connection is shut down, so
@@ -43,17 +44,12 @@ class Watcher {
   virtual void Cancel() = 0;
 };
 
-// The libcurl watcher: TLS, authentication, token re-reading and User-Agent as NewCurlApiClient,
-// on its own handle and connection. `clock` must outlive it.
-Result<std::unique_ptr<Watcher>> NewCurlWatcher(const ClusterConfig& config,
-                                                const ClientOptions& options, const Clock& clock);
-
-// The watch path for one named object of a collection:
-// "<collection_path>?watch=1&fieldSelector=metadata.name%3D<name>[&resourceVersion=<rv>]
-//  &timeoutSeconds=<n>&allowWatchBookmarks=true". An empty resource_version means "send the
-// current state first" (a synthetic ADDED), as the apiserver does.
-std::string WatchPath(const std::string& collection_path, const std::string& name,
-                      const std::string& resource_version, std::chrono::seconds timeout);
+// The watch of one named object: a GET of "<collection>?watch=1&fieldSelector=metadata.name%3D
+// <name>[&resourceVersion=<rv>]&timeoutSeconds=<n>&allowWatchBookmarks=true", about `object`. An
+// empty resource_version means "send the current state first" (a synthetic ADDED), as the
+// apiserver does.
+Request WatchRequest(const ObjectRef& object, const std::string& resource_version,
+                     std::chrono::seconds timeout);
 
 struct WatchEvent {
   std::string type;              // "ADDED", "MODIFIED", "DELETED" or "BOOKMARK"
@@ -65,8 +61,5 @@ struct WatchEvent {
 // would be (e.g. kGone for "too old resource version"); a line that is not a watch event is
 // kInvalid. Accepts any bytes.
 Result<WatchEvent> ParseWatchEvent(std::string_view line);
-
-// Percent-encodes everything but RFC 3986 unreserved characters, for query values.
-std::string UrlEncode(std::string_view s);
 
 }  // namespace leasehold::kube

@@ -1,12 +1,10 @@
 #include "locks/annotation_lock.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "locks/codec.h"
+#include "locks/go_json.h"
 #include "locks/json_object.h"
-#include "locks/paths.h"
 
 namespace leasehold::locks {
 
@@ -54,29 +52,29 @@ Result<LockObservation> AnnotationObservation(std::string_view object_json) {
   return ObservationIn(doc);
 }
 
-AnnotationLock::AnnotationLock(AnnotatedKind kind, kube::ApiClient& client, std::string name_space,
-                               std::string name)
-    : kind_(kind), client_(client), ns_(std::move(name_space)), name_(std::move(name)) {}
+AnnotationLock::AnnotationLock(const LockObjectKind& kind, kube::ApiClient& client,
+                               std::string name_space, std::string name)
+    : kind_(kind),
+      client_(client),
+      ns_(std::move(name_space)),
+      name_(std::move(name)),
+      ref_(kind.Ref(ns_, name_)),
+      kind_name_(kind.kind) {}
 
 AnnotationLock::~AnnotationLock() = default;
 
-const char* AnnotationLock::resource() const {
-  return kind_ == AnnotatedKind::kConfigMap ? "configmaps" : "endpoints";
-}
-
-const char* AnnotationLock::kind_name() const {
-  return kind_ == AnnotatedKind::kConfigMap ? "ConfigMap" : "Endpoints";
+std::string AnnotationLock::Where() const {
+  return std::string(kind_.resource) + " " + ns_ + "/" + name_;
 }
 
 Result<LockObservation> AnnotationLock::Get(MonoTime deadline) {
-  auto response =
-      client_.Do({"GET", internal::CoreObjectPath(resource(), ns_, name_), ""}, deadline);
+  auto response = client_.Do(kube::ObjectRequest("GET", ref_), deadline);
   if (!response.ok()) {
     if (response.code() == Code::kNotFound) cached_.reset();
     return response.status();
   }
   auto object = std::make_unique<CachedObject>();
-  Status parsed = internal::ParseObject(response->body, kind_name(), object->doc);
+  Status parsed = internal::ParseObject(response->body, kind_name_.c_str(), object->doc);
   if (!parsed.ok()) return parsed;
 
   auto observation = ObservationIn(object->doc);
@@ -86,30 +84,20 @@ Result<LockObservation> AnnotationLock::Get(MonoTime deadline) {
 }
 
 Status AnnotationLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {
-  const std::string body = std::string("{\"apiVersion\":\"v1\",\"kind\":\"") + kind_name() +
-                           "\",\"metadata\":{\"name\":" + GoJsonQuote(name_) +
-                           ",\"namespace\":" + GoJsonQuote(ns_) + ",\"annotations\":{" +
-                           GoJsonQuote(kLeaderAnnotationKey) + ":" +
-                           GoJsonQuote(EncodeAnnotationRecord(record)) + "}}}";
-  auto response =
-      client_.Do({"POST", internal::CoreCollectionPath(resource(), ns_), body}, deadline);
+  const std::string body =
+      "{\"apiVersion\":" + GoJsonQuote(kind_.ApiVersion()) +
+      ",\"kind\":" + GoJsonQuote(kind_.kind) + ",\"metadata\":{\"name\":" + GoJsonQuote(name_) +
+      ",\"namespace\":" + GoJsonQuote(ns_) + ",\"annotations\":{" +
+      GoJsonQuote(kLeaderAnnotationKey) + ":" + GoJsonQuote(EncodeAnnotationRecord(record)) + "}}}";
+  auto response = client_.Do(kube::ObjectRequest("POST", ref_, body), deadline);
   if (!response.ok()) return response.status();
-  auto object = std::make_unique<CachedObject>();
-  Status parsed = internal::ParseObject(response->body, kind_name(), object->doc);
-  if (!parsed.ok()) {
-    spdlog::warn("{} {}/{}: created, but cannot cache the answer: {}", resource(), ns_, name_,
-                 parsed.ToString());
-    cached_.reset();
-    return Status::Ok();
-  }
-  cached_ = std::move(object);
+  internal::CacheWriteAnswer(response->body, kind_name_.c_str(), Where(), "created", cached_);
   return Status::Ok();
 }
 
 Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   if (!cached_) {
-    return Status(Code::kInvalid, std::string(resource()) + " " + ns_ + "/" + name_ +
-                                      ": nothing cached to update; Get or Create first");
+    return Status(Code::kInvalid, Where() + ": nothing cached to update; Get or Create first");
   }
   rapidjson::Document object;
   auto& allocator = object.GetAllocator();
@@ -135,22 +123,15 @@ Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadl
                          allocator);
   internal::SetMember(*annotations, kLeaderAnnotationKey, value, allocator);
 
-  auto response = client_.Do(
-      {"PUT", internal::CoreObjectPath(resource(), ns_, name_), internal::Serialize(object)},
-      deadline);
+  auto response =
+      client_.Do(kube::ObjectRequest("PUT", ref_, internal::Serialize(object)), deadline);
   if (!response.ok()) return response.status();
-  auto fresh = std::make_unique<CachedObject>();
-  Status parsed = internal::ParseObject(response->body, kind_name(), fresh->doc);
-  if (!parsed.ok()) {
-    spdlog::warn("{} {}/{}: updated, but cannot cache the answer: {}", resource(), ns_, name_,
-                 parsed.ToString());
-    cached_.reset();
-    return Status::Ok();
-  }
-  cached_ = std::move(fresh);
+  internal::CacheWriteAnswer(response->body, kind_name_.c_str(), Where(), "updated", cached_);
   return Status::Ok();
 }
 
-election::LockDescription AnnotationLock::Describe() const { return {resource(), ns_, name_}; }
+election::LockDescription AnnotationLock::Describe() const {
+  return {std::string(kind_.resource), ns_, name_};
+}
 
 }  // namespace leasehold::locks

@@ -10,6 +10,8 @@
 #include "base/status.h"
 #include "election/lock.h"
 #include "kube/api_client.h"
+#include "kube/object_ref.h"
+#include "locks/lock_type.h"
 
 namespace leasehold::locks {
 
@@ -17,16 +19,15 @@ namespace internal {
 struct CachedObject;
 }
 
-enum class AnnotatedKind { kConfigMap, kEndpoints };
-
 // A whole ConfigMap or Endpoints object (a GET answer or a watch event's object) as the
 // annotation lock's Get reports it: same record, same raw, so a watch and Get agree.
 Result<election::LockObservation> AnnotationObservation(std::string_view object_json);
 
 class AnnotationLock final : public election::Lock {
  public:
-  // Keeps a reference to `client`, which must outlive the lock.
-  AnnotationLock(AnnotatedKind kind, kube::ApiClient& client, std::string name_space,
+  // `kind` is kConfigMapObject or kEndpointsObject (lock_type.h). Keeps a reference to `client`,
+  // which must outlive the lock.
+  AnnotationLock(const LockObjectKind& kind, kube::ApiClient& client, std::string name_space,
                  std::string name);
   ~AnnotationLock() override;
 
@@ -40,15 +41,18 @@ class AnnotationLock final : public election::Lock {
   election::LockDescription Describe() const override;
 
   // "configmaps" or "endpoints".
-  const char* resource() const;
+  std::string_view resource() const { return kind_.resource; }
 
  private:
-  const char* kind_name() const;
+  // "configmaps ns/name", for messages.
+  std::string Where() const;
 
-  const AnnotatedKind kind_;
+  const LockObjectKind& kind_;
   kube::ApiClient& client_;
   const std::string ns_;
   const std::string name_;
+  const kube::ObjectRef ref_;
+  const std::string kind_name_;  // "ConfigMap", "Endpoints": NUL-terminated for the parser
   std::unique_ptr<internal::CachedObject> cached_;
 };
 

@@ -50,7 +50,7 @@
 
 #include "locks/annotation_lock.h"
 #include "locks/json_object.h"
-#include "locks/paths.h"
+#include "locks/lock_type.h"
 
 namespace leasehold::locks {
 
@@ -64,8 +64,8 @@ AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string 
       name_(std::move(name)),
       recheck_every_(recheck_every),
       clock_(clock),
-      multi_("configmapsleases",
-             std::make_unique<AnnotationLock>(AnnotatedKind::kConfigMap, client, ns_, name_),
+      multi_(std::string(LockTypeName(LockType::kConfigMapsLeases)),
+             std::make_unique<AnnotationLock>(kConfigMapObject, client, ns_, name_),
              std::make_unique<LeaseLock>(client, ns_, name_)) {}
 
 namespace {
@@ -85,18 +85,22 @@ void AutoLock::Become(Effective e, const std::string& why) {
 }
 
 Status AutoLock::Discover(MonoTime deadline) {
-  auto response = client_.Do({"GET", internal::kCoordinationV1Path, ""}, deadline);
+  // The discovery document of the Lease API's group version says whether it serves Leases.
+  const std::string discovery = kLeaseObject.Ref("", "").GroupVersionPath();
+  kube::Request request;
+  request.method = "GET";
+  request.path = discovery;
+  auto response = client_.Do(request, deadline);
   if (!response.ok()) {
     if (response.code() == Code::kNotFound) {
       Become(Effective::kConfigMaps,
-             std::string("GET ") + internal::kCoordinationV1Path +
+             std::string("GET ") + discovery +
                  " is 404: the cluster has no Lease API (Kubernetes < 1.14)");
       return Status::Ok();
     }
     return Status(response.code(), std::string("auto lock: cannot tell whether the cluster serves "
                                                "Leases (GET ") +
-                                       internal::kCoordinationV1Path +
-                                       "): " + response.status().message());
+                                       discovery + "): " + response.status().message());
   }
   rapidjson::Document doc;
   Status s = internal::ParseObject(response->body, "APIResourceList", doc);
@@ -110,7 +114,7 @@ Status AutoLock::Discover(MonoTime deadline) {
       for (const auto& r : resources->GetArray()) {
         const rapidjson::Value* name = internal::FindMember(r, "name");
         if (name != nullptr && name->IsString() &&
-            std::string_view(name->GetString()) == "leases") {
+            std::string_view(name->GetString()) == kLeaseObject.resource) {
           has_leases = true;
         }
       }
@@ -119,8 +123,7 @@ Status AutoLock::Discover(MonoTime deadline) {
   if (has_leases) {
     Become(Effective::kLeasesUnchecked, "the cluster serves coordination.k8s.io/v1 leases");
   } else {
-    Become(Effective::kConfigMaps, std::string(internal::kCoordinationV1Path) +
-                                       " does not list leases: using the ConfigMap lock");
+    Become(Effective::kConfigMaps, discovery + " does not list leases: using the ConfigMap lock");
   }
   return Status::Ok();
 }

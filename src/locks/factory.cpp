@@ -10,21 +10,8 @@
 
 namespace leasehold::locks {
 
-bool IsValidLockType(const std::string& type) {
-  for (const char* t : kLockTypes) {
-    if (type == t) return true;
-  }
-  return false;
-}
-
 Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube::ApiClient& client,
                                                 const Clock& clock) {
-  if (!IsValidLockType(options.type)) {
-    std::string valid;
-    for (const char* t : kLockTypes) valid += std::string(valid.empty() ? "" : ", ") + t;
-    return Status(Code::kInvalid,
-                  "unknown lock type \"" + options.type + "\"; want one of " + valid);
-  }
   if (options.name_space.empty()) return Status(Code::kInvalid, "lock namespace is empty");
   if (options.name.empty()) return Status(Code::kInvalid, "lock name is empty");
   if (options.identity.empty()) return Status(Code::kInvalid, "lock identity is empty");
@@ -32,28 +19,30 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
   const std::string& ns = options.name_space;
   const std::string& name = options.name;
   auto lease = [&] { return std::make_unique<LeaseLock>(client, ns, name); };
-  auto annotated = [&](AnnotatedKind kind) {
+  auto annotated = [&](const LockObjectKind& kind) {
     return std::make_unique<AnnotationLock>(kind, client, ns, name);
   };
-  std::unique_ptr<election::Lock> lock;
-  if (options.type == "none") {
-    lock = std::make_unique<LocalLock>(ns, name);
-  } else if (options.type == "auto") {
-    lock = std::make_unique<AutoLock>(client, ns, name, options.lease_duration, clock);
-  } else if (options.type == "leases") {
-    lock = lease();
-  } else if (options.type == "configmaps") {
-    lock = annotated(AnnotatedKind::kConfigMap);
-  } else if (options.type == "endpoints") {
-    lock = annotated(AnnotatedKind::kEndpoints);
-  } else if (options.type == "configmapsleases") {
-    lock = std::make_unique<MultiLock>("configmapsleases", annotated(AnnotatedKind::kConfigMap),
-                                       lease());
-  } else {
-    lock = std::make_unique<MultiLock>("endpointsleases", annotated(AnnotatedKind::kEndpoints),
-                                       lease());
+  const std::string type_name(LockTypeName(options.type));
+  switch (options.type) {
+    case LockType::kNone:
+      return std::unique_ptr<election::Lock>(std::make_unique<LocalLock>(ns, name));
+    case LockType::kAuto:
+      return std::unique_ptr<election::Lock>(
+          std::make_unique<AutoLock>(client, ns, name, options.lease_duration, clock));
+    case LockType::kLeases:
+      return std::unique_ptr<election::Lock>(lease());
+    case LockType::kConfigMaps:
+      return std::unique_ptr<election::Lock>(annotated(kConfigMapObject));
+    case LockType::kEndpoints:
+      return std::unique_ptr<election::Lock>(annotated(kEndpointsObject));
+    case LockType::kConfigMapsLeases:
+      return std::unique_ptr<election::Lock>(
+          std::make_unique<MultiLock>(type_name, annotated(kConfigMapObject), lease()));
+    case LockType::kEndpointsLeases:
+      return std::unique_ptr<election::Lock>(
+          std::make_unique<MultiLock>(type_name, annotated(kEndpointsObject), lease()));
   }
-  return lock;
+  return Status(Code::kInvalid, "unknown lock type");
 }
 
 }  // namespace leasehold::locks

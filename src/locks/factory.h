@@ -8,12 +8,12 @@
 #include "base/status.h"
 #include "election/lock.h"
 #include "kube/api_client.h"
+#include "locks/lock_type.h"
 
 namespace leasehold::locks {
 
 struct LockOptions {
-  // "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none".
-  std::string type = "auto";
+  LockType type = LockType::kAuto;
   std::string name_space;
   std::string name;
   std::string identity;
@@ -21,16 +21,8 @@ struct LockOptions {
   Duration lease_duration = std::chrono::seconds(15);
 };
 
-// The lock types, "auto" first, e.g. for --help and error messages. "none" switches leader
-// election off (see locks/local_lock.h).
-inline constexpr const char* kLockTypes[] = {
-    "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none"};
-
-// True for the names above.
-bool IsValidLockType(const std::string& type);
-
-// The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an unknown
-// type or an empty namespace, name or identity. The explicit multilocks behave exactly as
+// The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an empty
+// namespace, name or identity. The explicit multilocks behave exactly as
 // client-go's; `auto` is described in locks/auto_lock.cpp.
 Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube::ApiClient& client,
                                                 const Clock& clock);

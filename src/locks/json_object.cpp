@@ -3,6 +3,11 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "base/text.h"
 
 namespace leasehold::locks::internal {
 
@@ -44,6 +49,19 @@ const rapidjson::Value* FindMember(const rapidjson::Value& object, std::string_v
 rapidjson::Value* FindMember(rapidjson::Value& object, std::string_view name) {
   return const_cast<rapidjson::Value*>(
       FindMember(static_cast<const rapidjson::Value&>(object), name));
+}
+
+void CacheWriteAnswer(std::string_view body, const char* what, std::string_view lock,
+                      const char* done, std::unique_ptr<CachedObject>& cache) {
+  auto fresh = std::make_unique<CachedObject>();
+  const Status parsed = ParseObject(body, what, fresh->doc);
+  if (!parsed.ok()) {
+    spdlog::warn("{}: {}, but cannot cache the answer: {}", EscapeForLog(lock), done,
+                 EscapeForLog(parsed.ToString()));
+    cache.reset();
+    return;
+  }
+  cache = std::move(fresh);
 }
 
 }  // namespace leasehold::locks::internal

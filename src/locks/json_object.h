@@ -4,11 +4,11 @@
 
 #include <rapidjson/document.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "base/status.h"
-#include "locks/codec.h"
 
 namespace leasehold::locks::internal {
 
@@ -27,13 +27,18 @@ void SetMember(rapidjson::Value& object, std::string_view name, rapidjson::Value
 const rapidjson::Value* FindMember(const rapidjson::Value& object, std::string_view name);
 rapidjson::Value* FindMember(rapidjson::Value& object, std::string_view name);
 
-// DecodeLeaseObject on an already-parsed Lease object.
-Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease);
-
 // A cached API object: the whole body of the last successful read or write, so a PUT sends back
 // every field (labels, annotations, ownerReferences, resourceVersion, uid) as the server had it.
 struct CachedObject {
   rapidjson::Document doc;
 };
+
+// After a write the server accepted: caches its answer (`body`, an object of kind `what`) as the
+// object the next PUT sends back, with its new resourceVersion. An answer that cannot be parsed
+// drops the cache instead, with a warning naming `lock` (e.g. "lease ns/name") and `done`
+// ("created", "updated"): the old cache's resourceVersion is stale, and without a cache the next
+// Update fails and the elector falls back to Get. The write happened either way.
+void CacheWriteAnswer(std::string_view body, const char* what, std::string_view lock,
+                      const char* done, std::unique_ptr<CachedObject>& cache);
 
 }  // namespace leasehold::locks::internal

@@ -1,12 +1,12 @@
 #include "locks/lease_lock.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "locks/codec.h"
+#include "locks/codec_internal.h"
+#include "locks/go_json.h"
 #include "locks/json_object.h"
-#include "locks/paths.h"
+#include "locks/lock_type.h"
 
 namespace leasehold::locks {
 
@@ -15,12 +15,15 @@ using election::LockObservation;
 using internal::CachedObject;
 
 LeaseLock::LeaseLock(kube::ApiClient& client, std::string name_space, std::string name)
-    : client_(client), ns_(std::move(name_space)), name_(std::move(name)) {}
+    : client_(client),
+      ns_(std::move(name_space)),
+      name_(std::move(name)),
+      ref_(kLeaseObject.Ref(ns_, name_)) {}
 
 LeaseLock::~LeaseLock() = default;
 
 Result<LockObservation> LeaseLock::Get(MonoTime deadline) {
-  auto response = client_.Do({"GET", internal::LeasePath(ns_, name_), ""}, deadline);
+  auto response = client_.Do(kube::ObjectRequest("GET", ref_), deadline);
   if (!response.ok()) {
     if (response.code() == Code::kNotFound) cached_.reset();
     return response.status();
@@ -41,19 +44,10 @@ Status LeaseLock::Create(const LeaderElectionRecord& record, MonoTime deadline) 
       "\"metadata\":{\"name\":" +
       GoJsonQuote(name_) + ",\"namespace\":" + GoJsonQuote(ns_) +
       "},\"spec\":" + EncodeLeaseSpec(record) + "}";
-  auto response = client_.Do({"POST", internal::LeaseCollectionPath(ns_), body}, deadline);
+  auto response = client_.Do(kube::ObjectRequest("POST", ref_, body), deadline);
   if (!response.ok()) return response.status();
-  auto object = std::make_unique<CachedObject>();
-  Status parsed = internal::ParseObject(response->body, "Lease", object->doc);
-  if (!parsed.ok()) {
-    // The write happened, so report success; without a cache the next Update fails and the
-    // elector falls back to Get.
-    spdlog::warn("lease {}/{}: created, but cannot cache the answer: {}", ns_, name_,
-                 parsed.ToString());
-    cached_.reset();
-    return Status::Ok();
-  }
-  cached_ = std::move(object);
+  internal::CacheWriteAnswer(response->body, "Lease", "lease " + ns_ + "/" + name_, "created",
+                             cached_);
   return Status::Ok();
 }
 
@@ -71,21 +65,15 @@ Status LeaseLock::Update(const LeaderElectionRecord& record, MonoTime deadline) 
   internal::SetMember(object, "spec", spec, object.GetAllocator());
 
   auto response =
-      client_.Do({"PUT", internal::LeasePath(ns_, name_), internal::Serialize(object)}, deadline);
+      client_.Do(kube::ObjectRequest("PUT", ref_, internal::Serialize(object)), deadline);
   if (!response.ok()) return response.status();
-  auto fresh = std::make_unique<CachedObject>();
-  Status parsed = internal::ParseObject(response->body, "Lease", fresh->doc);
-  if (!parsed.ok()) {
-    // The old cache's resourceVersion is stale now; dropping it sends the elector back to Get.
-    spdlog::warn("lease {}/{}: updated, but cannot cache the answer: {}", ns_, name_,
-                 parsed.ToString());
-    cached_.reset();
-    return Status::Ok();
-  }
-  cached_ = std::move(fresh);
+  internal::CacheWriteAnswer(response->body, "Lease", "lease " + ns_ + "/" + name_, "updated",
+                             cached_);
   return Status::Ok();
 }
 
-election::LockDescription LeaseLock::Describe() const { return {"leases", ns_, name_}; }
+election::LockDescription LeaseLock::Describe() const {
+  return {std::string(LockTypeName(LockType::kLeases)), ns_, name_};
+}
 
 }  // namespace leasehold::locks

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "election/lock.h"
 #include "kube/api_client.h"
+#include "kube/object_ref.h"
 
 namespace leasehold::locks {
 
@@ -37,6 +38,7 @@ class LeaseLock final : public election::Lock {
   kube::ApiClient& client_;
   const std::string ns_;
   const std::string name_;
+  const kube::ObjectRef ref_;
   std::unique_ptr<internal::CachedObject> cached_;
 };
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "server/format.h"
+#include "base/rfc3339.h"
 
 namespace leasehold::server {
 namespace {
@@ -25,23 +25,6 @@ constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kEndpoints =
     "/leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics";
 constexpr const char* kProbeEndpoints = "/healthz, /readyz, /is-leader";
-
-// camelCase, as the rest of the JSON.
-const char* PhaseJsonName(Phase phase) {
-  switch (phase) {
-    case Phase::kCandidate:
-      return "candidate";
-    case Phase::kLeader:
-      return "leader";
-    case Phase::kHeldOff:
-      return "heldOff";
-    case Phase::kStopping:
-      return "stopping";
-    case Phase::kDone:
-      return "done";
-  }
-  return "unknown";
-}
 
 bool WantsPretty(const HttpQuery& q) {
   const auto it = q.params.find("pretty");
@@ -273,7 +256,7 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
     w.Key("identity");
     Str(w, s.identity);
     w.Key("phase");
-    w.String(PhaseJsonName(s.phase));
+    w.String(election::PhaseName(s.phase));
     w.Key("observed");
     w.Bool(s.observed);
     w.Key("isLeader");

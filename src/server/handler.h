@@ -8,8 +8,8 @@
 //   GET /healthz         200 "ok" | 503 when the election loop looks wedged
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
 //   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics)
-//   GET /leader/watch    Server-Sent Events, served by the listener (http_server.cpp) around
-//                        this function; here only its 405 and, without a hub, its 503
+//   GET /leader/watch    Server-Sent Events, routed to the watch hub by router.cpp before this
+//                        function; here only its 405 and, without a hub, its 503
 //   anything else        404 JSON; a known path with another method 405 JSON with Allow
 // HEAD is accepted wherever GET is. `?pretty` (any value but 0/false) indents JSON answers.
 // The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz and /is-leader only.

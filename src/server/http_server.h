@@ -1,5 +1,8 @@
 // The local API's HTTP/1.1 listener: one event loop thread per listening socket (127.0.0.1 and
-// ::1 for "localhost"), non-blocking sockets and epoll, in front of the pure Handle().
+// ::1 for "localhost"), non-blocking sockets and epoll, in front of the pure Handle(). This file
+// binds the sockets and starts and stops the loops; event_loop.h keeps the bounds below over
+// each socket's connections; router.h decides what each request gets (the watch stream, or
+// Handle() with a taken or peeked snapshot).
 //
 // Why our own and not cpp-httplib's server: every peer is hostile (the probe listener is on the
 // pod IP), and cpp-httplib (0.11 in Debian 12, 0.18 in Debian 13) cannot bound a request: no

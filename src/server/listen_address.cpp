@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 
-#include "server/format.h"
+#include "base/text.h"
 
 namespace leasehold::server {
 namespace {

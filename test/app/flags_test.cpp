@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "app/duration.h"
-#include "app/fake_environment.h"
 #include "base/version.h"
+#include "fakes/fake_environment.h"
 
 namespace leasehold::app {
 namespace {
@@ -25,8 +25,8 @@ using testing::FakeEnvironment;
 // Every field on one line, so a table row can state the whole expected config.
 std::string Summary(const AppConfig& c) {
   const election::ElectionConfig& e = c.election;
-  return "lock=" + c.lock_type + ":" + c.name_space + "/" + c.lock_name +
-         " ns-from=" + c.namespace_source + " id=" + e.identity() +
+  return "lock=" + std::string(locks::LockTypeName(c.lock_type)) + ":" + c.name_space + "/" +
+         c.lock_name + " ns-from=" + c.namespace_source + " id=" + e.identity() +
          " lease=" + FormatGoDuration(e.lease_duration()) +
          " renew=" + FormatGoDuration(e.renew_deadline()) +
          " retry=" + FormatGoDuration(e.retry_period()) +
@@ -755,37 +755,6 @@ TEST_CASE("EnvVarFor") {
   CHECK(EnvVarFor("lock-name") == "LEASEHOLD_LOCK_NAME");
   CHECK(EnvVarFor("serviceaccount-dir") == "LEASEHOLD_SERVICEACCOUNT_DIR");
   CHECK(EnvVarFor("context") == "LEASEHOLD_CONTEXT");
-}
-
-TEST_CASE("Kubernetes name rules") {
-  struct Case {
-    std::string in;
-    bool subdomain;
-    bool label;
-  };
-  const std::vector<Case> cases = {
-      {"a", true, true},
-      {"my-app", true, true},
-      {"0abc9", true, true},
-      {"db.primary", true, false},
-      {"", false, false},
-      {"-a", false, false},
-      {"a-", false, false},
-      {"A", false, false},
-      {"a_b", false, false},
-      {"a..b", false, false},
-      {".a", false, false},
-      {"a.", false, false},
-      {std::string(63, 'a'), true, true},
-      {std::string(64, 'a'), true, false},
-      {std::string(253, 'a'), true, false},
-      {std::string(254, 'a'), false, false},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.in);
-    CHECK(IsDns1123Subdomain(c.in) == c.subdomain);
-    CHECK(IsDns1123Label(c.in) == c.label);
-  }
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "app/fake_environment.h"
+#include "fakes/fake_environment.h"
 
 namespace leasehold::app {
 namespace {

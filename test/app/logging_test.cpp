@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+
 namespace leasehold::app {
 namespace {
 

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "app/fake_environment.h"
+#include "fakes/fake_environment.h"
 
 namespace leasehold::app {
 namespace {

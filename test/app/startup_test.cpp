@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "kube/temp_dir.h"
+#include "fakes/temp_dir.h"
 
 extern char** environ;
 

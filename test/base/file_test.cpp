@@ -13,7 +13,7 @@
 #include <functional>
 #include <string>
 
-#include "kube/temp_dir.h"
+#include "fakes/temp_dir.h"
 
 namespace leasehold {
 namespace {

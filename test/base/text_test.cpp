@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 namespace leasehold {
 namespace {
@@ -103,6 +104,34 @@ TEST_CASE("Utf8SequenceLength") {
     INFO(std::string(c.name));
     CHECK(Utf8SequenceLength(c.in, 0) == c.want);
   }
+}
+
+TEST_CASE("Quote") {
+  struct Case {
+    const char* name;
+    std::string in;
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"plain", "15x", "\"15x\""},
+      {"empty", "", "\"\""},
+      {"quote and backslash", "a\"b\\c", "\"a\\\"b\\\\c\""},
+      {"newline stays on one line", "a\nb", "\"a\\x0ab\""},
+      {"nul and del", std::string("a\0\x7f", 3), "\"a\\x00\\x7f\""},
+      {"utf-8 passes", "1\xc2\xb5s", "\"1\xc2\xb5s\""},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) { CHECK(Quote(c.in) == c.want); }
+  }
+}
+
+TEST_CASE("OneLine and Excerpt") {
+  CHECK(OneLine("a\nb\x7f\"c\\") == "a\\x0ab\\x7f\"c\\");
+  CHECK(OneLine("1\xc2\xb5s") == "1\xc2\xb5s");
+  CHECK(Excerpt("short") == "short");
+  CHECK(Excerpt(std::string(64, 'a')) == std::string(64, 'a'));
+  CHECK(Excerpt(std::string(65, 'a')) == std::string(64, 'a') + "...");
+  CHECK(Excerpt("abcdef", 3) == "abc...");
 }
 
 }  // namespace

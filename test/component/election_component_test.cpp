@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "app/lock_watcher.h"
+#include "cluster/lock_watcher.h"
 #include "election/elector.h"
-#include "fake_apiserver/fake_apiserver.h"
-#include "kube/cluster_config.h"
+#include "fakes/fake_apiserver.h"
+#include "kube/curl_api_client.h"
 #include "kube/watch.h"
 #include "locks/factory.h"
 
@@ -60,7 +60,7 @@ class Agent {
                              : std::max<Duration>(timings.renew_deadline / 2, 1s);
     client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
     locks::LockOptions lo;
-    lo.type = "leases";
+    lo.type = locks::LockType::kLeases;
     lo.name_space = "ns";
     lo.name = "lock";
     lo.identity = identity;
@@ -68,8 +68,8 @@ class Agent {
     elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, std::move(random));
     if (watch) {
       watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
-      lock_watcher_ = std::make_unique<app::LockWatcher>(*watcher_, *elector_, *lock_, clock_,
-                                                         timings.retry_period);
+      lock_watcher_ = std::make_unique<cluster::LockWatcher>(*watcher_, *elector_, *lock_, clock_,
+                                                             timings.retry_period);
       watch_thread_ = std::thread([this] { lock_watcher_->Run(); });
     }
     thread_ = std::thread([this] { elector_->Run(); });
@@ -94,7 +94,7 @@ class Agent {
   std::unique_ptr<election::Lock> lock_;
   std::unique_ptr<election::Elector> elector_;
   std::unique_ptr<kube::Watcher> watcher_;
-  std::unique_ptr<app::LockWatcher> lock_watcher_;
+  std::unique_ptr<cluster::LockWatcher> lock_watcher_;
   std::thread thread_, watch_thread_;
 };
 

@@ -10,7 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "fake_lock.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_lock.h"
 
 namespace leasehold::election {
 namespace {
@@ -716,6 +717,22 @@ const std::vector<Case>& Cases() {
        }},
   };
   return cases;
+}
+
+// The names are on the wire (GET /readyz "phase"): a rename must fail here first.
+TEST_CASE("PhaseName: the wire name of each phase") {
+  struct Case {
+    Phase phase;
+    const char* want;
+  };
+  const Case cases[] = {
+      {Phase::kCandidate, "candidate"}, {Phase::kLeader, "leader"}, {Phase::kHeldOff, "heldOff"},
+      {Phase::kStopping, "stopping"},   {Phase::kDone, "done"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.want);
+    CHECK(std::string(PhaseName(c.phase)) == c.want);
+  }
 }
 
 TEST_CASE("elector") {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+
 namespace leasehold::gate {
 namespace {
 

@@ -7,9 +7,10 @@
 
 #include "base/file.h"
 #include "base/version.h"
+#include "fakes/fake_clock.h"
+#include "fakes/temp_dir.h"
 #include "kube/component_util.h"
 #include "kube/status_error.h"
-#include "kube/temp_dir.h"
 #include "kube/token_source.h"
 
 namespace leasehold::kube {
@@ -335,7 +336,7 @@ TEST_CASE("the token file is re-read after a 401 and after 50 s") {
   }
 }
 
-TEST_CASE("403 keeps the server's RBAC message") {
+TEST_CASE("403 keeps the server's RBAC message, after the permission the request's object needed") {
   FakeApiServer server;
   RealClock clock;
   auto client = MustClient(server.ClientConfig(), clock);
@@ -344,8 +345,8 @@ TEST_CASE("403 keeps the server's RBAC message") {
   server.Deny("create", "leases");
   const std::string rv = server.ResourceVersion("leases", "ns", "lock");
 
-  const Result<Response> put =
-      client->Do(Put(LeasePath("lock"), LeaseJson("lock", "b", rv)), In(clock, seconds(5)));
+  const Result<Response> put = client->Do(
+      ObjectRequest("PUT", LeaseRef("lock"), LeaseJson("lock", "b", rv)), In(clock, seconds(5)));
   CHECK(put.code() == Code::kForbidden);
   CHECK(put.status().message() ==
         "needs verb \"update\" on leases \"lock\": "
@@ -353,12 +354,17 @@ TEST_CASE("403 keeps the server's RBAC message") {
         "\"system:serviceaccount:ns:sa\" cannot update resource \"leases\" in API group "
         "\"coordination.k8s.io\" in the namespace \"ns\"");
   const Result<Response> post =
-      client->Do(Post(kLeases, LeaseJson("y", "b")), In(clock, seconds(5)));
+      client->Do(ObjectRequest("POST", LeaseRef("y"), LeaseJson("y", "b")), In(clock, seconds(5)));
   CHECK(post.code() == Code::kForbidden);
   CHECK(post.status().message() ==
         "needs verb \"create\" on leases: "
         "leases.coordination.k8s.io is forbidden: User \"system:serviceaccount:ns:sa\" cannot "
         "create resource \"leases\" in API group \"coordination.k8s.io\" in the namespace \"ns\"");
+  // A request about no object names no permission: the server's words only.
+  const Result<Response> raw =
+      client->Do(Put(LeasePath("lock"), LeaseJson("lock", "b", rv)), In(clock, seconds(5)));
+  CHECK(raw.code() == Code::kForbidden);
+  CHECK(raw.status().message().rfind("leases.coordination.k8s.io \"lock\" is forbidden", 0) == 0);
   CHECK(client->Do(Get(LeasePath("lock")), In(clock, seconds(5))).ok());  // get is allowed
 }
 

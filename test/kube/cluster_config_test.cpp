@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "kube/temp_dir.h"
+#include "fakes/temp_dir.h"
 
 namespace leasehold::kube {
 namespace {

@@ -6,13 +6,19 @@
 #include <memory>
 #include <string>
 
-#include "fake_apiserver/fake_apiserver.h"
+#include "fakes/fake_apiserver.h"
 #include "kube/api_client.h"
 #include "kube/cluster_config.h"
+#include "kube/curl_api_client.h"
+#include "kube/object_ref.h"
 
 namespace leasehold::kube {
 
 inline constexpr const char* kLeases = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
+// The Lease `name` in namespace ns, as requests name it.
+inline ObjectRef LeaseRef(const std::string& name) {
+  return ObjectRef{"coordination.k8s.io", "v1", "leases", "ns", name};
+}
 
 inline std::string LeasePath(const std::string& name) { return std::string(kLeases) + "/" + name; }
 

@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include "kube/watch.h"
+
 namespace leasehold::kube {
 namespace {
 
@@ -23,9 +25,11 @@ TEST_CASE("a 401 is an authentication failure, not a missing permission") {
     std::string body;
     std::string want;
   };
-  const std::string auth =
-      "authentication failed (the token is expired, revoked or invalid, or the client "
-      "certificate is not accepted): ";
+  // The words in front say it is about the credentials, so nobody goes looking in the Role.
+  const std::string auth = kUnauthorizedPrefix;
+  CHECK(auth.find("authentication failed") == 0);
+  CHECK(auth.find("token") != std::string::npos);
+  CHECK(auth.find("certificate") != std::string::npos);
   const Case cases[] = {
       {"the apiserver's 401 body", 401, StatusBody("Unauthorized", "Unauthorized", 401),
        auth + "Unauthorized"},
@@ -47,35 +51,62 @@ TEST_CASE("a 401 is an authentication failure, not a missing permission") {
   }
 }
 
-TEST_CASE("every known Status reason decides the code, whatever the HTTP code says") {
-  struct Case {
-    const char* reason;
-    Code want;
-  };
-  const Case cases[] = {
-      {"NotFound", Code::kNotFound},
-      {"AlreadyExists", Code::kAlreadyExists},
-      {"Conflict", Code::kConflict},
-      {"Invalid", Code::kInvalid},
-      {"BadRequest", Code::kBadRequest},
-      {"MethodNotAllowed", Code::kBadRequest},
-      {"Unauthorized", Code::kUnauthorized},
-      {"Forbidden", Code::kForbidden},
-      {"Gone", Code::kGone},
-      {"Expired", Code::kGone},
-      {"TooManyRequests", Code::kTooManyRequests},
-      {"ServiceUnavailable", Code::kUnavailable},
-      {"InternalError", Code::kUnavailable},
-      {"ServerTimeout", Code::kUnavailable},
-      {"Timeout", Code::kDeadlineExceeded},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.reason);
-    // 418 maps to BadRequest by code, so a right answer can only come from the reason.
-    const Status s = StatusFromResponse(418, StatusBody(c.reason, "server says why", 418));
-    CHECK(s.code() == c.want);
-    CHECK(s.message() == Prefix(c.want) + "server says why");
-    CHECK(CodeFromReason(c.reason) == c.want);
+// Each metav1.StatusReason an apiserver answers our requests with, paired with the HTTP code it
+// sends it with (k8s.io/apimachinery/pkg/api/errors): the wire as it is, not our table.
+struct ApiServerFailure {
+  const char* reason;
+  long http;
+};
+constexpr ApiServerFailure kApiServerFailures[] = {
+    {"NotFound", 404},      {"AlreadyExists", 409},   {"Conflict", 409},
+    {"Invalid", 422},       {"BadRequest", 400},      {"MethodNotAllowed", 405},
+    {"Unauthorized", 401},  {"Forbidden", 403},       {"Gone", 410},
+    {"Expired", 410},       {"TooManyRequests", 429}, {"ServiceUnavailable", 503},
+    {"InternalError", 500}, {"ServerTimeout", 500},   {"Timeout", 504},
+};
+// Reasons that add nothing to their HTTP code for us: left to it.
+constexpr ApiServerFailure kLeftToTheHttpCode[] = {
+    {"NotAcceptable", 406}, {"UnsupportedMediaType", 415}, {"RequestEntityTooLarge", 413}};
+
+TEST_CASE("a Status reason decides the code, whatever HTTP code a proxy puts in front of it") {
+  for (const ApiServerFailure& f : kApiServerFailures) {
+    CAPTURE(f.reason);
+    const Status real = StatusFromResponse(f.http, StatusBody(f.reason, "server says why", 0));
+    CHECK(real.message() == Prefix(real.code()) + "server says why");
+    CHECK(CodeFromReason(f.reason) == real.code());
+    // 418 falls back to kBadRequest and 500 to kUnavailable: only the reason can make them agree.
+    for (const long other : {200L, 302L, 418L, 500L}) {
+      CAPTURE(other);
+      CHECK(StatusFromResponse(other, StatusBody(f.reason, "m", 0)).code() == real.code());
+    }
+  }
+  for (const ApiServerFailure& f : kLeftToTheHttpCode) {
+    CAPTURE(f.reason);
+    CHECK_FALSE(CodeFromReason(f.reason).has_value());
+    CHECK(StatusFromResponse(f.http, StatusBody(f.reason, "m", 0)).code() ==
+          CodeFromHttpStatus(f.http));
+  }
+}
+
+TEST_CASE("with the HTTP code the apiserver pairs it with, a reason agrees with that code") {
+  for (const ApiServerFailure& f : kApiServerFailures) {
+    CAPTURE(f.reason);
+    const Code code = StatusFromResponse(f.http, StatusBody(f.reason, "m", 0)).code();
+    // AlreadyExists is the one reason finer than its HTTP code: a Create that lost the race
+    // (409) must not read as an Update's Conflict.
+    if (std::string(f.reason) == "AlreadyExists") {
+      CHECK(code == Code::kAlreadyExists);
+      CHECK(CodeFromHttpStatus(f.http) == Code::kConflict);
+    } else {
+      CHECK(code == CodeFromHttpStatus(f.http));
+    }
+  }
+}
+
+TEST_CASE("a reason is matched exactly; others are left to the HTTP code") {
+  for (const char* unknown : {"", "SomethingNew", "notfound", "NotFound "}) {
+    CAPTURE(std::string(unknown));
+    CHECK_FALSE(CodeFromReason(unknown).has_value());
   }
 }
 
@@ -258,36 +289,38 @@ TEST_CASE("deeply nested bodies do not exhaust the stack") {
 }
 
 TEST_CASE("RbacNeed names the verb and resource a refused request needed") {
+  const ObjectRef lease{"coordination.k8s.io", "v1", "leases", "ns", "lock"};
+  const ObjectRef configmap{"", "v1", "configmaps", "ns", "lock"};
+  const ObjectRef pod{"", "v1", "pods", "web", "pod-a"};
+  const ObjectRef events{"", "v1", "events", "team", ""};
+  const ObjectRef configmaps{"", "v1", "configmaps", "ns", ""};
   struct Case {
     const char* name;
-    const char* method;
-    const char* path;
+    Request request;
     bool watch;
     const char* want;
   };
   const Case cases[] = {
-      {"get a lease", "GET", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock", false,
-       R"(verb "get" on leases "lock")"},
-      {"update a configmap", "PUT", "/api/v1/namespaces/ns/configmaps/lock", false,
+      {"get a lease", ObjectRequest("GET", lease), false, R"(verb "get" on leases "lock")"},
+      {"update a configmap", ObjectRequest("PUT", configmap, "{}"), false,
        R"(verb "update" on configmaps "lock")"},
-      {"create has no name", "POST", "/apis/coordination.k8s.io/v1/namespaces/ns/leases", false,
+      {"create names no object", ObjectRequest("POST", lease, "{}"), false,
        R"(verb "create" on leases)"},
-      {"patch a pod", "PATCH", "/api/v1/namespaces/web/pods/pod-a", false,
-       R"(verb "patch" on pods "pod-a")"},
-      {"post an event", "POST", "/api/v1/namespaces/team/events", false,
-       R"(verb "create" on events)"},
-      {"watch, query dropped", "GET",
-       "/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=1&fieldSelector=metadata.name%3Dl",
-       true, R"(verb "watch" on leases)"},
-      {"a GET of a collection is a list", "GET", "/api/v1/namespaces/ns/configmaps", false,
+      {"patch a pod", ObjectRequest("PATCH", pod, "{}"), false, R"(verb "patch" on pods "pod-a")"},
+      {"post an event", ObjectRequest("POST", events, "{}"), false, R"(verb "create" on events)"},
+      {"delete a lease", ObjectRequest("DELETE", lease), false,
+       R"(verb "delete" on leases "lock")"},
+      {"a watch selects by field", WatchRequest(lease, "", std::chrono::seconds(5)), true,
+       R"(verb "watch" on leases)"},
+      {"a GET of a collection is a list", ObjectRequest("GET", configmaps), false,
        R"(verb "list" on configmaps)"},
-      {"a path without a namespace", "GET", "/apis/coordination.k8s.io/v1", false, ""},
-      {"namespace only", "GET", "/api/v1/namespaces/ns", false, ""},
-      {"namespace with a trailing slash", "GET", "/api/v1/namespaces/ns/", false, ""},
-      {"an unknown method", "OPTIONS", "/api/v1/namespaces/ns/configmaps/lock", false, ""},
+      {"a request about no object (discovery)",
+       Request{"GET", "/apis/coordination.k8s.io/v1", "", "application/json", std::nullopt}, false,
+       ""},
+      {"an unknown method", ObjectRequest("OPTIONS", configmap), false, ""},
   };
   for (const Case& c : cases) {
-    SUBCASE(c.name) { CHECK(RbacNeed(c.method, c.path, c.watch) == c.want); }
+    SUBCASE(c.name) { CHECK(RbacNeed(c.request, c.watch) == c.want); }
   }
 }
 

@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "kube/temp_dir.h"
+#include "fakes/fake_clock.h"
+#include "fakes/temp_dir.h"
 
 namespace leasehold::kube {
 namespace {

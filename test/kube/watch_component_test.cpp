@@ -38,7 +38,7 @@ TEST_CASE("a watch delivers the current object, then changes, until told to stop
 
   std::vector<std::string> lines;
   const Status s =
-      watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)), In(clock, seconds(10)),
+      watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)), In(clock, seconds(10)),
                      [&](const std::string& line) {
                        lines.push_back(line);
                        if (lines.size() == 1) {
@@ -73,8 +73,8 @@ TEST_CASE("a watch from a resourceVersion replays later changes; a compacted one
   server.Delete("leases", "ns", "lock");
 
   std::vector<std::string> types;
-  Status s = watcher->Watch(WatchPath(kLeases, "lock", from, seconds(60)), In(clock, seconds(10)),
-                            [&](const std::string& line) {
+  Status s = watcher->Watch(WatchRequest(LeaseRef("lock"), from, seconds(60)),
+                            In(clock, seconds(10)), [&](const std::string& line) {
                               types.push_back(Type(line));
                               return types.size() < 2;
                             });
@@ -83,7 +83,7 @@ TEST_CASE("a watch from a resourceVersion replays later changes; a compacted one
 
   server.Compact();
   Status event_status;
-  s = watcher->Watch(WatchPath(kLeases, "lock", from, seconds(60)), In(clock, seconds(10)),
+  s = watcher->Watch(WatchRequest(LeaseRef("lock"), from, seconds(60)), In(clock, seconds(10)),
                      [&](const std::string& line) {
                        event_status = ParseWatchEvent(line).status();
                        return true;
@@ -97,7 +97,7 @@ TEST_CASE("a watch ends OK when the server's timeoutSeconds runs out") {
   RealClock clock;
   auto watcher = MustWatcher(server.ClientConfig(), clock);
   const auto start = std::chrono::steady_clock::now();
-  const Status s = watcher->Watch(WatchPath(kLeases, "lock", "", seconds(1)),
+  const Status s = watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(1)),
                                   In(clock, seconds(10)), [](const std::string&) { return true; });
   CHECK_MESSAGE(s.ok(), s.ToString());
   CHECK(std::chrono::steady_clock::now() - start < seconds(5));
@@ -109,7 +109,7 @@ TEST_CASE("a watch stops at its deadline") {
   auto watcher = MustWatcher(server.ClientConfig(), clock);
   const auto start = std::chrono::steady_clock::now();
   const Status s =
-      watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)), In(clock, milliseconds(300)),
+      watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)), In(clock, milliseconds(300)),
                      [](const std::string&) { return true; });
   const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(s.code() == Code::kDeadlineExceeded);
@@ -125,7 +125,7 @@ TEST_CASE("Cancel ends a quiet watch at once, and every later one") {
   std::promise<void> streaming;
   auto result = std::async(std::launch::async, [&] {
     bool first = true;
-    return watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)), In(clock, seconds(60)),
+    return watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)), In(clock, seconds(60)),
                           [&](const std::string&) {
                             if (first) streaming.set_value();
                             first = false;
@@ -141,7 +141,7 @@ TEST_CASE("Cancel ends a quiet watch at once, and every later one") {
   // Sticky: a later watch does not even connect.
   server.ClearRequests();
   CHECK(watcher
-            ->Watch(WatchPath(kLeases, "lock", "", seconds(60)), In(clock, seconds(5)),
+            ->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)), In(clock, seconds(5)),
                     [](const std::string&) { return true; })
             .ok());
   CHECK(server.Requests().empty());
@@ -156,7 +156,7 @@ TEST_CASE("a watch runs on its own connection and never blocks the client") {
   std::promise<void> streaming;
   auto result = std::async(std::launch::async, [&] {
     int seen = 0;
-    return watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)), In(clock, seconds(30)),
+    return watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)), In(clock, seconds(30)),
                           [&](const std::string&) {
                             if (++seen == 1) streaming.set_value();
                             return seen < 2;  // stop at the client's write
@@ -180,7 +180,7 @@ TEST_CASE("watch errors: forbidden, unauthorized, bookmarks") {
   SUBCASE("forbidden") {
     auto watcher = MustWatcher(server.ClientConfig(), clock);
     server.Deny("watch", "leases");
-    const Status s = watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)),
+    const Status s = watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)),
                                     In(clock, seconds(5)), [](const std::string&) { return true; });
     CHECK(s.code() == Code::kForbidden);
     CHECK(s.message() ==
@@ -190,7 +190,7 @@ TEST_CASE("watch errors: forbidden, unauthorized, bookmarks") {
   }
   SUBCASE("unauthorized") {
     auto watcher = MustWatcher(server.ClientConfig("wrong"), clock);
-    const Status s = watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)),
+    const Status s = watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)),
                                     In(clock, seconds(5)), [](const std::string&) { return true; });
     CHECK(s.code() == Code::kUnauthorized);
   }
@@ -198,7 +198,7 @@ TEST_CASE("watch errors: forbidden, unauthorized, bookmarks") {
     auto watcher = MustWatcher(server.ClientConfig(), clock);
     server.Put("leases", "ns", "lock", LeaseJson("lock", "a"));
     std::vector<std::string> types;
-    const Status s = watcher->Watch(WatchPath(kLeases, "lock", "", seconds(60)),
+    const Status s = watcher->Watch(WatchRequest(LeaseRef("lock"), "", seconds(60)),
                                     In(clock, seconds(10)), [&](const std::string& line) {
                                       types.push_back(Type(line));
                                       if (types.size() == 1) server.SendBookmarks();

@@ -5,19 +5,59 @@
 namespace leasehold::kube {
 namespace {
 
-TEST_CASE("WatchPath") {
-  CHECK(WatchPath("/apis/coordination.k8s.io/v1/namespaces/ns/leases", "my-lock", "123",
-                  std::chrono::seconds(290)) ==
+TEST_CASE("WatchRequest") {
+  const ObjectRef lease{"coordination.k8s.io", "v1", "leases", "ns", "my-lock"};
+  const Request r = WatchRequest(lease, "123", std::chrono::seconds(290));
+  CHECK(r.method == "GET");
+  CHECK(r.path ==
         "/apis/coordination.k8s.io/v1/namespaces/ns/leases?watch=1&fieldSelector=metadata.name%"
         "3Dmy-lock&resourceVersion=123&timeoutSeconds=290&allowWatchBookmarks=true");
-  CHECK(WatchPath("/api/v1/namespaces/ns/configmaps", "a.b", "", std::chrono::seconds(5)) ==
+  REQUIRE(r.object.has_value());
+  CHECK(*r.object == lease);
+  const ObjectRef cm{"", "v1", "configmaps", "ns", "a.b"};
+  CHECK(WatchRequest(cm, "", std::chrono::seconds(5)).path ==
         "/api/v1/namespaces/ns/configmaps?watch=1&fieldSelector=metadata.name%3Da.b&"
         "timeoutSeconds=5&allowWatchBookmarks=true");
 }
 
-TEST_CASE("UrlEncode") {
-  CHECK(UrlEncode("aZ09-._~") == "aZ09-._~");
-  CHECK(UrlEncode("a=b&c d/é") == "a%3Db%26c%20d%2F%C3%A9");
+TEST_CASE("PercentEncode") {
+  CHECK(PercentEncode("aZ09-._~") == "aZ09-._~");
+  CHECK(PercentEncode("a=b&c d/\xc3\xa9") == "a%3Db%26c%20d%2F%C3%A9");
+}
+
+TEST_CASE("ObjectRef paths") {
+  struct Case {
+    const char* name;
+    ObjectRef ref;
+    const char* collection;
+    const char* path;
+  };
+  const Case cases[] = {
+      {"a Lease",
+       {"coordination.k8s.io", "v1", "leases", "ns", "l"},
+       "/apis/coordination.k8s.io/v1/namespaces/ns/leases",
+       "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l"},
+      {"a core object",
+       {"", "v1", "pods", "web", "pod-a"},
+       "/api/v1/namespaces/web/pods",
+       "/api/v1/namespaces/web/pods/pod-a"},
+      {"no name: the collection",
+       {"", "v1", "events", "team", ""},
+       "/api/v1/namespaces/team/events",
+       "/api/v1/namespaces/team/events"},
+      {"every segment encoded",
+       {"", "v1", "configmaps", "a/b", "../x"},
+       "/api/v1/namespaces/a%2Fb/configmaps",
+       "/api/v1/namespaces/a%2Fb/configmaps/..%2Fx"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      CHECK(c.ref.CollectionPath() == c.collection);
+      CHECK(c.ref.Path() == c.path);
+      CHECK(ObjectRequest("POST", c.ref, "{}").path == c.collection);
+      CHECK(ObjectRequest("PUT", c.ref, "{}").path == c.path);
+    }
+  }
 }
 
 TEST_CASE("ParseWatchEvent") {

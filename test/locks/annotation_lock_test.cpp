@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "lock_fixtures.h"
+#include "locks/go_json.h"
 
 namespace leasehold::locks::testing {
 namespace {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "locks/codec.h"
+#include "locks/go_json.h"
 
 namespace leasehold::locks {
 namespace {

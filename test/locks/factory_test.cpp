@@ -4,39 +4,13 @@
 
 #include <vector>
 
-#include "fake_api_client.h"
+#include "fakes/fake_clock.h"
+#include "fakes/scripted_api_client.h"
 
 namespace leasehold::locks {
 namespace {
 
-using testing::FakeApiClient;
-
-TEST_CASE("IsValidLockType") {
-  struct Case {
-    const char* type;
-    bool want;
-  };
-  const std::vector<Case> cases = {
-      {"auto", true},
-      {"leases", true},
-      {"configmaps", true},
-      {"endpoints", true},
-      {"configmapsleases", true},
-      {"endpointsleases", true},
-      {"none", true},
-      {"", false},
-      {"lease", false},
-      {"Leases", false},
-      {"leases ", false},
-      {"configmap", false},
-      {"endpointleases", false},
-  };
-  for (const Case& c : cases) {
-    SUBCASE((std::string("\"") + c.type + "\"").c_str()) {
-      CHECK(IsValidLockType(c.type) == c.want);
-    }
-  }
-}
+using ::leasehold::testing::ScriptedApiClient;
 
 TEST_CASE("NewLock") {
   struct Case {
@@ -47,7 +21,7 @@ TEST_CASE("NewLock") {
   };
   auto opts = [](const char* type, const char* ns, const char* name, const char* identity) {
     LockOptions o;
-    o.type = type;
+    o.type = ParseLockType(type).value();
     o.name_space = ns;
     o.name = name;
     o.identity = identity;
@@ -63,7 +37,6 @@ TEST_CASE("NewLock") {
       {"endpointsleases", opts("endpointsleases", "ns", "lock", "me"), Code::kOk,
        "endpointsleases"},
       {"none: election off, a local lock", opts("none", "ns", "lock", "me"), Code::kOk, "none"},
-      {"unknown type", opts("zookeeper", "ns", "lock", "me"), Code::kInvalid, ""},
       {"empty namespace", opts("leases", "", "lock", "me"), Code::kInvalid, ""},
       {"empty name", opts("leases", "ns", "", "me"), Code::kInvalid, ""},
       {"empty identity", opts("leases", "ns", "lock", ""), Code::kInvalid, ""},
@@ -71,7 +44,7 @@ TEST_CASE("NewLock") {
   for (const Case& c : cases) {
     SUBCASE(c.name) {
       FakeClock clock;
-      FakeApiClient api(MonoTime{});
+      ScriptedApiClient api(MonoTime{});
       auto lock = NewLock(c.options, api, clock);
       REQUIRE(lock.code() == c.want);
       if (lock.ok()) {
@@ -82,20 +55,6 @@ TEST_CASE("NewLock") {
       }
     }
   }
-}
-
-TEST_CASE("the unknown-type error lists the valid types") {
-  FakeClock clock;
-  FakeApiClient api(MonoTime{});
-  LockOptions o;
-  o.type = "bogus";
-  o.name_space = "ns";
-  o.name = "lock";
-  o.identity = "me";
-  auto lock = NewLock(o, api, clock);
-  REQUIRE(lock.code() == Code::kInvalid);
-  CHECK(lock.status().message().find("auto, leases, configmaps, endpoints, configmapsleases, "
-                                     "endpointsleases") != std::string::npos);
 }
 
 }  // namespace

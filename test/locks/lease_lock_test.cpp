@@ -124,8 +124,8 @@ TEST_CASE("leases lock: exact requests and cache handling") {
 
 TEST_CASE("leases lock: describe") {
   FakeClock clock;
-  FakeApiClient api(kDeadline);
-  auto lock = NewLock({"leases", kNs, kName, kMe, std::chrono::seconds(15)}, api, clock);
+  ScriptedApiClient api(kDeadline);
+  auto lock = NewLock({LockType::kLeases, kNs, kName, kMe, std::chrono::seconds(15)}, api, clock);
   REQUIRE(lock.ok());
   const election::LockDescription d = (*lock)->Describe();
   CHECK(d.type == "leases");

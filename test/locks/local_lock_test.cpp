@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "election/elector.h"
+#include "fakes/fake_clock.h"
 
 namespace leasehold::locks {
 namespace {

@@ -13,11 +13,24 @@
 #include "base/status.h"
 #include "election/lock.h"
 #include "election/record.h"
-#include "fake_api_client.h"
+#include "fakes/fake_clock.h"
+#include "fakes/scripted_api_client.h"
 #include "locks/codec.h"
 #include "locks/factory.h"
+#include "locks/go_json.h"
 
 namespace leasehold::locks::testing {
+
+using ::leasehold::testing::Answer;
+using ::leasehold::testing::AnyBody;
+using ::leasehold::testing::BytesEq;
+using ::leasehold::testing::Call;
+using ::leasehold::testing::Error;
+using ::leasehold::testing::GET;
+using ::leasehold::testing::JsonEq;
+using ::leasehold::testing::POST;
+using ::leasehold::testing::PUT;
+using ::leasehold::testing::ScriptedApiClient;
 
 inline constexpr const char* kNs = "ns";
 inline constexpr const char* kName = "lock";
@@ -172,9 +185,9 @@ struct LockCase {
 
 inline void RunLockCase(const LockCase& c) {
   FakeClock clock;
-  FakeApiClient api(kDeadline);
+  ScriptedApiClient api(kDeadline);
   LockOptions options;
-  options.type = c.type;
+  options.type = ParseLockType(c.type).value();
   options.name_space = kNs;
   options.name = kName;
   options.identity = kMe;

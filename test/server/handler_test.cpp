@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+
 namespace leasehold::server {
 namespace {
 

@@ -14,11 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+#include "fakes/raw_client.h"
 #include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/listen_address.h"
 #include "server/publisher.h"
-#include "server/raw_client.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {

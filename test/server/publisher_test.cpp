@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "election/fake_lock.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_lock.h"
 
 namespace leasehold::server {
 namespace {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+
 namespace leasehold::server {
 namespace {
 

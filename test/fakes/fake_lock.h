@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "election/lock.h"
+#include "fakes/fake_clock.h"
 
 namespace leasehold::election::testing {
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "app/kube_announcer.h"
-#include "fake_apiserver/fake_apiserver.h"
+#include "cluster/announcer.h"
+#include "fakes/fake_apiserver.h"
 #include "kube/cluster_config.h"
 
-namespace leasehold::app {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono_literals;
@@ -130,4 +130,4 @@ TEST_CASE("announcer component: a missing pod is a warning, not a failure") {
 }
 
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

@@ -1,24 +1,27 @@
 // Events and the leader label against a strict scripted API client and a FakeClock: the thread
 // is only started by the shutdown cases; everything else drives Step() directly.
-#include "app/kube_announcer.h"
+#include "cluster/announcer.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "strict_api_client.h"
+#include "fakes/fake_clock.h"
+#include "fakes/scripted_api_client.h"
 
-namespace leasehold::app {
+namespace leasehold::cluster {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::Expected;
-using testing::StrictApiClient;
+using ::leasehold::testing::AnyBody;
+using ::leasehold::testing::Call;
+using ::leasehold::testing::JsonEq;
+using ::leasehold::testing::PATCH;
+using ::leasehold::testing::POST;
+using ::leasehold::testing::ScriptedApiClient;
 
 constexpr const char* kId = "pod-a_0badcafe";
-constexpr const char* kJson = "application/json";
-constexpr const char* kMerge = "application/merge-patch+json";
 constexpr const char* kEvents = "/api/v1/namespaces/team/events";
 constexpr const char* kPod = "/api/v1/namespaces/web/pods/pod-a";
 // FakeClock's wall clock starts at 2026-01-02T03:00:00Z = 0x1886cab91172e000 ns.
@@ -50,14 +53,17 @@ std::string LabelJson(const std::string& value) {
   return R"({"metadata":{"labels":{"leasehold.io/role":")" + value + R"("}}})";
 }
 
-Expected PostEvent(std::string json, Result<kube::Response> reply = kube::Response{201, "{}"}) {
-  return Expected{"POST", kEvents, kJson, std::move(json), std::move(reply), nullptr};
+// An Event (application/json); json "" = any body.
+Call PostEvent(std::string json, Result<kube::Response> reply = kube::Response{201, "{}"}) {
+  return POST(kEvents, json.empty() ? AnyBody() : JsonEq(std::move(json)), std::move(reply));
 }
 
-Expected PatchLabel(const std::string& value,
-                    Result<kube::Response> reply = kube::Response{200, "{}"},
-                    std::function<void()> during = nullptr) {
-  return Expected{"PATCH", kPod, kMerge, LabelJson(value), std::move(reply), std::move(during)};
+// The label as a JSON merge patch (application/merge-patch+json).
+Call PatchLabel(const std::string& value, Result<kube::Response> reply = kube::Response{200, "{}"},
+                std::function<void()> during = nullptr) {
+  Call call = PATCH(kPod, JsonEq(LabelJson(value)), std::move(reply));
+  call.during = std::move(during);
+  return call;
 }
 
 KubeAnnouncerOptions EventsOnly() {
@@ -78,7 +84,7 @@ KubeAnnouncerOptions WithLabel(bool events = false) {
 struct Fixture {
   explicit Fixture(KubeAnnouncerOptions o) : api(clock, 5s), announcer(api, clock, o) {}
   FakeClock clock;
-  StrictApiClient api;
+  ScriptedApiClient api;
   KubeAnnouncer announcer;
 };
 
@@ -112,29 +118,6 @@ TEST_CASE("events: the first publication already leading is recorded") {
   f.api.Expect(PostEvent(EventJson("my-lock.1886cab91172e000", "coordination.k8s.io/v1", "Lease",
                                    std::string(kId) + " became leader")));
   f.announcer.Step();
-}
-
-TEST_CASE("LockObjectKinds: the involved objects of each lock type") {
-  const ObjectKind lease{"coordination.k8s.io/v1", "Lease"};
-  const ObjectKind cm{"v1", "ConfigMap"};
-  const ObjectKind ep{"v1", "Endpoints"};
-  struct Case {
-    const char* type;
-    std::vector<ObjectKind> want;
-  };
-  const std::vector<Case> cases = {
-      {"leases", {lease}},
-      {"auto", {lease}},
-      {"configmaps", {cm}},
-      {"endpoints", {ep}},
-      {"configmapsleases", {cm, lease}},
-      {"endpointsleases", {ep, lease}},
-      {"none", {}},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.type);
-    CHECK(LockObjectKinds(c.type) == c.want);
-  }
 }
 
 TEST_CASE("events: a multilock records on both of its objects, with distinct names") {
@@ -285,33 +268,5 @@ TEST_CASE("shutdown: nothing to do when the label already says follower") {
   CHECK(f.api.sent().size() == 1);
 }
 
-TEST_CASE("LabelKeyProblem") {
-  struct Case {
-    std::string key;
-    std::string want;
-  };
-  const std::vector<Case> cases = {
-      {"role", ""},
-      {"leasehold.io/role", ""},
-      {"a/B_c.d-9", ""},
-      {"x/" + std::string(63, 'z'), ""},
-      {"x/" + std::string(64, 'z'), "the name part is longer than 63 characters"},
-      {"", "the name part is empty"},
-      {"x/", "the name part is empty"},
-      {"/role", "the prefix \"\" is not a DNS subdomain (lower-case letters, digits, '-' and '.')"},
-      {"Example.com/role",
-       "the prefix \"Example.com\" is not a DNS subdomain (lower-case letters, digits, '-' and "
-       "'.')"},
-      {"a/b/c", "the name part may hold only letters, digits, '-', '_' and '.'"},
-      {"-role", "the name part must begin and end with a letter or digit"},
-      {"role.", "the name part must begin and end with a letter or digit"},
-      {"ro le", "the name part may hold only letters, digits, '-', '_' and '.'"},
-  };
-  for (const Case& c : cases) {
-    CAPTURE(c.key);
-    CHECK(LabelKeyProblem(c.key) == c.want);
-  }
-}
-
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

@@ -1,30 +1,17 @@
-#include "app/lock_watcher.h"
+#include "cluster/lock_watcher.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
-#include "locks/annotation_lock.h"
-#include "locks/codec.h"
-
-namespace leasehold::app {
+namespace leasehold::cluster {
 namespace {
 
 // Below the apiserver's own limit, so that the normal end of a watch is the server closing it.
 constexpr std::chrono::seconds kWatchTimeout(290);
 
 }  // namespace
-
-WatchTarget WatchTargetFor(const election::LockDescription& lock) {
-  const std::string ns = kube::UrlEncode(lock.name_space);
-  if (lock.type == "leases") {
-    return {"/apis/coordination.k8s.io/v1/namespaces/" + ns + "/leases", locks::LeaseObservation};
-  }
-  if (lock.type == "configmaps" || lock.type == "endpoints") {
-    return {"/api/v1/namespaces/" + ns + "/" + lock.type, locks::AnnotationObservation};
-  }
-  return {};
-}
 
 LockWatcher::LockWatcher(kube::Watcher& watcher, election::Elector& elector,
                          const election::Lock& lock, const Clock& clock, Duration retry)
@@ -44,12 +31,14 @@ void LockWatcher::Pause(Duration d) {
   cv_.wait_for(l, d, [this] { return stop_; });
 }
 
-Status LockWatcher::WatchOnce(const WatchTarget& target, const std::string& type, std::string& rv) {
+Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, const std::string& type,
+                              std::string& rv) {
   const election::LockDescription d = lock_.Describe();
-  const std::string path = kube::WatchPath(target.collection_path, d.name, rv, kWatchTimeout);
+  const kube::Request request =
+      kube::WatchRequest(kind.Ref(d.name_space, d.name), rv, kWatchTimeout);
   Status failure;
   Status st =
-      watcher_.Watch(path, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
+      watcher_.Watch(request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
                      [&](const std::string& line) {
                        auto ev = kube::ParseWatchEvent(line);
                        if (!ev.ok()) {
@@ -63,7 +52,7 @@ Status LockWatcher::WatchOnce(const WatchTarget& target, const std::string& type
                          // Gone: a free lock, which the elector re-reads (404) and creates.
                          obs.raw = "deleted/" + ev->resource_version;
                        } else {
-                         auto decoded = target.decode(ev->object);
+                         auto decoded = kind.observe(ev->object);
                          if (!decoded.ok()) {
                            spdlog::warn("watch on {} {}/{}: cannot read the object: {}", type,
                                         d.name_space, d.name, decoded.status().ToString());
@@ -90,8 +79,9 @@ void LockWatcher::Run() {
       if (stop_) break;
     }
     const election::LockDescription d = lock_.Describe();
-    const WatchTarget target = WatchTargetFor(d);
-    if (target.collection_path.empty()) {
+    const std::optional<locks::LockType> lock_type = locks::ParseLockType(d.type);
+    const locks::LockObjectKind* kind = lock_type ? locks::SingleLockObject(*lock_type) : nullptr;
+    if (kind == nullptr) {
       elector_.SetWatchActive(false);
       Pause(retry_);
       continue;
@@ -100,7 +90,7 @@ void LockWatcher::Run() {
       type = d.type;
       rv.clear();
     }
-    Status st = WatchOnce(target, type, rv);
+    Status st = WatchOnce(*kind, type, rv);
     if (st.ok()) {
       // The server ended the stream (timeoutSeconds): resume from the last version seen. The
       // watch stays "active"; nothing was missed.
@@ -128,4 +118,4 @@ void LockWatcher::Run() {
   elector_.SetWatchActive(false);
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

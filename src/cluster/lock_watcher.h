@@ -5,7 +5,6 @@
 #pragma once
 
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <string>
 
@@ -14,17 +13,9 @@
 #include "election/elector.h"
 #include "election/lock.h"
 #include "kube/watch.h"
+#include "locks/lock_type.h"
 
-namespace leasehold::app {
-
-// The collection path and the observation decoder for a lock type that can be watched as a
-// single object; an empty path for the types that cannot ("auto" before it decided, the
-// multilocks, "none").
-struct WatchTarget {
-  std::string collection_path;
-  std::function<Result<election::LockObservation>(std::string_view object_json)> decode;
-};
-WatchTarget WatchTargetFor(const election::LockDescription& lock);
+namespace leasehold::cluster {
 
 class LockWatcher {
  public:
@@ -40,7 +31,7 @@ class LockWatcher {
 
  private:
   // One watch request; returns its status. `rv` is resumed from and updated.
-  Status WatchOnce(const WatchTarget& target, const std::string& type, std::string& rv);
+  Status WatchOnce(const locks::LockObjectKind& kind, const std::string& type, std::string& rv);
   void Pause(Duration d);
 
   kube::Watcher& watcher_;
@@ -54,4 +45,4 @@ class LockWatcher {
   bool warned_forbidden_ = false;
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

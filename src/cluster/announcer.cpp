@@ -1,4 +1,4 @@
-#include "app/kube_announcer.h"
+#include "cluster/announcer.h"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -6,12 +6,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 
-#include "app/flags.h"
-#include "kube/watch.h"
+#include "base/rfc3339.h"
+#include "kube/object_ref.h"
+#include "locks/lock_type.h"
 
-namespace leasehold::app {
+namespace leasehold::cluster {
 namespace {
 
 constexpr const char* kLeader = "leader";
@@ -20,69 +20,12 @@ constexpr const char* kComponent = "leasehold";
 // The apiserver's limit on reportingInstance.
 constexpr size_t kMaxReportingInstance = 128;
 
-// metav1.Time's form: RFC 3339 in UTC, whole seconds.
-std::string Rfc3339Seconds(SysTime t) {
-  const std::time_t secs =
-      std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(t));
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 template <typename W>
 void Str(W& w, const std::string& s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-bool IsLabelNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.';
-}
-
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 }  // namespace
-
-std::vector<ObjectKind> LockObjectKinds(const std::string& lock_type) {
-  const ObjectKind lease{"coordination.k8s.io/v1", "Lease"};
-  const ObjectKind configmap{"v1", "ConfigMap"};
-  const ObjectKind endpoints{"v1", "Endpoints"};
-  if (lock_type == "none") return {};
-  if (lock_type == "configmaps") return {configmap};
-  if (lock_type == "endpoints") return {endpoints};
-  if (lock_type == "configmapsleases") return {configmap, lease};
-  if (lock_type == "endpointsleases") return {endpoints, lease};
-  // "leases", and "auto" before it has decided (it decides before anyone can lead).
-  return {lease};
-}
-
-std::string LabelKeyProblem(const std::string& key) {
-  std::string name = key;
-  const size_t slash = key.find('/');
-  if (slash != std::string::npos) {
-    const std::string prefix = key.substr(0, slash);
-    if (!IsDns1123Subdomain(prefix)) {
-      return "the prefix \"" + prefix +
-             "\" is not a DNS subdomain (lower-case letters, digits, '-' and '.')";
-    }
-    name = key.substr(slash + 1);
-  }
-  if (name.empty()) return "the name part is empty";
-  if (name.size() > 63) return "the name part is longer than 63 characters";
-  for (const char c : name) {
-    if (!IsLabelNameChar(c)) {
-      return "the name part may hold only letters, digits, '-', '_' and '.'";
-    }
-  }
-  if (!IsAlnum(name.front()) || !IsAlnum(name.back())) {
-    return "the name part must begin and end with a letter or digit";
-  }
-  return "";
-}
 
 KubeAnnouncer::KubeAnnouncer(kube::ApiClient& client, const Clock& clock,
                              KubeAnnouncerOptions options)
@@ -122,11 +65,13 @@ void KubeAnnouncer::Publish(const server::Publication& p) {
 }
 
 Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
-  const std::string ts = Rfc3339Seconds(e.at);
+  const std::string ts = FormatRfc3339Seconds(e.at);
   const auto unix_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(e.at.time_since_epoch()).count();
   Status result;
-  for (const ObjectKind& kind : LockObjectKinds(e.lock.type)) {
+  // An unknown type cannot come from a lock; read it as `auto` before it chose: the Lease.
+  const locks::LockType type = locks::ParseLockType(e.lock.type).value_or(locks::LockType::kAuto);
+  for (const locks::LockObjectKind* kind : locks::LockObjects(type)) {
     // client-go's name: "<object>.<unix nanos in hex>"; the sequence keeps the two events of a
     // multilock apart. A lock name near the 253-character limit gets a generated name instead.
     char suffix[32];
@@ -155,9 +100,9 @@ Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
     w.Key("involvedObject");
     w.StartObject();
     w.Key("apiVersion");
-    Str(w, kind.api_version);
+    Str(w, kind->ApiVersion());
     w.Key("kind");
-    Str(w, kind.kind);
+    Str(w, std::string(kind->kind));
     w.Key("name");
     Str(w, e.lock.name);
     w.Key("namespace");
@@ -186,11 +131,9 @@ Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
     Str(w, options_.identity.substr(0, kMaxReportingInstance));
     w.EndObject();
 
-    kube::Request req;
-    req.method = "POST";
-    req.path = "/api/v1/namespaces/" + kube::UrlEncode(e.lock.name_space) + "/events";
-    req.body.assign(buf.GetString(), buf.GetSize());
-    auto r = client_.Do(req, deadline);
+    const kube::ObjectRef events{"", "v1", "events", e.lock.name_space, ""};
+    auto r = client_.Do(
+        kube::ObjectRequest("POST", events, std::string(buf.GetString(), buf.GetSize())), deadline);
     if (!r.ok()) {
       result = r.status();
       if (r.code() == Code::kForbidden || r.code() == Code::kUnauthorized) break;
@@ -212,11 +155,9 @@ Status KubeAnnouncer::PatchLabel(const std::string& value, MonoTime deadline) {
   w.EndObject();
   w.EndObject();
   w.EndObject();
-  kube::Request req;
-  req.method = "PATCH";
-  req.path = "/api/v1/namespaces/" + kube::UrlEncode(options_.pod_namespace) + "/pods/" +
-             kube::UrlEncode(options_.pod_name);
-  req.body.assign(buf.GetString(), buf.GetSize());
+  const kube::ObjectRef pod{"", "v1", "pods", options_.pod_namespace, options_.pod_name};
+  kube::Request req =
+      kube::ObjectRequest("PATCH", pod, std::string(buf.GetString(), buf.GetSize()));
   req.content_type = "application/merge-patch+json";
   auto r = client_.Do(req, deadline);
   return r.ok() ? Status::Ok() : r.status();
@@ -357,4 +298,4 @@ void KubeAnnouncer::Shutdown(Duration budget) {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

@@ -1,6 +1,6 @@
 // The fake apiserver. One mutex guards all state; handlers run on httplib's worker threads and
 // block (held requests, watches) on one condition variable with that mutex released.
-#include "fake_apiserver/fake_apiserver.h"
+#include "fakes/fake_apiserver.h"
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>

@@ -25,6 +25,7 @@
 
 #include "base/clock.h"
 #include "kube/cluster_config.h"
+#include "kube/curl_api_client.h"
 
 namespace leasehold::testing {
 

@@ -25,7 +25,7 @@
 #include "kube/api_client.h"
 #include "server/publisher.h"
 
-namespace leasehold::app {
+namespace leasehold::cluster {
 
 struct KubeAnnouncerOptions {
   std::string identity;
@@ -45,22 +45,6 @@ struct KubeAnnouncerOptions {
   // Events waiting to be sent; beyond it the oldest is dropped. Default 32.
   size_t queue_limit = 32;
 };
-
-// The involvedObject of an Event about a lock of this type: {apiVersion, kind} for each object
-// the lock consists of (two for the multilocks); empty for "none".
-struct ObjectKind {
-  std::string api_version;
-  std::string kind;
-  bool operator==(const ObjectKind& o) const {
-    return api_version == o.api_version && kind == o.kind;
-  }
-};
-std::vector<ObjectKind> LockObjectKinds(const std::string& lock_type);
-
-// Kubernetes label key syntax: an optional DNS-1123 subdomain prefix and "/", then a name of at
-// most 63 characters: alphanumerics at both ends, '-', '_' and '.' inside. "" when valid, else
-// what is wrong.
-std::string LabelKeyProblem(const std::string& key);
 
 class KubeAnnouncer final : public server::PublicationSink {
  public:
@@ -122,4 +106,4 @@ class KubeAnnouncer final : public server::PublicationSink {
   bool shut_down_ = false;
 };
 
-}  // namespace leasehold::app
+}  // namespace leasehold::cluster

@@ -1,0 +1,761 @@
+#!/usr/bin/env python3
+"""Mixed-fleet e2e scenarios with the Python client's leader election: leasehold agents and
+electors of PyPI `kubernetes` (`kubernetes.leaderelection`, run unchanged by
+e2e/interop/python_peer.py in a venv made by e2e/interop/python_venv.sh) contend for one lock on
+a real etcd + kube-apiserver: ConfigMapLock against `--lock-type configmaps`, LeaseLock against
+`--lock-type leases`.
+
+Usage: python3 -m e2e.python_interop NAME [NAME...]   (or `all`, `list`).
+CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
+
+Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
+LEASEHOLD_PYTHON_PEER_PY (the venv's python; default: the output of python_venv.sh),
+LEASEHOLD_E2E_OUT (results root, default e2e/out), LEASEHOLD_PY_INTEROP_CYCLES (fault cycles of
+the mixed scenarios, default 2: each cycle moves leadership 3 times each way).
+
+Every member is asked /leader every 20 ms by the chaos suite's sampler (e2e/chaos/sampler.py,
+its own process; a "yes" counts from the question's sending to the answer's arrival, however
+late). Each overlap of two "yes" answers is attributed to the member that started it, from the
+lock's own history (a watch with the admin credential):
+  * the earlier leader X, if the later one Y took the lock lease-duration or more after X's last
+    write (X led past its lease: a paused Python leader resumes and says "yes" until its renew
+    round fails), if X's lock was released in between (X said "yes" after its release), or if
+    X's last record is one the Python elector reads as unheld (a null or empty field: it takes
+    such a lock at once);
+  * else Y, which took an unexpired lease.
+Overlaps started by a Python elector are reported apart; one started by leasehold fails the
+scenario. So do a leasehold record with a holder that the Python elector reads as unheld and a
+broken validUntil promise of a leasehold leader.
+
+Results: e2e/out/python-interop-<scenario>-<run>/result.json (overlaps by side, failover times
+per direction, fault and lock kind, the rounds), samples.txt and the members' logs.
+"""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from e2e.chaos import analysis
+from e2e.interop_scenarios import ANNOTATION, LEASE, RENEW, RETRY, RUN, TIMINGS, ns_name
+from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, free_port,
+                             leasehold_binary, log, wait_until)
+
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
+
+SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150  # as the chaos suite
+FAILOVER_TIMEOUT = 30.0
+# Slack of the lock history's timestamps when deciding whether a takeover came lease-duration
+# after the previous holder's last write: both are the watch's arrival times.
+TAKEOVER_TOLERANCE = 0.25
+# The Python members run in zones other than UTC: ConfigMapLock writes local times without a zone,
+# which a reader must not mistake for the lease's expiry.
+PY_TZ = ("PYT-5:30", "QYT+3:30")
+
+LH, PY = "leasehold", "python"
+
+
+# ------------------------------------------------------------------------------- members
+
+_PEER_PY = None
+
+
+def peer_python():
+    """The interpreter of the Python peer's venv (created on demand, cached outside the clone)."""
+    global _PEER_PY
+    if _PEER_PY is None:
+        p = os.environ.get("LEASEHOLD_PYTHON_PEER_PY")
+        if not p:
+            t = time.monotonic()
+            r = subprocess.run(["bash", str(REPO / "e2e" / "interop" / "python_venv.sh")],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"e2e/interop/python_venv.sh failed:\n{r.stdout}\n{r.stderr}")
+            p = r.stdout.strip().splitlines()[-1]
+            log(f"python peer venv ready in {time.monotonic() - t:.1f}s: {p}")
+        _PEER_PY = p
+    return _PEER_PY
+
+
+class PyPeer(Agent):
+    """One Python elector (e2e/interop/python_peer.py) on a fixed port, run as a pod would run it:
+    a kubeconfig of its own service-account token and the CA, no admin credential. Same HTTP API
+    as an Agent, so every Agent helper (kill, term, leader, ...) works unchanged."""
+
+    family = PY
+
+    def __init__(self, ns, name, port, lock_type, tz="UTC0"):
+        self.ns, self.name, self.identity, self.port = ns, name, name, port
+        self.url_host = "127.0.0.1"
+        self.lock_type, self.tz = lock_type, tz
+        self.kubeconfig = ns.peer_kubeconfig(name)
+        self.log_path = ns.tmp / f"{name}.log"
+        self.args = [
+            peer_python(), str(REPO / "e2e" / "interop" / "python_peer.py"),
+            f"--identity={name}", f"--lock-type={lock_type}", f"--namespace={ns.name}",
+            f"--lock-name={ns.lock_name}", f"--lease-duration={TIMINGS[0]}",
+            f"--renew-deadline={TIMINGS[1]}", f"--retry-period={TIMINGS[2]}",
+            f"--http-address=127.0.0.1:{port}", f"--kubeconfig={self.kubeconfig}",
+        ]
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_", "PYTHON"))}
+        base.update(HOME=str(ns.tmp), TZ=tz, PYTHONUNBUFFERED="1")
+        self.env = base
+        self.proc = None
+
+    def describe(self):
+        lock = "ConfigMapLock" if self.lock_type == "configmaps" else "LeaseLock"
+        return f"{self.name} (python kubernetes {lock}, TZ={self.tz})"
+
+
+class LhMember(Agent):
+    """A leasehold agent (harness Agent) on a fixed port."""
+
+    family = LH
+
+    def __init__(self, ns, name, port, lock_type, release):
+        super().__init__(ns, name, lock_type=lock_type, timings=TIMINGS, release=release)
+        self.args = [f"--http-address=127.0.0.1:{port}" if a.startswith("--http-address=")
+                     else a for a in self.args]
+        self.port, self.lock_type, self.release = port, lock_type, release
+
+    def describe(self):
+        return f"{self.name} (leasehold {self.lock_type}, release-on-shutdown={self.release})"
+
+
+class Fleet:
+    """Members in slots with one port each, so that the sampler (whose slots are fixed when it
+    starts) asks every incarnation; a stopped member is replaced by a new incarnation (a new
+    identity, as a new pod would have) on its slot's port."""
+
+    def __init__(self, s, ns, lock_type):
+        self.s, self.ns, self.lock_type = s, ns, lock_type
+        self.slots = {}  # name -> [factory, generation, member, port]
+        self.members = []
+        self.paused = set()
+
+    def add(self, slot, factory):
+        self.slots[slot] = [factory, 0, None, free_port()]
+
+    def start(self, slot):
+        sl = self.slots[slot]
+        sl[1] += 1
+        m = sl[0](f"{slot}-{sl[1]}", sl[3], sl[1])
+        m.slot = slot
+        sl[2] = m
+        self.s.agents.append(m)
+        self.members.append(m)
+        m.start()
+        log(f"started {m.describe()} on :{sl[3]}")
+        return m
+
+    def replace(self, m):
+        assert not m.alive(), f"{m.name} still runs"
+        return self.start(m.slot)
+
+    def current(self):
+        return [sl[2] for sl in self.slots.values() if sl[2] is not None]
+
+    def alive(self):
+        return [m for m in self.current() if m.alive() and m not in self.paused]
+
+    def by_identity(self):
+        return {m.identity: m for m in self.members}
+
+    def pause(self, m):
+        m.signal(signal.SIGSTOP)
+        self.paused.add(m)
+
+    def resume(self, m):
+        m.signal(signal.SIGCONT)
+        self.paused.discard(m)
+
+    def sampler_slots(self):
+        return {k: sl[3] for k, sl in self.slots.items()}
+
+
+def lh_factory(ns, lock_type, first_release):
+    other = {"immediate": "safe", "safe": "immediate"}[first_release]
+    return lambda name, port, gen: LhMember(ns, name, port, lock_type,
+                                            first_release if gen % 2 else other)
+
+
+def py_factory(ns, lock_type, tz):
+    return lambda name, port, gen: PyPeer(ns, name, port, lock_type, tz)
+
+
+def body_of(m):
+    st, b = m.leader(1.0)
+    return st, (b if isinstance(b, dict) else {})
+
+
+def leaders(members):
+    return [m for m in members if m.alive() and m.is_leader()]
+
+
+def wait_single_leader(members, timeout, what="exactly one leader"):
+    def one():
+        ls = leaders(members)
+        return ls[0] if len(ls) == 1 else None
+    return wait_until(one, timeout, interval=0.02, what=what)
+
+
+# ------------------------------------------------------------------------------- lock history
+
+def python_sees_unheld(rec):
+    """Whether the Python elector (kubernetes 37.0.2) takes this record at once: ConfigMapLock.get
+    and LeaseLock.get_lock_object keep only truthy fields, and try_acquire_or_renew updates the
+    lock at once when any of the four is missing (leaderelection.py:165-172)."""
+    if rec is None or rec.get("unparsable"):
+        return True
+    return not (rec.get("holderIdentity") and rec.get("leaseDurationSeconds")
+                and rec.get("acquireTime") and rec.get("renewTime"))
+
+
+class RecordWatcher:
+    """Watches the lock object with the admin credential and keeps every version seen, in order:
+    (monotonic arrival time, resourceVersion, record). The record is a dict with holderIdentity,
+    leaseDurationSeconds, acquireTime, renewTime, transitions as the object holds them (None where
+    absent), or {"unparsable": raw} for an annotation that is not a JSON object, or None for a
+    deleted object or a missing annotation."""
+
+    PATHS = {"leases": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+             "configmaps": "/api/v1/namespaces/{ns}/configmaps"}
+
+    def __init__(self, cp, ns, lock_type):
+        self.cp, self.ns, self.lock_type = cp, ns, lock_type
+        self.events = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._conn = None
+        self._thread = None
+
+    @staticmethod
+    def record(lock_type, obj):
+        if lock_type == "leases":
+            sp = obj.get("spec")
+            if sp is None:
+                return None
+            return {"holderIdentity": sp.get("holderIdentity"),
+                    "leaseDurationSeconds": sp.get("leaseDurationSeconds"),
+                    "acquireTime": sp.get("acquireTime"), "renewTime": sp.get("renewTime"),
+                    "transitions": sp.get("leaseTransitions")}
+        raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+        if not raw:
+            return None
+        try:
+            r = json.loads(raw)
+        except ValueError:
+            r = None
+        if not isinstance(r, dict):
+            return {"unparsable": raw}
+        return {"holderIdentity": r.get("holderIdentity"),
+                "leaseDurationSeconds": r.get("leaseDurationSeconds"),
+                "acquireTime": r.get("acquireTime"), "renewTime": r.get("renewTime"),
+                "transitions": r.get("leaderTransitions")}
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        seen = set()
+        path = (self.PATHS[self.lock_type].format(ns=self.ns.name) +
+                "?watch=1&timeoutSeconds=300&fieldSelector=" +
+                quote(f"metadata.name={self.ns.lock_name}"))
+        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
+        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
+        while not self._stop.is_set():
+            try:
+                c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), timeout=5,
+                                                context=ctx)
+                self._conn = c
+                c.request("GET", path)
+                r = c.getresponse()
+                if r.status != 200:
+                    r.read()
+                    c.close()
+                    self._stop.wait(0.3)
+                    continue
+                c.sock.settimeout(None)
+                while not self._stop.is_set():
+                    line = r.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    obj = ev.get("object") or {}
+                    rv = (obj.get("metadata") or {}).get("resourceVersion")
+                    if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED") or rv in seen:
+                        continue
+                    seen.add(rv)
+                    rec = None if ev["type"] == "DELETED" else self.record(self.lock_type, obj)
+                    with self._lock:
+                        self.events.append((time.monotonic(), rv, rec))
+                c.close()
+            except (OSError, http.client.HTTPException, ValueError):
+                self._stop.wait(0.3)
+
+    def stop(self):
+        self._stop.set()
+        c = self._conn
+        try:
+            if c is not None and c.sock is not None:
+                c.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        if self._thread:
+            self._thread.join(2)
+
+    def history(self):
+        with self._lock:
+            return list(self.events)
+
+    @staticmethod
+    def holder(rec):
+        if rec is None or rec.get("unparsable"):
+            return None
+        return rec.get("holderIdentity") or ""
+
+    def writes_since_acquired(self, identity):
+        """Records naming `identity` since the lock last changed to it (0 if it does not hold)."""
+        n = 0
+        for _, _, rec in self.history():
+            n = n + 1 if self.holder(rec) == identity else 0
+        return n
+
+
+# ------------------------------------------------------------------------------- the sampler
+
+class SamplerProc:
+    """e2e/chaos/sampler.py in its own process: every 20 ms a question to every slot's port."""
+
+    def __init__(self, out, slots):
+        self.path = Path(out) / "samples.txt"
+        self.path.write_text("")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "e2e.chaos.sampler", str(self.path), str(SAMPLE_INTERVAL),
+             str(CLIENT_TIMEOUT)] + [f"{k}={p}" for k, p in slots.items()],
+            env=env, start_new_session=True)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def samples(self):
+        return analysis.load_samples(self.path)
+
+
+# ------------------------------------------------------------------------------- analysis
+
+def attribute(old, new, events, by_ident):
+    """(family, why) of the member that started the overlap of claim spans old (began first) and
+    new; see the module doc."""
+    x, y = by_ident.get(old["identity"]), by_ident.get(new["identity"])
+    holder = RecordWatcher.holder
+    acq = [(i, t) for i, (t, _, rec) in enumerate(events)
+           if holder(rec) == y.identity and (i == 0 or holder(events[i - 1][2]) != y.identity)]
+    before = [a for a in acq if a[1] <= new["start"] + 1.0]
+    pick = before[-1] if before else (acq[0] if acq else None)
+    if pick is None:
+        return y.family, f"{y.name} said yes, but the lock never named it"
+    i_acq, t_acq = pick
+    xs = [(i, t, rec) for i, (t, _, rec) in enumerate(events[:i_acq]) if holder(rec) == x.identity]
+    if not xs:
+        return x.family, f"{x.name} said yes, but the lock never named it before {y.name} took it"
+    i_w, t_w, rec_w = xs[-1]
+    between = [holder(rec) for _, _, rec in events[i_w + 1:i_acq]]
+    if y.family == PY and python_sees_unheld(rec_w):
+        return x.family, f"{x.name} wrote a record the Python elector reads as unheld: {rec_w}"
+    if "" in between:
+        return x.family, f"{x.name} said yes after its lock was released"
+    if t_acq - t_w >= LEASE - TAKEOVER_TOLERANCE:
+        return x.family, (f"{x.name} led past its lease ({y.name} took the lock "
+                          f"{t_acq - t_w:.2f}s after {x.name}'s last write)")
+    return y.family, (f"{y.name} took an unexpired lease ({t_acq - t_w:.2f}s after "
+                      f"{x.name}'s last write, lease {LEASE:g}s)")
+
+
+def fmt_dist(d):
+    return "-" if not d.get("n") else f"{d['p50']:.2f}/{d['max']:.2f}"
+
+
+def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra=None):
+    """Overlaps by side, failover times, leadership changes; writes result.json; returns it."""
+    samples = smp.samples()
+    by_ident = fleet.by_identity()
+    claim = analysis.spans(samples, None, by_term=False)
+    events = watcher.history()
+    overlaps = []
+    for a, b in analysis.overlaps(claim):
+        old, new = (a, b) if a["start"] <= b["start"] else (b, a)
+        if old["identity"] not in by_ident or new["identity"] not in by_ident:
+            continue
+        fam, why = attribute(old, new, events, by_ident)
+        overlaps.append({"started_by": fam, "why": why,
+                         "overlap_s": round(min(a["end"], b["end"]) - max(a["start"], b["start"]), 3),
+                         "old": analysis.fmt_span(old, t0), "new": analysis.fmt_span(new, t0)})
+    # Failover: from the fault to the first "yes" (the question's sending) of the next leader.
+    for r in rounds:
+        firsts = [s[0] for s in samples.get(r["new_slot"], [])
+                  if s[3] and s[6] == r["new"] and s[0] >= r["t_fault"]]
+        r["failover_s"] = round(min(firsts) - r["t_fault"], 3) if firsts else None
+        others = sorted((s[0], s[6]) for slot, ss in samples.items() for s in ss
+                        if s[3] and s[6] not in (r["new"], r["target"]) and r["t_fault"] <= s[0]
+                        and (not firsts or s[0] < min(firsts)))
+        r["other_yes_before"] = others[0][1] if others else None
+    failover = {}
+    for r in rounds:
+        if r["failover_s"] is not None:
+            failover.setdefault(r["direction"], {}).setdefault(r["fault"], []).append(
+                r["failover_s"])
+    failover_dist = {d: {f: analysis.dist(v) for f, v in sorted(fs.items())}
+                     for d, fs in sorted(failover.items())}
+    for d, fs in failover.items():
+        failover_dist[d]["all"] = analysis.dist([x for v in fs.values() for x in v])
+    # Leadership changes seen by the sampler (lead spans: answers within the client timeout).
+    lead = analysis.spans(samples, CLIENT_TIMEOUT, by_term=False)
+    seq = []
+    for sp in sorted((s for ss in lead.values() for s in ss), key=lambda s: s["start"]):
+        if sp["identity"] in by_ident and (not seq or seq[-1] != sp["identity"]):
+            seq.append(sp["identity"])
+    changes = {}
+    for a, b in zip(seq, seq[1:]):
+        k = f"{by_ident[a].family}→{by_ident[b].family}"
+        changes[k] = changes.get(k, 0) + 1
+    # Records a leasehold holder wrote that the Python elector reads as unheld.
+    lh_ids = {m.identity for m in fleet.members if m.family == LH}
+    unheld = [{"t": round(t - t0, 3), "rv": rv, "record": rec} for t, rv, rec in events
+              if RecordWatcher.holder(rec) in lh_ids and python_sees_unheld(rec)]
+    # The fencing token: every acquisition by leasehold writes a count above any seen before.
+    term_back, top = [], None
+    holder = RecordWatcher.holder
+    for i, (t, rv, rec) in enumerate(events):
+        tr = rec.get("transitions") if rec and not rec.get("unparsable") else None
+        h = holder(rec)
+        if h in lh_ids and (i == 0 or holder(events[i - 1][2]) != h) and top is not None \
+                and (not isinstance(tr, int) or tr <= top):
+            term_back.append({"t": round(t - t0, 3), "holder": h, "transitions": tr,
+                              "max_seen_before": top})
+        if isinstance(tr, int):
+            top = tr if top is None else max(top, tr)
+    # validUntil promises of leasehold leaders.
+    promises = analysis.promise_violations(lead, claim, [], exempt,
+                                           lambda t: t + MONO_TO_WALL)
+    promises_lh = [p for p in promises if p["old"]["identity"] in lh_ids
+                   and not p["exempt_immediate_release"]]
+    res = {
+        "scenario": name, "lock_type": lock_type, "run": RUN,
+        "leasehold_binary": leasehold_binary(),
+        "python_kubernetes": "37.0.2", "timings": TIMINGS,
+        "members": [m.describe() for m in fleet.members],
+        "samples": sum(len(v) for v in samples.values()),
+        "overlaps_by_side": {LH: sum(1 for o in overlaps if o["started_by"] == LH),
+                             PY: sum(1 for o in overlaps if o["started_by"] == PY)},
+        "overlaps": overlaps,
+        "leadership_changes": changes,
+        "failover_s": failover_dist,
+        "leasehold_records_unheld_for_python": unheld,
+        "leasehold_term_not_above_seen": term_back,
+        "promise_violations_leasehold": [{"old": analysis.fmt_span(p["old"], t0),
+                                          "new": analysis.fmt_span(p["new"], t0),
+                                          "by_s": p["by_s"]} for p in promises_lh],
+        "rounds": [{k: (round(v - t0, 3) if k.startswith("t_") and isinstance(v, float) else v)
+                    for k, v in r.items()} for r in rounds],
+    }
+    res.update(extra or {})
+    (Path(out) / "result.json").write_text(json.dumps(res, indent=1, default=str))
+    for m in fleet.members:
+        try:
+            shutil.copy(m.log_path, Path(out) / "logs" / m.log_path.name)
+        except OSError:
+            pass
+    # The table.
+    log(f"{name} ({lock_type}): {len(rounds)} rounds, {res['samples']} samples; leadership "
+        f"changes seen by the sampler: {changes}")
+    log(f"  {'direction':<20}{'fault':<8}{'n':>3}  failover p50/max (s)")
+    for d, fs in failover_dist.items():
+        for f, dd in fs.items():
+            log(f"  {d:<20}{f:<8}{dd['n']:>3}  {fmt_dist(dd)}")
+    for o in overlaps:
+        log(f"  overlap started by {o['started_by']}: {o['overlap_s']:.3f}s, {o['why']}; "
+            f"{o['old']} / {o['new']}")
+    log(f"  overlaps: leasehold {res['overlaps_by_side'][LH]}, python {res['overlaps_by_side'][PY]}"
+        f"; leasehold records unheld for Python: {len(unheld)}; term not above seen: "
+        f"{len(term_back)}; leasehold promise violations: {len(promises_lh)}")
+    log(f"  result: {Path(out) / 'result.json'}")
+    return res
+
+
+def check(res):
+    """The scenario's verdict on what analyse() found."""
+    bad = []
+    if res["overlaps_by_side"][LH]:
+        bad.append(f"{res['overlaps_by_side'][LH]} overlap(s) started by leasehold")
+    if res["leasehold_records_unheld_for_python"]:
+        bad.append(f"{len(res['leasehold_records_unheld_for_python'])} record(s) of a leasehold "
+                   f"holder that the Python elector reads as unheld, e.g. "
+                   f"{res['leasehold_records_unheld_for_python'][0]}")
+    if res["promise_violations_leasehold"]:
+        bad.append(f"leasehold validUntil broken: {res['promise_violations_leasehold'][:2]}")
+    assert not bad, "; ".join(bad)
+
+
+def out_dir(name):
+    root = Path(os.environ.get("LEASEHOLD_E2E_OUT") or REPO / "e2e" / "out")
+    d = root / f"python-interop-{name}-{RUN}"
+    (d / "logs").mkdir(parents=True, exist_ok=True)
+    return d
+
+
+# ------------------------------------------------------------------------------- the driver
+
+class Run:
+    """One fleet on one lock: the members, the lock's history, the sampler and the rounds."""
+
+    def __init__(self, s, cp, name, lock_type):
+        self.s, self.cp, self.name, self.lock_type = s, cp, name, lock_type
+        self.ns = Namespace(cp, ns_name(f"e2e-py-{name.replace('_', '-')}"[:40]))
+        self.out = out_dir(name)
+        self.fleet = Fleet(s, self.ns, lock_type)
+        self.watcher = RecordWatcher(cp, self.ns, lock_type).start()
+        self.smp = None
+        self.rounds = []
+        self.exempt = {}  # sampler slot -> [SIGTERM times of agents released with immediate]
+        self.notes = {}
+
+    def begin(self):
+        """Starts the sampler on every slot added so far (its slots are fixed from here on)."""
+        self.smp = SamplerProc(self.out, self.fleet.sampler_slots())
+        self.t0 = time.monotonic()
+
+    def close(self):
+        for m in list(self.fleet.paused):
+            self.fleet.resume(m)
+        if self.smp is not None:
+            self.smp.stop()
+        self.watcher.stop()
+
+    def analyse(self):
+        return analyse(self.name, self.lock_type, self.fleet, self.watcher, self.smp, self.rounds,
+                       self.out, self.t0, self.exempt, {"notes": self.notes})
+
+    def wait_settled(self, leader):
+        """The state a fault counts from: `leader` has renewed at least once since it acquired,
+        and every follower that is to take over has read a record naming it."""
+        wait_until(lambda: self.watcher.writes_since_acquired(leader.identity) >= 2, 15,
+                   what=f"{leader.name} to renew the lock once")
+
+    def wait_followers_see(self, leader, followers, timeout=10):
+        def seen():
+            return all(body_of(f)[1].get("name") == leader.identity for f in followers)
+        try:
+            wait_until(seen, timeout, what="followers to read the leader's record")
+            return True
+        except AssertionError:
+            views = {f.name: body_of(f) for f in followers}
+            log(f"!!! followers do not see {leader.describe()} as the holder within {timeout}s "
+                f"(faulting it all the same): {views}")
+            self.notes.setdefault("followers_blind", []).append(views)
+            return False
+
+    def fault_round(self, fault, want):
+        """Faults the current leader (`kill`: SIGKILL, `term`: SIGTERM, `pause`: SIGSTOP until
+        the next leader leads, then SIGCONT) while the followers of the other family than `want`
+        sit the round out (SIGSTOP), so that a follower of family `want` takes over."""
+        fl = self.fleet
+        leader = wait_single_leader(fl.alive(), FAILOVER_TIMEOUT)
+        self.wait_settled(leader)
+        takers = [m for m in fl.alive() if m is not leader and m.family == want]
+        held = [m for m in fl.alive() if m is not leader and m.family != want]
+        assert takers, f"no {want} follower to take over from {leader.name}"
+        self.wait_followers_see(leader, takers)
+        if leader.family == PY:
+            self.notes.setdefault("leasehold_view_of_python_leader", body_of(takers[0])[1])
+        for m in held:
+            fl.pause(m)
+        t_fault = time.monotonic()
+        if fault == "kill":
+            leader.signal(signal.SIGKILL)
+        elif fault == "term":
+            if leader.family == LH and leader.release == "immediate":
+                self.exempt.setdefault(leader.slot, []).append(t_fault)
+            leader.term()
+        else:
+            fl.pause(leader)
+        try:
+            new = wait_single_leader(takers, FAILOVER_TIMEOUT,
+                                     what=f"a {want} follower to lead after {fault} of "
+                                          f"{leader.name}")
+        except AssertionError:
+            views = {m.name: body_of(m) for m in takers}
+            self.rounds.append({"fault": fault, "direction": f"{leader.family}→{want}",
+                                "target": leader.identity, "new": None, "new_slot": None,
+                                "t_fault": t_fault, "failed": f"no new leader: {views}"})
+            raise AssertionError(f"no {want} follower took over within {FAILOVER_TIMEOUT:g}s "
+                                 f"after {fault} of {leader.describe()}; they say: {views}") \
+                from None
+        took = time.monotonic() - t_fault
+        for m in held:
+            fl.resume(m)
+        r = {"fault": fault, "direction": f"{leader.family}→{new.family}", "target": leader.identity,
+             "new": new.identity, "new_slot": new.slot, "t_fault": t_fault,
+             "driver_saw_s": round(took, 3)}
+        log(f"round {len(self.rounds) + 1}: {fault} {leader.describe()} -> {new.describe()} "
+            f"after {took:.2f}s (as the driver saw it)")
+        if fault == "kill":
+            leader.wait(10)
+        elif fault == "term":
+            rc = leader.wait(RENEW + 10)
+            assert rc == 0, f"{leader.name} exited with {rc} after SIGTERM"
+        else:
+            self.wait_settled(new)
+            fl.resume(leader)
+            r["t_resume"] = time.monotonic()
+            # Wait for the resumed one to stop claiming: the Python elector's renew round ends
+            # renew-deadline after it began, plus a retry period and a request.
+            wait_until(lambda: not leader.is_leader(), RENEW + 2 * RETRY + 5, interval=0.02,
+                       what=f"{leader.name} to stop leading after SIGCONT")
+            r["stale_yes_after_resume_s"] = round(time.monotonic() - r["t_resume"], 3)
+        self.rounds.append(r)
+        if fault in ("kill", "term"):
+            fl.replace(leader)
+        return leader, new
+
+
+def mixed(s, name, lock_type, n_python):
+    """2 leasehold agents and n_python Python electors on `lock_type`. leasehold leads first; the
+    leader is faulted, in turn by kill -9, SIGTERM and a pause, so that leadership moves
+    leasehold→python and python→leasehold; LEASEHOLD_PY_INTEROP_CYCLES times each (default 2: 6
+    moves each way)."""
+    cycles = int(os.environ.get("LEASEHOLD_PY_INTEROP_CYCLES", "2"))
+    run = Run(s, s.control_plane(), name, lock_type)
+    run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"))
+    run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"))
+    for i in range(n_python):
+        run.fleet.add(f"py{i}", py_factory(run.ns, lock_type, PY_TZ[i % 2]))
+    run.begin()
+    error = None
+    try:
+        lh0 = run.fleet.start("lh0")
+        lh0.wait_leader(20)
+        for slot in list(run.fleet.slots)[1:]:
+            run.fleet.start(slot)
+        plan = [("kill", PY), ("kill", LH), ("term", PY), ("term", LH), ("pause", PY),
+                ("pause", LH)] * cycles
+        for fault, want in plan:
+            run.fault_round(fault, want)
+        wait_single_leader(run.fleet.alive(), FAILOVER_TIMEOUT)
+        time.sleep(1.0)  # the last leader's answers after its first (the sampler flushes at 1 s)
+    except BaseException as e:  # noqa: BLE001 - analysed first, re-raised below
+        error = e
+    finally:
+        run.close()
+    res = run.analyse()
+    if error is not None:
+        raise error
+    check(res)
+    ch = res["leadership_changes"]
+    assert ch.get("python→leasehold", 0) >= 3 and ch.get("leasehold→python", 0) >= 3, \
+        f"leadership did not move 3 times each way: {ch}"
+
+
+@scenario
+def mixed_configmap(s):
+    """2 leasehold agents (--lock-type configmaps) + 2 Python ConfigMapLock electors."""
+    mixed(s, "mixed_configmap", "configmaps", 2)
+
+
+@scenario
+def mixed_lease(s):
+    """2 leasehold agents (--lock-type leases) + 1 Python LeaseLock elector."""
+    mixed(s, "mixed_lease", "leases", 1)
+
+
+# A leasehold follower takes an unexpired lock lease-duration after it last saw the lock change
+# (the Python leader renews every retry-period, so at most retry-period before the kill), and it
+# may need one more retry-period to notice; 2 s more absorb a loaded machine.
+PY_LED_BOUND = LEASE + RETRY + 2.0
+
+
+@scenario
+def python_led_fleet_fails_over(s):
+    """For each lock kind: a Python elector leads first; two leasehold agents join; the Python
+    leader is killed -9, and a leasehold agent must lead within PY_LED_BOUND (lease-duration +
+    retry-period + 2 s = 8 s). Then a new Python elector joins and must not take the lock."""
+    failures = []
+    cp = s.control_plane()
+    for lock_type in ("configmaps", "leases"):
+        run = Run(s, cp, f"python_led_{lock_type}", lock_type)
+        run.fleet.add("py0", py_factory(run.ns, lock_type, PY_TZ[0]))
+        run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"))
+        run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"))
+        run.begin()
+        error = None
+        try:
+            py = run.fleet.start("py0")
+            py.wait_leader(20)
+            lhs = [run.fleet.start("lh0"), run.fleet.start("lh1")]
+            for a in lhs:
+                wait_until(lambda a=a: body_of(a)[0] is not None, 10, what=f"{a.name} to answer")
+            t_up = time.monotonic()
+            # Two more Python renewals after both agents were up: each has had the chance to
+            # read the Python record (watch or GET) before the kill.
+            wait_until(lambda: sum(1 for t, _, rec in run.watcher.history()
+                                   if t > t_up and RecordWatcher.holder(rec) == py.identity) >= 2,
+                       10, what="two Python renewals after the agents started")
+            views = {a.name: body_of(a) for a in lhs}
+            run.notes["leasehold_view_of_python_leader"] = views
+            log(f"{lock_type}: leasehold agents, Python leading: {views}")
+            _, lh_leader = run.fault_round("kill", LH)
+            took = run.rounds[-1]["driver_saw_s"]
+            run.notes["bound_s"] = PY_LED_BOUND
+            assert took <= PY_LED_BOUND, \
+                f"{lock_type}: leasehold took over after {took}s > {PY_LED_BOUND:g}s"
+            # A new Python elector reads leasehold's record as held and follows.
+            py2 = run.fleet.start("py0")
+            wait_until(lambda: body_of(py2)[1].get("name") == lh_leader.identity, 10,
+                       what=f"{py2.name} to read {lh_leader.name}'s record")
+            t_join = time.monotonic()
+            while time.monotonic() < t_join + 2 * LEASE:
+                assert lh_leader.is_leader() and not py2.is_leader(), \
+                    f"{lock_type}: leadership left {lh_leader.name} after {py2.name} joined"
+                time.sleep(0.1)
+            time.sleep(1.0)
+        except BaseException as e:  # noqa: BLE001 - analysed first, reported below
+            error = e
+        finally:
+            run.close()
+        res = run.analyse()
+        try:
+            if error is not None:
+                raise error
+            check(res)
+            f = res["failover_s"].get("python→leasehold", {}).get("kill", {})
+            log(f"{lock_type}: Python-led fleet failed over to leasehold in {fmt_dist(f)}s "
+                f"(p50/max of the sampler; bound {PY_LED_BOUND:g}s)")
+        except (AssertionError, RuntimeError) as e:
+            log(f"{lock_type}: FAILED: {e}")
+            failures.append(f"{lock_type}: {e}")
+    assert not failures, "; ".join(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(SCENARIOS.main())

@@ -1,0 +1,90 @@
+#include "locks/lock_type.h"
+
+#include "locks/annotation_lock.h"
+#include "locks/codec.h"
+
+namespace leasehold::locks {
+
+const LockObjectKind kLeaseObject{"coordination.k8s.io", "v1", "Lease", "leases",
+                                  &LeaseObservation};
+const LockObjectKind kConfigMapObject{"", "v1", "ConfigMap", "configmaps", &AnnotationObservation};
+const LockObjectKind kEndpointsObject{"", "v1", "Endpoints", "endpoints", &AnnotationObservation};
+
+std::string_view LockTypeName(LockType type) {
+  switch (type) {
+    case LockType::kAuto:
+      return "auto";
+    case LockType::kLeases:
+      return "leases";
+    case LockType::kConfigMaps:
+      return "configmaps";
+    case LockType::kEndpoints:
+      return "endpoints";
+    case LockType::kConfigMapsLeases:
+      return "configmapsleases";
+    case LockType::kEndpointsLeases:
+      return "endpointsleases";
+    case LockType::kNone:
+      return "none";
+  }
+  return "";
+}
+
+std::optional<LockType> ParseLockType(std::string_view name) {
+  for (const LockType t : kAllLockTypes) {
+    if (LockTypeName(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+std::string LockTypeNames() {
+  std::string out;
+  for (const LockType t : kAllLockTypes) {
+    if (!out.empty()) out += ", ";
+    out += LockTypeName(t);
+  }
+  return out;
+}
+
+std::string LockObjectKind::ApiVersion() const {
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+kube::ObjectRef LockObjectKind::Ref(std::string_view name_space, std::string_view name) const {
+  return kube::ObjectRef{std::string(group), std::string(version), std::string(resource),
+                         std::string(name_space), std::string(name)};
+}
+
+std::vector<const LockObjectKind*> LockObjects(LockType type) {
+  switch (type) {
+    case LockType::kAuto:
+    case LockType::kLeases:
+      return {&kLeaseObject};
+    case LockType::kConfigMaps:
+      return {&kConfigMapObject};
+    case LockType::kEndpoints:
+      return {&kEndpointsObject};
+    case LockType::kConfigMapsLeases:
+      return {&kConfigMapObject, &kLeaseObject};
+    case LockType::kEndpointsLeases:
+      return {&kEndpointsObject, &kLeaseObject};
+    case LockType::kNone:
+      return {};
+  }
+  return {};
+}
+
+const LockObjectKind* SingleLockObject(LockType type) {
+  switch (type) {
+    case LockType::kLeases:
+      return &kLeaseObject;
+    case LockType::kConfigMaps:
+      return &kConfigMapObject;
+    case LockType::kEndpoints:
+      return &kEndpointsObject;
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace leasehold::locks

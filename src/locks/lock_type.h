@@ -1,0 +1,71 @@
+// What a lock type is: its name on the command line and in the local API, and the API objects its
+// record lives in. The one table the flags, the factory, the lock watcher and the announcer read,
+// so that none of them branches on type names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "election/lock.h"
+#include "kube/object_ref.h"
+
+namespace leasehold::locks {
+
+enum class LockType {
+  kAuto,              // a Lease, or a ConfigMap where the cluster has no Lease API (auto_lock.cpp)
+  kLeases,            // coordination.k8s.io/v1 Lease
+  kConfigMaps,        // the leader annotation on a ConfigMap (client-go ≤ v0.27)
+  kEndpoints,         // the leader annotation on an Endpoints object
+  kConfigMapsLeases,  // client-go's MultiLock: ConfigMap first, then Lease
+  kEndpointsLeases,   // client-go's MultiLock: Endpoints first, then Lease
+  kNone,              // no election: this replica always leads (local_lock.h)
+};
+
+// Every type, "auto" first: the order of --help and of error messages.
+inline constexpr LockType kAllLockTypes[] = {
+    LockType::kAuto,      LockType::kLeases,           LockType::kConfigMaps,
+    LockType::kEndpoints, LockType::kConfigMapsLeases, LockType::kEndpointsLeases,
+    LockType::kNone};
+
+// "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none":
+// client-go's names, which LockDescription::type and the local API report.
+std::string_view LockTypeName(LockType type);
+
+// The type of a name above; nullopt for anything else.
+std::optional<LockType> ParseLockType(std::string_view name);
+
+// "auto, leases, …, none", for --help and error messages.
+std::string LockTypeNames();
+
+// One kind of API object a record can live in.
+struct LockObjectKind {
+  std::string_view group;     // "" for the core group
+  std::string_view version;   // "v1"
+  std::string_view kind;      // "Lease", "ConfigMap", "Endpoints"
+  std::string_view resource;  // "leases", "configmaps", "endpoints"
+  // A whole object (a GET answer or a watch event's object) read exactly as the lock's Get reads
+  // it: same record, same raw, so an unchanged object never counts as a change.
+  Result<election::LockObservation> (*observe)(std::string_view object_json);
+
+  // "coordination.k8s.io/v1" or "v1": the apiVersion of the object and of an Event about it.
+  std::string ApiVersion() const;
+  kube::ObjectRef Ref(std::string_view name_space, std::string_view name) const;
+};
+
+extern const LockObjectKind kLeaseObject;
+extern const LockObjectKind kConfigMapObject;
+extern const LockObjectKind kEndpointsObject;
+
+// The objects a lock of `type` keeps its record in, the one it is judged by first: none for
+// `none`; the Lease for `auto` until it has chosen (it chooses before anyone can lead, and then
+// describes itself as the type it chose).
+std::vector<const LockObjectKind*> LockObjects(LockType type);
+
+// The one object a single-object lock (leases, configmaps, endpoints) lives in; nullptr for the
+// others (`auto` before it chose, the multilocks, `none`), which the lock watcher does not watch.
+const LockObjectKind* SingleLockObject(LockType type);
+
+}  // namespace leasehold::locks

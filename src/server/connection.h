@@ -1,0 +1,65 @@
+// One accepted connection of the local API's listener: what was received and not yet parsed,
+// what waits to be sent, its deadlines and its place in the shedding order, and, once
+// GET /leader/watch was accepted, its watch stream. State only; the event loop
+// (event_loop.cpp) does the I/O and keeps the bounds (see http_server.h).
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "server/watch_hub.h"
+
+namespace leasehold::server {
+
+struct Connection {
+  using Steady = std::chrono::steady_clock;
+
+  int fd = -1;
+  uint32_t gen = 0;  // tells this connection from a later one with the same fd (24 bits)
+  std::string peer;  // for logs
+  bool loopback = false;
+  std::string in;      // received and not yet parsed
+  std::string out;     // to send
+  size_t out_off = 0;  // bytes of `out` already sent
+  // Not streaming: the request (head and body) must be complete by `request_deadline`; queued
+  // output must be gone by `write_deadline`.
+  Steady::time_point wait_since;  // start of the current wait for a request: shedding order
+  Steady::time_point request_deadline;
+  Steady::time_point write_deadline;
+  int answered = 0;
+  bool close_after_write = false;  // the last answer was sent with "Connection: close"
+  bool lingering = false;          // it was sent; input is dropped until the linger has passed
+  size_t lingered = 0;             // bytes dropped meanwhile
+  bool peer_closed = false;
+  bool processing = false;  // inside Process(): Flush() must not re-enter it
+  uint32_t interest = 0;    // the epoll events registered
+  bool registered = false;
+
+  // A watch stream, once GET /leader/watch was accepted.
+  std::shared_ptr<WatchHub::Client> client;
+  bool chunked = false;
+  bool stream_ended = false;  // the hub said so: close once `out` is sent
+  Steady::time_point last_frame;
+
+  size_t pending() const { return out.size() - out_off; }
+  bool streaming() const { return client != nullptr; }
+
+  // The epoll events this connection can act on now, given how much output may wait before
+  // the next request is read. Level-triggered: asking for more makes the loop spin.
+  uint32_t WantedEvents(size_t max_pending_output) const {
+    uint32_t want = 0;
+    if (pending() > 0) want |= EPOLLOUT;
+    if (lingering ||
+        (!peer_closed && (streaming() || (!close_after_write && pending() < max_pending_output)))) {
+      want |= EPOLLIN | EPOLLRDHUP;
+    }
+    return want;
+  }
+};
+
+}  // namespace leasehold::server

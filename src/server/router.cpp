@@ -1,0 +1,58 @@
+#include "server/router.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <utility>
+
+#include "server/http_response.h"
+
+namespace leasehold::server {
+
+Router::Router(SnapshotSource source, const Clock& clock, HandlerOptions options, WatchHub* watch)
+    : source_(std::move(source)), clock_(clock), options_(std::move(options)), watch_(watch) {}
+
+bool Router::Streams(const std::string& path) const {
+  return path == "/leader/watch" && watch_ != nullptr && !options_.probe_only;
+}
+
+Routed Router::Route(const RequestHead& head, const RequestSource& from) const {
+  DecodedTarget target = DecodeTarget(head.target);
+  Routed r;
+  r.keep_alive = head.keep_alive;
+  if (head.method == "GET" && Streams(target.path)) {
+    auto client = watch_->Attach(from.peer);
+    if (!client.ok()) {
+      r.answer = JsonError(503, client.status().message());
+      r.answer.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
+    r.stream = std::move(client).value();
+    r.chunked = head.minor_version == 1;
+    return r;
+  }
+  HttpQuery q;
+  q.method = head.method;
+  q.path = std::move(target.path);
+  q.params = std::move(target.params);
+  q.loopback_peer = from.loopback;
+  if (q.method == "HEAD" && Streams(q.path)) {
+    r.answer.content_type = "text/event-stream";
+  } else {
+    const bool promise = AnswersLeadership(q.path) && !options_.probe_only;
+    try {
+      r.answer = Handle(q, source_(promise), clock_, options_);
+    } catch (const std::exception& e) {
+      // Out of memory, most likely: this request fails, the loop and the election go on.
+      spdlog::error("http {}: {} {} failed: {}", from.listener, q.method, q.path, e.what());
+      r.answer = JsonError(500, "internal error");
+      r.keep_alive = false;
+    }
+  }
+  // The path may hold any byte: the log's formatter escapes every message (app/logging.cpp).
+  spdlog::debug("http {}: {} {} from {} -> {}", from.listener, q.method, q.path, from.peer,
+                r.answer.status);
+  return r;
+}
+
+}  // namespace leasehold::server
