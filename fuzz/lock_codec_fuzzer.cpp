@@ -1,7 +1,8 @@
 // The lock codecs on untrusted bytes: a Lease object (DecodeLeaseObject, LeaseObservation), an
 // annotation record (DecodeAnnotationRecord / EncodeAnnotationRecord) and a ConfigMap/Endpoints
 // object carrying one (AnnotationObservation). Beyond "no crash, no UB": every error is Invalid,
-// observations agree with the decoders, and what decodes survives re-encoding.
+// observations agree with the decoders (an unreadable record is an opaque holder, never a
+// holder's name), and what decodes survives re-encoding.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -24,12 +25,24 @@ LeaderElectionRecord ToSeconds(LeaderElectionRecord r) {
   return r;
 }
 
+void CheckOpaque(const election::LockObservation& o) {
+  FUZZ_CHECK(o.opaque);
+  FUZZ_CHECK(o.record.holder_identity.empty());
+  FUZZ_CHECK(o.raw.rfind("opaque:", 0) == 0);
+  FUZZ_CHECK(!o.unreadable.empty());
+  FUZZ_CHECK(o.record.lease_duration_seconds >= 0);
+}
+
 void FuzzLease(std::string_view in) {
   const Result<LeaseSpec> lease = DecodeLeaseObject(in);
   FUZZ_CHECK(lease.ok() || lease.code() == Code::kInvalid);
   const Result<election::LockObservation> observation = LeaseObservation(in);
-  FUZZ_CHECK(observation.ok() == lease.ok());
-  if (!lease.ok()) return;
+  if (!lease.ok()) {
+    // A Lease object whose spec cannot be read is an opaque holder: never a holder's name.
+    if (observation.ok()) CheckOpaque(*observation);
+    return;
+  }
+  FUZZ_CHECK(observation.ok() && !observation->opaque);
   FUZZ_CHECK(observation->record == lease->record);
   FUZZ_CHECK(observation->raw == LeaseRawRecord(*lease));
 
@@ -79,10 +92,14 @@ void FuzzAnnotation(std::string_view in) {
         std::string(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"l",)") +
         R"("annotations":{")" + kLeaderAnnotationKey + "\":" + GoJsonQuote(in) + "}}}";
     const Result<election::LockObservation> observation = AnnotationObservation(object);
-    FUZZ_CHECK(observation.ok() == record.ok());
-    if (observation.ok()) {
+    // Whatever the annotation holds, the object reads: a record, or an opaque holder.
+    FUZZ_CHECK(observation.ok());
+    if (record.ok()) {
+      FUZZ_CHECK(!observation->opaque);
       FUZZ_CHECK(observation->raw == in);
       FUZZ_CHECK(observation->record == *record);
+    } else {
+      CheckOpaque(*observation);
     }
   }
 }
@@ -91,6 +108,10 @@ void FuzzAnnotationObject(std::string_view in) {
   const Result<election::LockObservation> observation = AnnotationObservation(in);
   FUZZ_CHECK(observation.ok() || observation.code() == Code::kInvalid);
   if (!observation.ok()) return;
+  if (observation->opaque) {
+    CheckOpaque(*observation);
+    return;
+  }
   if (observation->raw.empty()) {
     // No annotation: the zero record, as in client-go.
     FUZZ_CHECK(observation->record == LeaderElectionRecord{});

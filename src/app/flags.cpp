@@ -2,7 +2,9 @@
 
 // GCC 12 with -fsanitize=address reports a false -Wmaybe-uninitialized inside <regex>, which
 // cxxopts uses; the instantiation lands at the end of this file, so the whole file is covered.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <unistd.h>
 

@@ -218,4 +218,23 @@ Result<SysTime> ParseRfc3339(std::string_view text) {
   return *t;
 }
 
+std::optional<SysTime> ParseTimeLenient(std::string_view text) {
+  constexpr size_t kDateTime = 19;  // "YYYY-MM-DDTHH:MM:SS"
+  constexpr size_t kMaxText = 64;
+  if (text.size() < kDateTime || text.size() > kMaxText) return std::nullopt;
+  std::string t(text);
+  if (t[10] == ' ' || t[10] == 't') t[10] = 'T';
+  if (t.back() == 'z') t.back() = 'Z';
+  // No zone: after the seconds, at most a fraction.
+  size_t i = kDateTime;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    while (i < t.size() && IsDigit(t[i])) ++i;
+  }
+  if (i == t.size()) t += 'Z';
+  Result<SysTime> parsed = ParseRfc3339(t);
+  if (!parsed.ok()) return std::nullopt;
+  return *parsed;
+}
+
 }  // namespace leasehold

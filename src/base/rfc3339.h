@@ -50,4 +50,10 @@ Result<UnixMicros> ParseRfc3339Micros(std::string_view text);
 // As above, then Invalid when the instant does not fit SysTime (years before 1678 or after 2261).
 Result<SysTime> ParseRfc3339(std::string_view text);
 
+// For timestamps that are informational only (never an expiry decision): RFC 3339 as above, or
+// with a space or a lowercase 't' between date and time, a lowercase 'z', or no zone at all, which
+// reads as UTC (Python's str(datetime) of a naive local time, as the Python kubernetes client's
+// ConfigMapLock writes it, carries none; the true zone is unknowable). nullopt for anything else.
+std::optional<SysTime> ParseTimeLenient(std::string_view text);
+
 }  // namespace leasehold

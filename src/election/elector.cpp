@@ -17,6 +17,34 @@
 // "yes", because the clock keeps running while they do.
 // model/leasehold.pml checks this argument with SPIN, step by step as this file runs it
 // (model/README.md, docs/safety.md): keep the two in step.
+//
+// Opaque holders
+// --------------
+// A record this replica cannot read (LockObservation::opaque: garbage in the annotation, a field
+// of the wrong type) was written by someone, so it is held, by a holder of unknown identity:
+//   (a) it is never free: no "the holder is empty" shortcut, no take at once;
+//   (b) its liveness is judged by the object's resourceVersion (the observation's raw), which
+//       changes on every write to the object, wherever in it the write lands, and also on
+//       A→B→A between two reads: any write restarts the expiry timer;
+//   (c) it expires lease-duration after the last change seen, with the longer of our duration
+//       and any the record held that could be read;
+//   (d) the takeover is a conditional write on the resourceVersion read, like every write here,
+//       so a holder that wrote meanwhile makes it fail with Conflict;
+//   (e) it never names this replica: a leader whose record turns opaque says "no" at once (the
+//       observed holder is no longer itself), and re-reads the lock at once.
+// That is the invariant's argument with the rival's read R taken as our read of the opaque
+// object: we write only after R + lease-duration with no change in between, as client-go
+// waits for a readable one. Residual risk, for every elector and client-go as well: the
+// apiserver does not bump resourceVersion for a PUT of an identical object, so a foreign
+// elector that "renews" by writing the same bytes again is invisible; one that writes a
+// changing renew time is seen. In the model an opaque holder is a foreign holder like any other
+// (model/README.md).
+//
+// The fencing token
+// -----------------
+// A takeover writes a transition count greater than any this replica has seen on the lock, so
+// the term this replica leads under never repeats one it saw, whatever a foreign writer did to
+// the count. Where the count is not kept by every writer, Snapshot::term_reliable says so.
 
 #include "election/elector.h"
 
@@ -24,6 +52,8 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "base/text.h"
 
 namespace leasehold::election {
 namespace {
@@ -108,12 +138,13 @@ void Elector::Observe(const LockObservation& observation) {
       // answer to its own write, is what tells it.
       return;
     } else if (observed_ && observation.raw == observed_raw_ &&
-               observation.record.holder_identity == observed_record_.holder_identity) {
+               observation.record.holder_identity == observed_record_.holder_identity &&
+               observation.opaque == observed_opaque_) {
       // Unchanged: the expiry timer keeps running. The holder is compared too, since a write's
       // answer sets the record without the raw it produced (see step 3 of TryAcquireOrRenew).
       return;
     }
-    SetObserved(observation.record, observation.raw, clock_.MonotonicNow());
+    SetObserved(observation, clock_.MonotonicNow());
     woken_ = true;
   }
   wake_.notify_all();
@@ -132,23 +163,25 @@ void Elector::SetWatchActive(bool active) {
 
 MonoTime Elector::CandidateDueLocked(MonoTime now) const {
   const std::string& holder = observed_record_.holder_identity;
-  if (!observed_ || holder.empty() || holder == config_.identity() || !LeaseValidLocked(now)) {
+  if (!observed_ || (holder.empty() && !observed_opaque_) || holder == config_.identity() ||
+      !LeaseValidLocked(now)) {
     return now;
   }
-  const int secs = observed_record_.lease_duration_seconds > 0
-                       ? observed_record_.lease_duration_seconds
-                       : config_.lease_duration_seconds();
   // The first instant at which LeaseValidLocked() turns false.
-  return observed_time_ + std::chrono::seconds(secs);
+  return observed_time_ + std::chrono::seconds(ObservedLeaseSecondsLocked());
+}
+
+int Elector::ObservedLeaseSecondsLocked() const {
+  // The record's own duration counts (client-go ≥ v0.27); a record without one (a garbled
+  // annotation) falls back to ours rather than to zero, which would make it expire at once. An
+  // opaque holder gets the longer of the two (see "Opaque holders", (c)).
+  const int recorded = observed_record_.lease_duration_seconds;
+  if (observed_opaque_) return std::max(recorded, config_.lease_duration_seconds());
+  return recorded > 0 ? recorded : config_.lease_duration_seconds();
 }
 
 bool Elector::LeaseValidLocked(MonoTime now) const {
-  // The record's own duration counts (client-go ≥ v0.27); a record without one (a garbled
-  // annotation) falls back to ours rather than to zero, which would make it expire at once.
-  const int secs = observed_record_.lease_duration_seconds > 0
-                       ? observed_record_.lease_duration_seconds
-                       : config_.lease_duration_seconds();
-  return observed_time_ + std::chrono::seconds(secs) > now;
+  return observed_time_ + std::chrono::seconds(ObservedLeaseSecondsLocked()) > now;
 }
 
 bool Elector::IsLeaderLocked(MonoTime now) const {
@@ -179,6 +212,10 @@ Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
   s.writes_total = writes_total_;
   s.last_write_latency = last_write_latency_;
   s.stopping = stop_requested_;
+  s.opaque = observed_opaque_;
+  s.unreadable = observed_unreadable_;
+  s.term_reliable = term_unreliable_reason_.empty();
+  s.term_unreliable_reason = term_unreliable_reason_;
   return s;
 }
 
@@ -202,7 +239,53 @@ void Elector::Notify() {
 }
 
 void Elector::SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at) {
-  if (record.holder_identity != observed_record_.holder_identity || !observed_) {
+  LockObservation o;
+  o.record = record;
+  o.raw = raw;
+  SetObserved(o, at);
+}
+
+void Elector::CheckTermLocked(const LockObservation& next) {
+  // Against the last observed record, before it is replaced.
+  if (!term_unreliable_reason_.empty()) return;
+  const LeaderElectionRecord& r = next.record;
+  std::string why;
+  if (next.opaque) {
+    why = "an unreadable record was written to the lock";
+  } else if (!r.holder_identity.empty() && !r.transitions_recorded) {
+    why = "a record without a transition count (holder " + EscapeForLog(r.holder_identity) +
+          ") was written to the lock";
+  } else if (r.leader_transitions < max_transitions_seen_) {
+    why = "the transition count went back from " + std::to_string(max_transitions_seen_) + " to " +
+          std::to_string(r.leader_transitions);
+  } else if (observed_ && !observed_opaque_ && !r.holder_identity.empty() &&
+             !observed_record_.holder_identity.empty() &&
+             r.holder_identity != observed_record_.holder_identity &&
+             r.leader_transitions <= observed_record_.leader_transitions) {
+    why = "the holder changed to " + EscapeForLog(r.holder_identity) +
+          " without raising the transition count";
+  }
+  if (why.empty()) return;
+  term_unreliable_reason_ = why;
+  spdlog::warn("lock {}: the term is no fencing token from now on: {}", Where(lock_.Describe()),
+               why);
+}
+
+void Elector::SetObserved(const LockObservation& observation, MonoTime at) {
+  const LeaderElectionRecord& record = observation.record;
+  const std::string& raw = observation.raw;
+  max_transitions_seen_ = std::max(max_transitions_seen_, record.leader_transitions);
+  if (observation.opaque && (!observed_opaque_ || raw != observed_raw_)) {
+    // Once per version of the object, not once per read.
+    spdlog::warn(
+        "lock {} holds a record this replica cannot read ({}); it counts as held by an "
+        "unknown holder until it has not changed for the lease duration",
+        Where(lock_.Describe()), EscapeForLog(observation.unreadable));
+  }
+  observed_opaque_ = observation.opaque;
+  observed_unreadable_ = observation.unreadable;
+  if (!observation.opaque && (record.holder_identity != observed_record_.holder_identity ||
+                              !observed_ || observed_opaque_)) {
     if (record.holder_identity.empty()) {
       spdlog::info("lease {} is free", Where(lock_.Describe()));
     } else if (record.holder_identity != config_.identity()) {
@@ -244,7 +327,9 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     if (observed_ && observed_record_.holder_identity == config_.identity() &&
         LeaseValidLocked(now)) {
       fast = true;
-      rec.acquire_time = observed_record_.acquire_time;
+      // Never a null time while holding: a foreign elector (the Python client) takes a record
+      // with a null time at once (see "Opaque holders" for the others of its kind).
+      rec.acquire_time = observed_record_.acquire_time.value_or(wall);
       rec.leader_transitions = observed_record_.leader_transitions;
     }
   }
@@ -295,21 +380,27 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     std::lock_guard<std::mutex> l(mu_);
     last_error_ = Status::Ok();
     if (!observed_ || obs.raw != observed_raw_ ||
-        obs.record.holder_identity != observed_record_.holder_identity) {
-      SetObserved(obs.record, obs.raw, clock_.MonotonicNow());
+        obs.record.holder_identity != observed_record_.holder_identity ||
+        obs.opaque != observed_opaque_) {
+      // Judged on reads only: a watch may replay an older version, which is no evidence.
+      CheckTermLocked(obs);
+      SetObserved(obs, clock_.MonotonicNow());
     }
     const std::string& holder = obs.record.holder_identity;
-    if (!holder.empty() && holder != config_.identity() && LeaseValidLocked(now)) {
+    // An opaque record is held by someone ("Opaque holders", (a)), never free and never ours.
+    const bool foreign = obs.opaque || (!holder.empty() && holder != config_.identity());
+    if (foreign && LeaseValidLocked(now)) {
       return false;  // held by another replica and not yet expired
     }
-    // 4. Write: renew keeps acquireTime and transitions; a takeover bumps the term.
-    takeover = holder != config_.identity();
+    // 4. Write: renew keeps acquireTime and transitions; a takeover bumps the term past every
+    // count seen on this lock ("The fencing token").
+    takeover = obs.opaque || holder != config_.identity();
     if (!takeover) {
       rec.acquire_time = obs.record.acquire_time;
       rec.leader_transitions = obs.record.leader_transitions;
       ++slowpath_total_;
     } else {
-      rec.leader_transitions = obs.record.leader_transitions + 1;
+      rec.leader_transitions = std::max(max_transitions_seen_, obs.record.leader_transitions) + 1;
     }
   }
   // Stamped now, not when the attempt began: the claim counts from this send, and an observer
@@ -318,7 +409,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   // (model/README.md, finding 2). A takeover's acquireTime is the same instant.
   const SysTime stamp = clock_.SystemNow();
   rec.renew_time = stamp;
-  if (takeover) rec.acquire_time = stamp;
+  if (takeover || !rec.acquire_time) rec.acquire_time = stamp;
   const MonoTime sent = clock_.MonotonicNow();
   Status st = lock_.Update(rec, deadline);
   std::lock_guard<std::mutex> l(mu_);

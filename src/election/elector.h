@@ -65,6 +65,16 @@ struct Snapshot {
   uint64_t writes_total = 0;
   Duration last_write_latency{};
   bool stopping = false;
+  // The lock holds a record this replica cannot read (see LockObservation::opaque): the holder
+  // is unknown, and `unreadable` says why.
+  bool opaque = false;
+  std::string unreadable;
+  // False once this replica has seen evidence that the lock's transition count is not kept by
+  // every writer (a record without one, a count that went backwards, a change of holder that
+  // did not raise it, an unreadable record): `term` is then no fencing token, and
+  // term_unreliable_reason says which evidence. Sticky for the life of the process.
+  bool term_reliable = true;
+  std::string term_unreliable_reason;
 };
 
 // Called (outside the elector's lock) after every attempt and every phase change, with a
@@ -125,6 +135,9 @@ class Elector {
   // Conflict until `deadline`.
   Status Release(MonoTime deadline);
   void SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at);
+  void SetObserved(const LockObservation& observation, MonoTime at);
+  // Notes evidence against the transition count (see Snapshot::term_reliable) in `next`.
+  void CheckTermLocked(const LockObservation& next);
   // The bookkeeping of every write that made or kept this replica the holder (a create, a
   // fast-path or a slow-path renew), sent at `sent` and answered at `answered`: `rec` is the
   // observed record from then on, with `raw` (a write's answer keeps the raw of the last read;
@@ -133,6 +146,8 @@ class Elector {
                             MonoTime answered);
   bool IsLeaderLocked(MonoTime now) const;
   bool LeaseValidLocked(MonoTime now) const;
+  // The lease duration the observed record is judged by, in seconds.
+  int ObservedLeaseSecondsLocked() const;
   Snapshot TakeLocked(MonoTime now, bool promise) const;
   void Notify();
   // When a candidate's next attempt is due, given what it has observed (watch active only).
@@ -157,6 +172,13 @@ class Elector {
   LeaderElectionRecord observed_record_;
   std::string observed_raw_;
   MonoTime observed_time_{};
+  // The observed record could not be read: an opaque holder (see "Opaque holders").
+  bool observed_opaque_ = false;
+  std::string observed_unreadable_;
+  // The largest transition count seen on this lock; a takeover writes more than it, so the
+  // term never goes backwards whatever a foreign writer did to the count.
+  int64_t max_transitions_seen_ = 0;
+  std::string term_unreliable_reason_;  // "" while the count looks kept
   // The invariant's input: send time of the last successful write + renew-deadline.
   std::optional<MonoTime> claim_until_;
   // The latest valid_until handed out in any "yes"; safe mode releases only after it.

@@ -15,6 +15,13 @@ struct LockObservation {
   // Bytes that identify this version of the record (client-go's rawRecord). Observers compare
   // these to notice a change; an unchanged raw never refreshes the expiry timer.
   std::string raw;
+  // The object holds a record that cannot be read (garbage in the annotation, a field of the
+  // wrong type): an opaque holder, written by someone this replica cannot understand. `record`
+  // then has an empty holder and only the lease duration, if that much could be read; `raw` is
+  // "opaque:" + the object's resourceVersion, so that any write to the object counts as a
+  // change; `unreadable` says what could not be read. See "Opaque holders" in elector.cpp.
+  bool opaque = false;
+  std::string unreadable = {};
 };
 
 struct LockDescription {

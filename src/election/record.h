@@ -19,6 +19,9 @@ struct LeaderElectionRecord {
   std::optional<SysTime> renew_time;
   // Grows by one on every change of holder: the fencing token ("term").
   int64_t leader_transitions = 0;
+  // False when the record read had no transition count (the Python client's annotation record);
+  // the count then reads as 0. Never written; not part of the record's value (operator==).
+  bool transitions_recorded = true;
 
   bool operator==(const LeaderElectionRecord& o) const {
     return holder_identity == o.holder_identity &&

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "locks/codec.h"
+#include "locks/codec_internal.h"
 #include "locks/go_json.h"
 #include "locks/json_object.h"
 
@@ -32,13 +33,15 @@ Result<LockObservation> ObservationIn(const rapidjson::Value& object) {
   }
   if (value != nullptr) {
     if (!value->IsString()) {
-      return Status(Code::kInvalid,
-                    std::string("annotation ") + kLeaderAnnotationKey + " is not a string");
+      return internal::OpaqueObservation(
+          object, {},
+          Status(Code::kInvalid,
+                 std::string("annotation ") + kLeaderAnnotationKey + " is not a string"));
     }
     observation.raw.assign(value->GetString(), value->GetStringLength());
-    auto record = DecodeAnnotationRecord(observation.raw);
-    if (!record.ok()) return record.status();
-    observation.record = *record;
+    // Garbage in the annotation is an opaque holder (someone wrote it), not an error of ours.
+    Status decoded = internal::DecodeAnnotationRecordInto(observation.raw, &observation.record);
+    if (!decoded.ok()) return internal::OpaqueObservation(object, observation.record, decoded);
   }
   return observation;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -43,23 +44,53 @@ Status DecodeInt(const rapidjson::Value& v, const std::string& field, Int* out) 
   return Status::Ok();
 }
 
-Status DecodeTime(const rapidjson::Value& v, const std::string& field,
-                  std::optional<SysTime>* out) {
-  if (v.IsNull()) {
-    out->reset();
-    return Status::Ok();
+// Times are informational: no expiry decision reads them (the elector times expiry by its own
+// clock from when it saw the record change). So any form ParseTimeLenient knows is read, and
+// anything else (a number, garbage, Go's zero time) reads as "no time" rather than making the
+// whole record unreadable.
+void DecodeTime(const rapidjson::Value& v, std::optional<SysTime>* out) {
+  out->reset();
+  if (!v.IsString()) return;
+  *out = ParseTimeLenient(std::string_view(v.GetString(), v.GetStringLength()));
+}
+
+// leaseDurationSeconds as a JSON number or a numeric string ("5", "7.5": the Python client
+// writes a string); a fraction rounds up, so a reader never waits less than the writer meant.
+// Anything below 1 reads as 0, "no duration", for which the reader's own duration counts.
+Status DecodeDurationSeconds(const rapidjson::Value& v, const std::string& field, int* out) {
+  *out = 0;
+  if (v.IsNull()) return Status::Ok();
+  double seconds = 0;
+  if (v.IsInt64()) {
+    seconds = static_cast<double>(v.GetInt64());
+  } else if (v.IsNumber()) {
+    seconds = v.GetDouble();
+  } else if (v.IsString()) {
+    const std::string_view t(v.GetString(), v.GetStringLength());
+    // Digits, then at most one '.' and digits: no sign, exponent, spaces or hex.
+    size_t i = 0, digits = 0;
+    double whole = 0, scale = 1, fraction = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9' && digits < 12) {
+      whole = whole * 10 + (t[i++] - '0');
+      ++digits;
+    }
+    if (i < t.size() && t[i] == '.') {
+      ++i;
+      while (i < t.size() && t[i] >= '0' && t[i] <= '9' && scale > 1e-9) {
+        scale /= 10;
+        fraction += (t[i++] - '0') * scale;
+      }
+    }
+    if (digits == 0 || i != t.size()) return WrongType(field, "a number of seconds");
+    seconds = whole + fraction;
+  } else {
+    return WrongType(field, "a number of seconds");
   }
-  if (!v.IsString()) return WrongType(field, "a time string");
-  auto micros = ParseRfc3339Micros(std::string_view(v.GetString(), v.GetStringLength()));
-  if (!micros.ok())
-    return Status(Code::kInvalid, "field " + field + ": " + micros.status().message());
-  if (*micros == kGoZeroTimeMicros) {
-    out->reset();
-    return Status::Ok();
+  if (!(seconds <= std::numeric_limits<int32_t>::max())) {
+    return Status(Code::kInvalid, "field " + field + " is out of range");
   }
-  auto t = ToSysTime(*micros);
-  if (!t) return Status(Code::kInvalid, "field " + field + ": time out of range");
-  *out = *t;
+  if (seconds < 1) return Status::Ok();
+  *out = static_cast<int>(std::ceil(seconds));
   return Status::Ok();
 }
 
@@ -81,42 +112,76 @@ std::string QuotedTimeOrNull(const std::optional<SysTime>& t, bool micro) {
 
 namespace internal {
 
-Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease) {
+Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out) {
   if (!lease.IsObject()) return Status(Code::kInvalid, "Lease is not a JSON object");
-  LeaseSpec out;
   const rapidjson::Value* spec = FindMember(lease, "spec");
-  if (spec == nullptr || spec->IsNull()) return out;
+  LeaderElectionRecord& r = out->record;
+  r.transitions_recorded = false;
+  if (spec == nullptr || spec->IsNull()) return Status::Ok();
   if (!spec->IsObject()) return WrongType("spec", "an object");
-  struct Field {
-    const char* name;
-    std::function<Status(const rapidjson::Value&, const std::string&)> decode;
+  // Every field is read even after one fails, so that an unreadable record still yields its
+  // lease duration (see LockObservation::opaque); the first failure is returned.
+  Status first;
+  const auto keep = [&first](Status s) {
+    if (first.ok() && !s.ok()) first = std::move(s);
   };
-  LeaderElectionRecord& r = out.record;
-  const Field fields[] = {
-      {"holderIdentity",
-       [&](const auto& v, const auto& f) { return DecodeString(v, f, &r.holder_identity); }},
-      {"leaseDurationSeconds",
-       [&](const auto& v, const auto& f) { return DecodeInt(v, f, &r.lease_duration_seconds); }},
-      {"acquireTime",
-       [&](const auto& v, const auto& f) { return DecodeTime(v, f, &r.acquire_time); }},
-      {"renewTime", [&](const auto& v, const auto& f) { return DecodeTime(v, f, &r.renew_time); }},
-      {"leaseTransitions",
-       [&](const auto& v, const auto& f) {
-         int32_t t = 0;
-         Status s = DecodeInt(v, f, &t);
-         r.leader_transitions = t;
-         return s;
-       }},
-      {"strategy", [&](const auto& v, const auto& f) { return DecodeString(v, f, &out.strategy); }},
-      {"preferredHolder",
-       [&](const auto& v, const auto& f) { return DecodeString(v, f, &out.preferred_holder); }},
-  };
-  for (const Field& field : fields) {
-    const rapidjson::Value* v = FindMember(*spec, field.name);
-    if (v == nullptr) continue;
-    Status s = field.decode(*v, std::string("spec.") + field.name);
-    if (!s.ok()) return s;
+  for (const auto& m : spec->GetObject()) {
+    const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+    const std::string field = "spec." + std::string(name);
+    if (name == "holderIdentity") {
+      keep(DecodeString(m.value, field, &r.holder_identity));
+    } else if (name == "leaseDurationSeconds") {
+      keep(DecodeDurationSeconds(m.value, field, &r.lease_duration_seconds));
+    } else if (name == "acquireTime") {
+      DecodeTime(m.value, &r.acquire_time);
+    } else if (name == "renewTime") {
+      DecodeTime(m.value, &r.renew_time);
+    } else if (name == "leaseTransitions") {
+      int32_t t = 0;
+      keep(DecodeInt(m.value, field, &t));
+      r.leader_transitions = t;
+      r.transitions_recorded = !m.value.IsNull();
+    } else if (name == "strategy") {
+      keep(DecodeString(m.value, field, &out->strategy));
+    } else if (name == "preferredHolder") {
+      keep(DecodeString(m.value, field, &out->preferred_holder));
+    }
   }
+  return first;
+}
+
+election::LockObservation OpaqueObservation(const rapidjson::Value& object,
+                                            const LeaderElectionRecord& readable,
+                                            const Status& why) {
+  election::LockObservation o;
+  o.opaque = true;
+  o.unreadable = why.message();
+  // Only what the elector may use: the duration (it waits the longer of this and its own) and
+  // the count (the next term must exceed it). Never the holder, which it cannot trust.
+  o.record.lease_duration_seconds = readable.lease_duration_seconds;
+  o.record.leader_transitions = readable.leader_transitions;
+  o.record.transitions_recorded = false;
+  std::string rv;
+  if (const rapidjson::Value* md = FindMember(object, "metadata"); md != nullptr) {
+    if (const rapidjson::Value* v = FindMember(*md, "resourceVersion"); v && v->IsString()) {
+      rv.assign(v->GetString(), v->GetStringLength());
+    }
+  }
+  o.raw = "opaque:" + rv;
+  return o;
+}
+
+election::LockObservation ObserveLease(const rapidjson::Value& lease) {
+  LeaseSpec spec;
+  Status s = DecodeLeaseSpecInto(lease, &spec);
+  if (!s.ok()) return OpaqueObservation(lease, spec.record, s);
+  return election::LockObservation{spec.record, LeaseRawRecord(spec)};
+}
+
+Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease) {
+  LeaseSpec out;
+  Status s = DecodeLeaseSpecInto(lease, &out);
+  if (!s.ok()) return s;
   return out;
 }
 
@@ -130,9 +195,10 @@ Result<LeaseSpec> DecodeLeaseObject(std::string_view object_json) {
 }
 
 Result<election::LockObservation> LeaseObservation(std::string_view object_json) {
-  auto spec = DecodeLeaseObject(object_json);
-  if (!spec.ok()) return spec.status();
-  return election::LockObservation{spec->record, LeaseRawRecord(*spec)};
+  rapidjson::Document doc;
+  Status s = internal::ParseObject(object_json, "Lease", doc);
+  if (!s.ok()) return s;
+  return internal::ObserveLease(doc);
 }
 
 std::string EncodeLeaseSpec(const LeaderElectionRecord& record) {
@@ -162,32 +228,44 @@ std::string EncodeAnnotationRecord(const LeaderElectionRecord& record) {
          ",\"leaderTransitions\":" + std::to_string(record.leader_transitions) + "}";
 }
 
-Result<LeaderElectionRecord> DecodeAnnotationRecord(std::string_view json) {
+Status internal::DecodeAnnotationRecordInto(std::string_view json, LeaderElectionRecord* r) {
+  *r = LeaderElectionRecord{};
+  r->transitions_recorded = false;
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
   if (doc.HasParseError()) {
     return Status(Code::kInvalid, "leader annotation is not JSON: \"" + Excerpt(json) + "\"");
   }
-  LeaderElectionRecord r;
-  if (doc.IsNull()) return r;
+  if (doc.IsNull()) return Status::Ok();
   if (!doc.IsObject()) return Status(Code::kInvalid, "leader annotation is not a JSON object");
+  // As for the Lease: every field is read, and the first failure returned.
+  Status first;
+  const auto keep = [&first](Status s) {
+    if (first.ok() && !s.ok()) first = std::move(s);
+  };
   for (const auto& m : doc.GetObject()) {
     const std::string_view name(m.name.GetString(), m.name.GetStringLength());
     const std::string field(name);
-    Status s;
     if (EqualFoldAscii(name, "holderIdentity")) {
-      s = DecodeString(m.value, field, &r.holder_identity);
+      keep(DecodeString(m.value, field, &r->holder_identity));
     } else if (EqualFoldAscii(name, "leaseDurationSeconds")) {
-      s = DecodeInt(m.value, field, &r.lease_duration_seconds);
+      keep(DecodeDurationSeconds(m.value, field, &r->lease_duration_seconds));
     } else if (EqualFoldAscii(name, "acquireTime")) {
-      s = DecodeTime(m.value, field, &r.acquire_time);
+      DecodeTime(m.value, &r->acquire_time);
     } else if (EqualFoldAscii(name, "renewTime")) {
-      s = DecodeTime(m.value, field, &r.renew_time);
+      DecodeTime(m.value, &r->renew_time);
     } else if (EqualFoldAscii(name, "leaderTransitions")) {
-      s = DecodeInt(m.value, field, &r.leader_transitions);
+      keep(DecodeInt(m.value, field, &r->leader_transitions));
+      r->transitions_recorded = !m.value.IsNull();
     }
-    if (!s.ok()) return s;
   }
+  return first;
+}
+
+Result<LeaderElectionRecord> DecodeAnnotationRecord(std::string_view json) {
+  LeaderElectionRecord r;
+  Status s = internal::DecodeAnnotationRecordInto(json, &r);
+  if (!s.ok()) return s;
   return r;
 }
 

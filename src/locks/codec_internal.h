@@ -5,11 +5,27 @@
 #include <rapidjson/document.h>
 
 #include "base/status.h"
+#include "election/lock.h"
 #include "locks/codec.h"
 
 namespace leasehold::locks::internal {
 
 // DecodeLeaseObject on an already-parsed Lease object.
 Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease);
+
+// The same, reading every field even after one fails: `out` holds what could be read and the
+// first failure is returned.
+Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out);
+Status DecodeAnnotationRecordInto(std::string_view json, election::LeaderElectionRecord* r);
+
+// An opaque holder's observation (see LockObservation::opaque) of `object`, whose record failed
+// to read with `why`; `readable` is what could be read of it (its lease duration and count).
+election::LockObservation OpaqueObservation(const rapidjson::Value& object,
+                                            const election::LeaderElectionRecord& readable,
+                                            const Status& why);
+
+// What a Lease observer sees of a parsed Lease object: the record and its raw, or an opaque
+// holder. Shared by LeaseLock::Get and LeaseObservation, so a watch and a Get agree.
+election::LockObservation ObserveLease(const rapidjson::Value& lease);
 
 }  // namespace leasehold::locks::internal

@@ -31,11 +31,11 @@ Result<LockObservation> LeaseLock::Get(MonoTime deadline) {
   auto object = std::make_unique<CachedObject>();
   Status parsed = internal::ParseObject(response->body, "Lease", object->doc);
   if (!parsed.ok()) return parsed;
-  auto spec = internal::DecodeLeaseSpecIn(object->doc);
-  if (!spec.ok()) return spec.status();
+  // Keep in step with LeaseObservation(), which watchers use. An unreadable spec is an opaque
+  // holder, and its object is cached all the same: a takeover must PUT on its resourceVersion.
+  LockObservation observation = internal::ObserveLease(object->doc);
   cached_ = std::move(object);
-  // Keep in step with LeaseObservation(), which watchers use.
-  return LockObservation{spec->record, LeaseRawRecord(*spec)};
+  return observation;
 }
 
 Status LeaseLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {

@@ -116,14 +116,27 @@ HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
     // "name" first: the classic leader-elector image answered {"name": "<holder>"}.
     w.Key("name");
     Str(w, holder);
+    // null for a record this replica cannot read: the lock is held, by someone unknown.
     w.Key("leader");
-    Str(w, holder);
+    if (s.opaque) {
+      w.Null();
+    } else {
+      Str(w, holder);
+    }
     w.Key("identity");
     Str(w, s.identity);
     w.Key("isLeader");
     w.Bool(s.is_leader);
     w.Key("term");
     w.Int64(s.record.leader_transitions);
+    // False once a writer was seen that does not keep the transition count: the term is then no
+    // fencing token (README, "Mixed fleets").
+    w.Key("termReliable");
+    w.Bool(s.term_reliable);
+    if (!s.term_reliable) {
+      w.Key("termReason");
+      Str(w, s.term_unreliable_reason);
+    }
     w.Key("lock");
     w.StartObject();
     w.Key("type");
@@ -162,6 +175,10 @@ HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
     if (!s.observed) {
       w.Key("reason");
       Str(w, NotObservedReason(s));
+    } else if (s.opaque) {
+      w.Key("reason");
+      Str(w, "the lock holds a record this replica cannot read (" + s.unreadable +
+                 "); it counts as held until it has not changed for the lease duration");
     }
     w.EndObject();
   });

@@ -37,6 +37,18 @@ LockObservation Obs(const std::string& holder, int64_t transitions, const std::s
 
 Status Err(Code c) { return Status(c, CodeName(c)); }
 
+// An unreadable record (LockObservation::opaque) at object version `version`.
+LockObservation Opaque(const std::string& version, int lease_seconds, int64_t transitions) {
+  LockObservation o;
+  o.opaque = true;
+  o.unreadable = "field leaseDurationSeconds is not a number of seconds";
+  o.record.lease_duration_seconds = lease_seconds;
+  o.record.leader_transitions = transitions;
+  o.record.transitions_recorded = false;
+  o.raw = "opaque:" + version;
+  return o;
+}
+
 struct Fixture {
   explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe, Timings t = {15s, 10s, 2s},
                    double rand = 0.5)
@@ -622,6 +634,169 @@ const std::vector<Case>& Cases() {
          REQUIRE(s.last_attempt_at.has_value());
          CHECK(*s.last_attempt_at == t0);
        }},
+      {"[opaque-is-held] an unreadable record is held: no takeover until it has not changed for "
+       "the longer lease duration, then a conditional write that bumps the term",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         // Readable duration 20s, longer than ours (15s): 20s counts.
+         LockObservation opaque = Opaque("rv1", 20, 4);
+         f.lock.ExpectGet(opaque);
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.is_leader);
+         CHECK(s.opaque);
+         CHECK(s.record.holder_identity.empty());
+         // Any write to the object (a new resourceVersion) restarts the timer.
+         f.clock.Advance(19s);
+         f.lock.ExpectGet(Opaque("rv2", 20, 4));
+         f.Step();
+         f.clock.Advance(19s);
+         f.lock.ExpectGet(Opaque("rv2", 20, 4));
+         f.Step();  // 19s unchanged < 20s: still held
+         CHECK_FALSE(f.elector.Take().is_leader);
+         f.clock.Advance(1s);
+         f.lock.ExpectGet(Opaque("rv2", 20, 4))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.holder_identity == kMe);
+               CHECK(r.leader_transitions == 5);  // past the count it could read
+               CHECK(r.acquire_time.has_value());
+             });
+         f.Step();
+         s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK_FALSE(s.opaque);
+         CHECK_FALSE(s.term_reliable);  // an unreadable record was seen
+         CHECK(f.lock.calls() == "Get Get Get Get Update");
+       }},
+      {"[opaque-uses-own-duration] an opaque holder with a shorter or no readable duration is "
+       "judged by ours",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Opaque("rv1", 3, 0));
+         f.Step();
+         f.clock.Advance(14s);
+         f.lock.ExpectGet(Opaque("rv1", 3, 0));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);  // 14s < our 15s, although the record says 3
+         f.clock.Advance(1s);
+         f.lock.ExpectGet(Opaque("rv1", 3, 0)).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"[opaque-due] a watching candidate schedules its next attempt at the opaque record's "
+       "expiry, not at once",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.elector.SetWatchActive(true);
+         f.lock.ExpectGet(Opaque("rv1", 0, 0));
+         const Duration wait = f.StepAndWait();
+         CHECK(wait >= 14s);
+       }},
+      {"[opaque-stops-leader] a leader whose record turns unreadable by watch says no at once and "
+       "re-reads at once",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.BecomeLeader();
+         f.elector.Observe(Opaque("rv9", 15, 0));
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // The re-check: the Get still shows the opaque record, which is held: no write.
+         f.lock.ExpectGet(Opaque("rv9", 15, 0));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Create Get");
+       }},
+      {"[term-past-max-seen] a takeover writes a count above any seen, even if the holder reset "
+       "it",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Obs(kThem, 9, "rv1"));
+         f.Step();
+         CHECK(f.elector.Take().term_reliable);
+         // A foreign writer resets the count; it expires later.
+         f.clock.Advance(1s);
+         f.lock.ExpectGet(Obs("py_1", 0, "rv2"));
+         f.Step();
+         Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.term_reliable);
+         CHECK(s.term_unreliable_reason.find("went back from 9 to 0") != std::string::npos);
+         f.clock.Advance(15s);
+         f.lock.ExpectGet(Obs("py_1", 0, "rv2"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+               CHECK(r.leader_transitions == 10);
+             });
+         f.Step();
+         CHECK(f.elector.Take().is_leader);
+       }},
+      {"[term-unbumped-holder-change] a change of holder that keeps the count makes the term "
+       "unreliable",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Obs(kThem, 3, "rv1"));
+         f.Step();
+         f.clock.Advance(1s);
+         f.lock.ExpectGet(Obs("py_1", 3, "rv2"));
+         f.Step();
+         CHECK_FALSE(f.elector.Take().term_reliable);
+       }},
+      {"[term-kept] client-go's holder changes (count + 1) and releases keep the term reliable",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.lock.ExpectGet(Obs(kThem, 3, "rv1"));
+         f.Step();
+         f.clock.Advance(1s);
+         f.lock.ExpectGet(Obs("", 3, "rv2"));
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr);
+         f.Step();
+         f.clock.Advance(3s);
+         f.lock.ExpectGet(Obs("other_3", 4, "rv3"));
+         f.Step();
+         CHECK(f.elector.Take().term_reliable);
+       }},
+      {"[term-missing-count] a record without a transition count makes the term unreliable",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         LockObservation py = Obs("py_1", 0, "rv1");
+         py.record.transitions_recorded = false;
+         f.lock.ExpectGet(py);
+         f.Step();
+         const Snapshot s = f.elector.Take();
+         CHECK_FALSE(s.term_reliable);
+         CHECK(s.term_unreliable_reason.find("without a transition count") != std::string::npos);
+       }},
+      {"[renew-never-null-acquire] a holder's renew never writes a null acquireTime, fast path or "
+       "slow",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         LockObservation mine = Obs(kMe, 2, "rv1");
+         mine.record.acquire_time.reset();
+         // A restarted replica with the same identity finds its record with a null time: the
+         // slow path renews it.
+         f.lock.ExpectGet(mine).ExpectWrite(Op::kUpdate, Status::Ok(),
+                                            [](const LeaderElectionRecord& r, MonoTime) {
+                                              CHECK(r.acquire_time.has_value());
+                                              CHECK(r.renew_time.has_value());
+                                              CHECK(r.leader_transitions == 2);
+                                            });
+         f.Step();
+         REQUIRE(f.elector.Take().is_leader);
+         // As leader: the fast path fails, the Get shows our record with its time blanked by
+         // someone, and that slow-path write fails too. The next fast path starts from that
+         // observed record and must still write a time.
+         f.clock.Advance(2s);
+         LockObservation blanked = Obs(kMe, 2, "rv2");
+         blanked.record.acquire_time.reset();
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(blanked)
+             .ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr);
+         f.Step();
+         REQUIRE(f.elector.Take().phase == Phase::kLeader);
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), [](const LeaderElectionRecord& r, MonoTime) {
+           CHECK(r.acquire_time.has_value());
+         });
+         f.Step();
+         CHECK(f.lock.calls() == "Get Update Update Get Update Update");
+       }},
       {"[late-answer-keeps-stale-holder] a renew answered after a foreign watch event never "
        "leads to a fast-path PUT over the rival (model/ finding 1)",
        [] {
@@ -721,15 +896,15 @@ const std::vector<Case>& Cases() {
 
 // The names are on the wire (GET /readyz "phase"): a rename must fail here first.
 TEST_CASE("PhaseName: the wire name of each phase") {
-  struct Case {
+  struct NameCase {
     Phase phase;
     const char* want;
   };
-  const Case cases[] = {
+  const NameCase cases[] = {
       {Phase::kCandidate, "candidate"}, {Phase::kLeader, "leader"}, {Phase::kHeldOff, "heldOff"},
       {Phase::kStopping, "stopping"},   {Phase::kDone, "done"},
   };
-  for (const Case& c : cases) {
+  for (const NameCase& c : cases) {
     CAPTURE(c.want);
     CHECK(std::string(PhaseName(c.phase)) == c.want);
   }

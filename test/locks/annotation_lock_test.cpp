@@ -90,22 +90,39 @@ TEST_CASE("configmaps and endpoints locks: exact requests and cache handling") {
       {"update without a cache sends nothing",
        "configmaps",
        {UpdateStep("update", {}).Want(Code::kInvalid)}},
-      {"bad annotation values are Invalid",
+      {"an unreadable annotation is an opaque holder, cached for a takeover",
        "configmaps",
        {
            GetStep("not JSON", {GET(kConfigMapPath, Answer(ConfigMapObject("7", "garbage")))})
-               .Want(Code::kInvalid),
-           GetStep("empty", {GET(kConfigMapPath, Answer(ConfigMapObject("7", "")))})
-               .Want(Code::kInvalid),
+               .Holder("")
+               .Raw("opaque:7"),
+           GetStep("empty", {GET(kConfigMapPath, Answer(ConfigMapObject("8", "")))})
+               .Holder("")
+               .Raw("opaque:8"),
            GetStep("mistyped field",
                    {GET(kConfigMapPath,
-                        Answer(ConfigMapObject("7", R"({"leaseDurationSeconds":"15"})")))})
-               .Want(Code::kInvalid),
+                        Answer(ConfigMapObject("9", R"({"leaseDurationSeconds":true})")))})
+               .Holder("")
+               .Raw("opaque:9"),
            GetStep(
                "annotation is a number",
-               {GET(kConfigMapPath, Answer(R"({"metadata":{"annotations":{)"
+               {GET(kConfigMapPath, Answer(R"({"metadata":{"resourceVersion":"10","annotations":{)"
                                            R"("control-plane.alpha.kubernetes.io/leader":5}}})"))})
-               .Want(Code::kInvalid),
+               .Holder("")
+               .Raw("opaque:10"),
+           GetStep("a numeric string duration reads",
+                   {GET(kConfigMapPath,
+                        Answer(ConfigMapObject("11", R"({"leaseDurationSeconds":"15"})")))})
+               .Raw(R"({"leaseDurationSeconds":"15"})"),
+           GetStep("garbage again", {GET(kConfigMapPath, Answer(ConfigMapObject("12", "x")))})
+               .Raw("opaque:12"),
+           UpdateStep("the takeover PUTs on the opaque object's version",
+                      {PUT(kConfigMapPath, JsonEq(ConfigMapObject("12", kMyAnnotation)),
+                           Answer(ConfigMapObject("13", kMyAnnotation)))}),
+       }},
+      {"a malformed object is Invalid and caches nothing",
+       "configmaps",
+       {
            GetStep("annotations is a list",
                    {GET(kConfigMapPath, Answer(R"({"metadata":{"annotations":[]}})"))})
                .Want(Code::kInvalid),
@@ -146,12 +163,19 @@ TEST_CASE("AnnotationObservation reads a watch event's object as Get reads a GET
       {"no annotations", R"({"metadata":{"name":"lock"}})", Code::kOk, ""},
       {"annotations not an object", R"({"metadata":{"annotations":[]}})", Code::kInvalid, ""},
       {"not JSON", "{", Code::kInvalid, ""},
+      {"an unreadable record: opaque, never a holder",
+       AnnotatedObject("ConfigMap", "4", R"({"holderIdentity":"x","leaseDurationSeconds":[]})"),
+       Code::kOk, ""},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
       auto o = AnnotationObservation(c.object);
       REQUIRE(o.code() == c.want);
       if (o.ok()) CHECK(o->record.holder_identity == c.holder);
+      if (o.ok() && o->opaque) {
+        CHECK(o->raw == "opaque:4");
+        CHECK(o->unreadable.find("leaseDurationSeconds") != std::string::npos);
+      }
     }
   }
 }

@@ -71,8 +71,11 @@ TEST_CASE("DecodeLeaseObject") {
        LeaseSpec{}},
       // Wrong types and garbage.
       {"holder is a number", R"({"spec":{"holderIdentity":5}})", Code::kInvalid, {}},
-      {"duration is a string", R"({"spec":{"leaseDurationSeconds":"15"}})", Code::kInvalid, {}},
-      {"duration is fractional", R"({"spec":{"leaseDurationSeconds":15.5}})", Code::kInvalid, {}},
+      {"duration as a numeric string", R"({"spec":{"leaseDurationSeconds":"15"}})", Code::kOk,
+       LeaseSpec{Record("", 15, std::nullopt, std::nullopt, 0), "", ""}},
+      {"a fractional duration rounds up", R"({"spec":{"leaseDurationSeconds":15.2}})", Code::kOk,
+       LeaseSpec{Record("", 16, std::nullopt, std::nullopt, 0), "", ""}},
+      {"duration is a word", R"({"spec":{"leaseDurationSeconds":"long"}})", Code::kInvalid, {}},
       {"duration overflows int32",
        R"({"spec":{"leaseDurationSeconds":2147483648}})",
        Code::kInvalid,
@@ -82,12 +85,11 @@ TEST_CASE("DecodeLeaseObject") {
        R"({"spec":{"leaseTransitions":4294967296}})",
        Code::kInvalid,
        {}},
-      {"acquireTime is a number", R"({"spec":{"acquireTime":123}})", Code::kInvalid, {}},
-      {"renewTime is garbage", R"({"spec":{"renewTime":"yesterday"}})", Code::kInvalid, {}},
-      {"renewTime out of SysTime range",
-       R"({"spec":{"renewTime":"3000-01-01T00:00:00Z"}})",
-       Code::kInvalid,
-       {}},
+      // Times are informational: an unreadable one reads as absent, never as an error.
+      {"acquireTime is a number", R"({"spec":{"acquireTime":123}})", Code::kOk, LeaseSpec{}},
+      {"renewTime is garbage", R"({"spec":{"renewTime":"yesterday"}})", Code::kOk, LeaseSpec{}},
+      {"renewTime out of SysTime range", R"({"spec":{"renewTime":"3000-01-01T00:00:00Z"}})",
+       Code::kOk, LeaseSpec{}},
       {"strategy is an object", R"({"spec":{"strategy":{}}})", Code::kInvalid, {}},
       {"spec is a list", R"({"spec":[]})", Code::kInvalid, {}},
       {"top level is a list", R"([{"spec":{}}])", Code::kInvalid, {}},
@@ -309,18 +311,37 @@ TEST_CASE("DecodeAnnotationRecord reads as Go's json.Unmarshal") {
        Record("a<b&", 0, std::nullopt, std::nullopt, 0)},
       {"large transitions", R"({"leaderTransitions":4294967296})", Code::kOk,
        Record("", 0, std::nullopt, std::nullopt, 4294967296)},
+      // Lenient where safety does not depend on it (foreign electors, e.g. the Python client).
+      {"the Python client's ConfigMapLock record",
+       R"({"holderIdentity": "py1-g1", "leaseDurationSeconds": "5", )"
+       R"("acquireTime": "2026-01-02 03:04:05.469560", "renewTime": "2026-01-02 03:04:15.487689"})",
+       Code::kOk,
+       Record("py1-g1", 5, FromUnix(k20260102T030405, 469560000),
+              FromUnix(k20260102T030405 + 10, 487689000), 0)},
+      {"duration as a numeric string", R"({"leaseDurationSeconds":"15"})", Code::kOk,
+       Record("", 15, std::nullopt, std::nullopt, 0)},
+      {"a fractional duration rounds up", R"({"leaseDurationSeconds":"7.01"})", Code::kOk,
+       Record("", 8, std::nullopt, std::nullopt, 0)},
+      {"a fractional number rounds up", R"({"leaseDurationSeconds":15.5})", Code::kOk,
+       Record("", 16, std::nullopt, std::nullopt, 0)},
+      {"durations below one second read as none", R"({"leaseDurationSeconds":"0.5"})", Code::kOk,
+       LeaderElectionRecord{}},
+      {"a negative duration reads as none", R"({"leaseDurationSeconds":-3})", Code::kOk,
+       LeaderElectionRecord{}},
+      {"time without zone reads as UTC", R"({"renewTime":"2019-04-04T12:24:08"})", Code::kOk,
+       Record("", 0, std::nullopt, FromUnix(1554380648), 0)},
+      {"an unreadable time reads as none", R"({"renewTime":"","acquireTime":1554378792})",
+       Code::kOk, LeaderElectionRecord{}},
       // Errors, as Go's Unmarshal reports them.
       {"empty string", "", Code::kInvalid, {}},
       {"truncated", R"({"holderIdentity":"a")", Code::kInvalid, {}},
       {"a list", "[]", Code::kInvalid, {}},
       {"a string", R"("holder")", Code::kInvalid, {}},
       {"holder is a number", R"({"holderIdentity":1})", Code::kInvalid, {}},
-      {"duration is a string", R"({"leaseDurationSeconds":"15"})", Code::kInvalid, {}},
-      {"duration is fractional", R"({"leaseDurationSeconds":15.5})", Code::kInvalid, {}},
       {"duration overflows int", R"({"leaseDurationSeconds":4294967296})", Code::kInvalid, {}},
-      {"time is an empty string", R"({"renewTime":""})", Code::kInvalid, {}},
-      {"time is a number", R"({"acquireTime":1554378792})", Code::kInvalid, {}},
-      {"time without zone", R"({"renewTime":"2019-04-04T12:24:08"})", Code::kInvalid, {}},
+      {"duration is a word", R"({"leaseDurationSeconds":"15s"})", Code::kInvalid, {}},
+      {"duration is a bool", R"({"leaseDurationSeconds":true})", Code::kInvalid, {}},
+      {"transitions is a string", R"({"leaderTransitions":"3"})", Code::kInvalid, {}},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
@@ -329,6 +350,51 @@ TEST_CASE("DecodeAnnotationRecord reads as Go's json.Unmarshal") {
       if (c.want_code == Code::kOk) CHECK(*got == c.want);
     }
   }
+}
+
+TEST_CASE("an unreadable Lease is an opaque holder: no holder, what duration and count it had") {
+  auto o = LeaseObservation(
+      R"({"metadata":{"resourceVersion":"42"},)"
+      R"("spec":{"holderIdentity":5,"leaseDurationSeconds":30,"leaseTransitions":7}})");
+  REQUIRE(o.ok());
+  CHECK(o->opaque);
+  CHECK(o->raw == "opaque:42");
+  CHECK(o->record.holder_identity.empty());
+  CHECK(o->record.lease_duration_seconds == 30);
+  CHECK(o->record.leader_transitions == 7);
+  CHECK_FALSE(o->record.transitions_recorded);
+  CHECK(o->unreadable.find("spec.holderIdentity") != std::string::npos);
+  auto readable = LeaseObservation(
+      R"({"metadata":{"resourceVersion":"43"},"spec":{"holderIdentity":"a","leaseDurationSeconds":30}})");
+  REQUIRE(readable.ok());
+  CHECK_FALSE(readable->opaque);
+  CHECK(readable->record.holder_identity == "a");
+}
+
+TEST_CASE("a record says whether it carried a transition count") {
+  struct Case {
+    const char* name;
+    std::string json;
+    bool recorded;
+  };
+  const Case cases[] = {
+      {"client-go writes it", R"({"holderIdentity":"a","leaderTransitions":0})", true},
+      {"the Python client does not", R"({"holderIdentity":"a","leaseDurationSeconds":"5"})", false},
+      {"null is no count", R"({"holderIdentity":"a","leaderTransitions":null})", false},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto got = DecodeAnnotationRecord(c.json);
+      REQUIRE(got.ok());
+      CHECK(got->transitions_recorded == c.recorded);
+    }
+  }
+  auto lease = DecodeLeaseObject(R"({"spec":{"holderIdentity":"a"}})");
+  REQUIRE(lease.ok());
+  CHECK_FALSE(lease->record.transitions_recorded);
+  lease = DecodeLeaseObject(R"({"spec":{"holderIdentity":"a","leaseTransitions":2}})");
+  REQUIRE(lease.ok());
+  CHECK(lease->record.transitions_recorded);
 }
 
 TEST_CASE("annotation records round-trip at whole seconds") {

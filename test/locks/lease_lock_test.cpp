@@ -82,15 +82,22 @@ TEST_CASE("leases lock: exact requests and cache handling") {
            UpdateStep("update",
                       {PUT(kLeasePath, JsonEq(LeaseObject("100", kMySpec)), Answer(mine101))}),
        }},
-      {"unreadable or mistyped objects are Invalid",
+      {"an unreadable body is Invalid and caches nothing",
        "leases",
        {
            GetStep("html", {GET(kLeasePath, Answer("<html>bad gateway</html>"))})
                .Want(Code::kInvalid),
-           GetStep("mistyped spec",
-                   {GET(kLeasePath, Answer(R"({"spec":{"leaseDurationSeconds":"15"}})"))})
-               .Want(Code::kInvalid),
            UpdateStep("nothing was cached", {}).Want(Code::kInvalid),
+       }},
+      {"a mistyped spec is an opaque holder, cached for a takeover",
+       "leases",
+       {
+           GetStep("mistyped spec",
+                   {GET(kLeasePath, Answer(LeaseObject("100", R"({"holderIdentity":5})")))})
+               .Holder("")
+               .Raw("opaque:100"),
+           UpdateStep("the takeover PUTs on the opaque object's version",
+                      {PUT(kLeasePath, JsonEq(LeaseObject("100", kMySpec)), Answer(mine101))}),
        }},
       {"an update whose answer is unreadable succeeds but drops the stale cache",
        "leases",

@@ -124,8 +124,8 @@ enum class Op { kGet, kCreate, kUpdate };
 
 class Step {
  public:
-  Step(const char* what, Op op, std::vector<Call> calls)
-      : what(what), op(op), calls(std::move(calls)) {}
+  Step(const char* what_, Op op_, std::vector<Call> calls_)
+      : what(what_), op(op_), calls(std::move(calls_)) {}
 
   Step&& Want(Code c) && {
     want = c;

@@ -93,30 +93,30 @@ TEST_CASE("GET /leader") {
   const std::vector<Case> cases = {
       {"not observed: 503, same shape, with a reason", NotObserved(), 503,
        std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
-           R"("term":0,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
+           R"("term":0,"termReliable":true,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
            R"("leaseDurationSeconds":0,"reason":"the lock has not been read yet"})"},
       {"not observed after an error: the reason carries it",
        WithError(NotObserved(), Code::kForbidden, "leases is forbidden"), 503,
        std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
-           R"("term":0,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
+           R"("term":0,"termReliable":true,)" + kLock + R"(,"acquireTime":null,"renewTime":null,)" +
            R"("leaseDurationSeconds":0,"reason":"the lock has not been read yet )" +
            R"j((last error: Forbidden: leases is forbidden)"})j"},
       {"follower", HeldBy("pod-b_12345678", 3), 200,
        std::string(R"({"name":"pod-b_12345678","leader":"pod-b_12345678",)") +
-           R"("identity":"pod-a_0badcafe","isLeader":false,"term":3,)" + kLock +
+           R"("identity":"pod-a_0badcafe","isLeader":false,"term":3,"termReliable":true,)" + kLock +
            R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
            R"("leaseDurationSeconds":15})"},
       {"leader: validForMs rounded down, validUntil on the wall clock",
        Leader(clock, milliseconds(9876) + nanoseconds(999999)), 200,
        std::string(R"({"name":"pod-a_0badcafe","leader":"pod-a_0badcafe",)") +
-           R"("identity":"pod-a_0badcafe","isLeader":true,"term":4,)" + kLock +
+           R"("identity":"pod-a_0badcafe","isLeader":true,"term":4,"termReliable":true,)" + kLock +
            R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
            R"("leaseDurationSeconds":15,"validForMs":9876,)" +
            R"("validUntil":"2026-01-02T03:00:09.876Z"})"},
       {"stale leader: holds the record but no longer says yes: no validUntil",
        HeldBy("pod-a_0badcafe", 4), 200,
        std::string(R"({"name":"pod-a_0badcafe","leader":"pod-a_0badcafe",)") +
-           R"("identity":"pod-a_0badcafe","isLeader":false,"term":4,)" + kLock +
+           R"("identity":"pod-a_0badcafe","isLeader":false,"term":4,"termReliable":true,)" + kLock +
            R"(,"acquireTime":"2026-01-02T02:59:00.000Z","renewTime":"2026-01-02T02:59:59.123Z",)" +
            R"("leaseDurationSeconds":15})"},
       {"released record: no leader",
@@ -128,8 +128,27 @@ TEST_CASE("GET /leader") {
        }(),
        200,
        std::string(R"({"name":"","leader":"","identity":"pod-a_0badcafe","isLeader":false,)") +
-           R"("term":4,)" + kLock +
+           R"("term":4,"termReliable":true,)" + kLock +
            R"(,"acquireTime":null,"renewTime":null,"leaseDurationSeconds":15})"},
+      {"an unreadable record: leader null, the reason, and the term marked unreliable",
+       [] {
+         Snapshot s = HeldBy("", 4);
+         s.record.acquire_time.reset();
+         s.record.renew_time.reset();
+         s.opaque = true;
+         s.unreadable = "field leaseDurationSeconds is not a number of seconds";
+         s.term_reliable = false;
+         s.term_unreliable_reason = "an unreadable record was written to the lock";
+         return s;
+       }(),
+       200,
+       std::string(R"({"name":"","leader":null,"identity":"pod-a_0badcafe","isLeader":false,)") +
+           R"("term":4,"termReliable":false,)" +
+           R"("termReason":"an unreadable record was written to the lock",)" + kLock +
+           R"(,"acquireTime":null,"renewTime":null,"leaseDurationSeconds":15,)" +
+           R"("reason":"the lock holds a record this replica cannot read (field )" +
+           R"(leaseDurationSeconds is not a number of seconds); it counts as held until it has )" +
+           R"(not changed for the lease duration"})"},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
