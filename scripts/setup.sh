@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
   doctest-dev libyaml-cpp-dev
-  openssl curl python3 procps
+  openssl curl python3 python3-venv procps
 )
 if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)

@@ -120,6 +120,8 @@ void Elector::Nudge() {
 void Elector::Observe(const LockObservation& observation) {
   {
     std::lock_guard<std::mutex> l(mu_);
+    CheckTermLocked(observation, term_from_watch_);
+    max_transitions_seen_ = std::max(max_transitions_seen_, observation.record.leader_transitions);
     if (phase_ == Phase::kLeader) {
       // A leader learns of its own writes from their answers; a watch may lag behind them, so a
       // stale event must not make its view go backwards. But an event naming someone else (a
@@ -245,23 +247,25 @@ void Elector::SetObserved(const LeaderElectionRecord& record, const std::string&
   SetObserved(o, at);
 }
 
-void Elector::CheckTermLocked(const LockObservation& next) {
-  // Against the last observed record, before it is replaced.
-  if (!term_unreliable_reason_.empty()) return;
+void Elector::CheckTermLocked(const LockObservation& next, TermHistory& source) {
   const LeaderElectionRecord& r = next.record;
+  std::optional<LeaderElectionRecord> previous = std::move(source.last);
+  const int64_t max_seen = source.max_transitions;
+  source.last = next.opaque ? std::nullopt : std::optional<LeaderElectionRecord>(r);
+  source.max_transitions = std::max(source.max_transitions, r.leader_transitions);
+  if (!term_unreliable_reason_.empty()) return;
   std::string why;
   if (next.opaque) {
     why = "an unreadable record was written to the lock";
   } else if (!r.holder_identity.empty() && !r.transitions_recorded) {
     why = "a record without a transition count (holder " + EscapeForLog(r.holder_identity) +
           ") was written to the lock";
-  } else if (r.leader_transitions < max_transitions_seen_) {
-    why = "the transition count went back from " + std::to_string(max_transitions_seen_) + " to " +
+  } else if (r.leader_transitions < max_seen) {
+    why = "the transition count went back from " + std::to_string(max_seen) + " to " +
           std::to_string(r.leader_transitions);
-  } else if (observed_ && !observed_opaque_ && !r.holder_identity.empty() &&
-             !observed_record_.holder_identity.empty() &&
-             r.holder_identity != observed_record_.holder_identity &&
-             r.leader_transitions <= observed_record_.leader_transitions) {
+  } else if (previous && !r.holder_identity.empty() && !previous->holder_identity.empty() &&
+             r.holder_identity != previous->holder_identity &&
+             r.leader_transitions <= previous->leader_transitions) {
     why = "the holder changed to " + EscapeForLog(r.holder_identity) +
           " without raising the transition count";
   }
@@ -379,11 +383,10 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   {
     std::lock_guard<std::mutex> l(mu_);
     last_error_ = Status::Ok();
+    CheckTermLocked(obs, term_from_gets_);
     if (!observed_ || obs.raw != observed_raw_ ||
         obs.record.holder_identity != observed_record_.holder_identity ||
         obs.opaque != observed_opaque_) {
-      // Judged on reads only: a watch may replay an older version, which is no evidence.
-      CheckTermLocked(obs);
       SetObserved(obs, clock_.MonotonicNow());
     }
     const std::string& holder = obs.record.holder_identity;

@@ -136,8 +136,16 @@ class Elector {
   Status Release(MonoTime deadline);
   void SetObserved(const LeaderElectionRecord& record, const std::string& raw, MonoTime at);
   void SetObserved(const LockObservation& observation, MonoTime at);
-  // Notes evidence against the transition count (see Snapshot::term_reliable) in `next`.
-  void CheckTermLocked(const LockObservation& next);
+  // The records a source (Gets, or the watch) delivered last, and the largest count it showed.
+  // Each source is judged against its own history: each delivers versions in order, but a watch
+  // event may be older than the Get before it.
+  struct TermHistory {
+    std::optional<LeaderElectionRecord> last;
+    int64_t max_transitions = 0;
+  };
+  // Notes evidence against the transition count (see Snapshot::term_reliable) in `next`, which
+  // `source` delivered.
+  void CheckTermLocked(const LockObservation& next, TermHistory& source);
   // The bookkeeping of every write that made or kept this replica the holder (a create, a
   // fast-path or a slow-path renew), sent at `sent` and answered at `answered`: `rec` is the
   // observed record from then on, with `raw` (a write's answer keeps the raw of the last read;
@@ -179,6 +187,8 @@ class Elector {
   // term never goes backwards whatever a foreign writer did to the count.
   int64_t max_transitions_seen_ = 0;
   std::string term_unreliable_reason_;  // "" while the count looks kept
+  TermHistory term_from_gets_;
+  TermHistory term_from_watch_;
   // The invariant's input: send time of the last successful write + renew-deadline.
   std::optional<MonoTime> claim_until_;
   // The latest valid_until handed out in any "yes"; safe mode releases only after it.

@@ -763,6 +763,30 @@ const std::vector<Case>& Cases() {
          CHECK_FALSE(s.term_reliable);
          CHECK(s.term_unreliable_reason.find("without a transition count") != std::string::npos);
        }},
+      {"[term-from-watch] a watching follower judges the term from the watch's events too",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.elector.SetWatchActive(true);
+         f.lock.ExpectGet(Obs(kThem, 3, "rv1"));
+         f.Step();
+         f.elector.Observe(Obs(kThem, 3, "rv2"));
+         CHECK(f.elector.Take().term_reliable);
+         // A Python elector takes over: seen by watch only, no Get.
+         LockObservation py = Obs("py_1", 0, "rv3");
+         py.record.transitions_recorded = false;
+         f.elector.Observe(py);
+         CHECK_FALSE(f.elector.Take().term_reliable);
+       }},
+      {"[term-unbumped-by-watch] a change of holder that keeps the count, seen by watch",
+       [] {
+         Fixture f(ReleaseMode::kOff);
+         f.elector.SetWatchActive(true);
+         f.lock.ExpectGet(Obs(kThem, 3, "rv1"));
+         f.Step();
+         f.elector.Observe(Obs(kThem, 3, "rv2"));
+         f.elector.Observe(Obs("py_1", 3, "rv3"));
+         CHECK_FALSE(f.elector.Take().term_reliable);
+       }},
       {"[renew-never-null-acquire] a holder's renew never writes a null acquireTime, fast path or "
        "slow",
        [] {
