@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, Sampler,
+                             follow_watch,
                              current_leaders, free_port, log, parse_rfc3339, wait_single_leader,
                              wait_until)
 
@@ -202,38 +203,18 @@ class LockWatcher:
         return self
 
     def _run(self, kind):
-        seen_rv = set()
         path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=120&"
                 "fieldSelector=" + quote(f"metadata.name={self.ns.lock_name}"))
-        while not self._stop.is_set():
-            try:
-                c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), timeout=5,
-                                                context=self._ssl())
-                self._conns[kind] = c
-                c.request("GET", path)
-                r = c.getresponse()
-                if r.status != 200:
-                    r.read()
-                    c.close()
-                    self._stop.wait(0.3)
-                    continue
-                c.sock.settimeout(None)
-                while not self._stop.is_set():
-                    line = r.readline()
-                    if not line:
-                        break
-                    ev = json.loads(line)
-                    obj = ev.get("object") or {}
-                    rv = (obj.get("metadata") or {}).get("resourceVersion")
-                    if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED") or rv in seen_rv:
-                        continue
-                    seen_rv.add(rv)
-                    rec = parse_record(kind, obj)
-                    with self._lock:
-                        self.events.append((time.monotonic(), kind, ev["type"], rv, rec))
-                c.close()
-            except (OSError, http.client.HTTPException, ValueError):
-                self._stop.wait(0.3)
+
+        def on_event(typ, rv, obj):
+            rec = parse_record(kind, obj)
+            with self._lock:
+                self.events.append((time.monotonic(), kind, typ, rv, rec))
+
+        def on_connect(c):
+            self._conns[kind] = c
+
+        follow_watch(self.cp, path, self._stop, on_event, on_connect)
 
     def stop(self):
         self._stop.set()

@@ -47,7 +47,8 @@ from urllib.parse import quote
 
 from e2e.chaos import analysis
 from e2e.interop_scenarios import ANNOTATION, LEASE, RENEW, RETRY, RUN, TIMINGS, ns_name
-from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, free_port,
+from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, follow_watch,
+                             free_port,
                              leasehold_binary, log, wait_until)
 
 SCENARIOS = Registry()
@@ -297,41 +298,19 @@ class RecordWatcher:
         return self
 
     def _run(self):
-        seen = set()
         path = (self.PATHS[self.lock_type].format(ns=self.ns.name) +
                 "?watch=1&timeoutSeconds=300&fieldSelector=" +
                 quote(f"metadata.name={self.ns.lock_name}"))
-        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
-        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
-        while not self._stop.is_set():
-            try:
-                c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), timeout=5,
-                                                context=ctx)
-                self._conn = c
-                c.request("GET", path)
-                r = c.getresponse()
-                if r.status != 200:
-                    r.read()
-                    c.close()
-                    self._stop.wait(0.3)
-                    continue
-                c.sock.settimeout(None)
-                while not self._stop.is_set():
-                    line = r.readline()
-                    if not line:
-                        break
-                    ev = json.loads(line)
-                    obj = ev.get("object") or {}
-                    rv = (obj.get("metadata") or {}).get("resourceVersion")
-                    if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED") or rv in seen:
-                        continue
-                    seen.add(rv)
-                    rec = None if ev["type"] == "DELETED" else self.record(self.lock_type, obj)
-                    with self._lock:
-                        self.events.append((time.monotonic(), rv, rec))
-                c.close()
-            except (OSError, http.client.HTTPException, ValueError):
-                self._stop.wait(0.3)
+
+        def on_event(kind, rv, obj):
+            rec = None if kind == "DELETED" else self.record(self.lock_type, obj)
+            with self._lock:
+                self.events.append((time.monotonic(), rv, rec))
+
+        def on_connect(c):
+            self._conn = c
+
+        follow_watch(self.cp, path, self._stop, on_event, on_connect)
 
     def stop(self):
         self._stop.set()

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -83,6 +84,43 @@ def http_request(host, port, method, path, timeout, body=None):
             return r.status, data
     except (OSError, http.client.HTTPException) as e:
         return None, str(e)
+
+
+def follow_watch(cp, path, stop, on_event, on_connect=None):
+    """Follows the watch `path` (with its query) as the cluster admin until the threading.Event
+    `stop` is set: calls on_event(type, resource_version, object) once per new resourceVersion of
+    an ADDED, MODIFIED or DELETED event, and reconnects after any error or end of stream.
+    on_connect(connection) gets each connection, so that a stopper can shut its socket down."""
+    seen = set()
+    ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
+    ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
+    while not stop.is_set():
+        try:
+            c = http.client.HTTPSConnection(cp.host, int(cp.port), timeout=5, context=ctx)
+            if on_connect:
+                on_connect(c)
+            c.request("GET", path)
+            r = c.getresponse()
+            if r.status != 200:
+                r.read()
+                c.close()
+                stop.wait(0.3)
+                continue
+            c.sock.settimeout(None)
+            while not stop.is_set():
+                line = r.readline()
+                if not line:
+                    break
+                ev = json.loads(line)
+                obj = ev.get("object") or {}
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED") or rv in seen:
+                    continue
+                seen.add(rv)
+                on_event(ev["type"], rv, obj)
+            c.close()
+        except (OSError, http.client.HTTPException, ValueError):
+            stop.wait(0.3)
 
 
 def log(msg):
