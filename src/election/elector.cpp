@@ -121,7 +121,6 @@ void Elector::Observe(const LockObservation& observation) {
   {
     std::lock_guard<std::mutex> l(mu_);
     CheckTermLocked(observation, term_from_watch_);
-    max_transitions_seen_ = std::max(max_transitions_seen_, observation.record.leader_transitions);
     if (phase_ == Phase::kLeader) {
       // A leader learns of its own writes from their answers; a watch may lag behind them, so a
       // stale event must not make its view go backwards. But an event naming someone else (a

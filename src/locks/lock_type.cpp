@@ -75,16 +75,10 @@ std::vector<const LockObjectKind*> LockObjects(LockType type) {
 }
 
 const LockObjectKind* SingleLockObject(LockType type) {
-  switch (type) {
-    case LockType::kLeases:
-      return &kLeaseObject;
-    case LockType::kConfigMaps:
-      return &kConfigMapObject;
-    case LockType::kEndpoints:
-      return &kEndpointsObject;
-    default:
-      return nullptr;
-  }
+  // `auto` lists the Lease before it has chosen, but is no single-object lock until it has.
+  if (type == LockType::kAuto) return nullptr;
+  const std::vector<const LockObjectKind*> objects = LockObjects(type);
+  return objects.size() == 1 ? objects.front() : nullptr;
 }
 
 }  // namespace leasehold::locks
