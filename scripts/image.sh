@@ -6,9 +6,12 @@
 # Usage: scripts/image.sh [all|build|smoke|size|measure [SECONDS]|base]   (default: all = build + smoke + size)
 #   base    make docker.io/library/debian:bookworm-slim in the local store (skipped if present)
 #   build   base, then `buildah bud --isolation chroot --pull-never -t leasehold:dev .`
-#   smoke   `/leasehold --version` through `buildah run`, then ONE agent run from the image's
-#           root filesystem (read-only, uid 65532, chroot) against a real control plane: it must
-#           become leader and answer /leader; SIGTERM must release the Lease.
+#   smoke   the image's root filesystem holds /leasehold and nothing else, and readelf shows
+#           no INTERP and no NEEDED; `/leasehold --version` through `buildah run`; then ONE agent
+#           run from that root (read-only, uid 65532, chroot) against a real control plane: it
+#           must become leader and answer /leader; `leasehold gate -- /leasehold --version` run
+#           there too must start its CMD, POST /release when CMD exits and exit 0 (the Lease is
+#           free); SIGTERM must stop the agent cleanly.
 #   size    uncompressed and gzip -9 size of the image's root filesystem
 #   measure one agent from the image leading for SECONDS (default 30): VmRSS, VmHWM, CPU
 #
@@ -161,12 +164,35 @@ c = json.load(sys.stdin)["OCIv1"]["config"]
 print(c.get("User", ""), json.dumps(c.get("Entrypoint")), json.dumps(c.get("Cmd")))')
   [[ "$cfg" == '65532:65532 ["/leasehold"] null' ]] ||
     die "image config: want user 65532:65532, entrypoint [\"/leasehold\"], no cmd; got $cfg"
+  # Before `buildah run`, which adds its own mount points (dev, proc, sys, etc/hosts...).
+  local files
+  files=$(cd "$MNT" && find . -mindepth 1 | sort | tr '\n' ' ')
+  [[ "$files" == "./leasehold " ]] || die "the image must hold /leasehold alone; it holds: $files"
+  if readelf -lW "$MNT/leasehold" | grep -q INTERP || readelf -dW "$MNT/leasehold" | grep -q NEEDED; then
+    die "/leasehold is not fully static: $(readelf -lW "$MNT/leasehold" | grep -A1 INTERP) $(readelf -dW "$MNT/leasehold" | grep NEEDED)"
+  fi
+  log "the image holds /leasehold alone: no INTERP, no NEEDED ($(readelf -hW "$MNT/leasehold" | sed -n 's/ *Type: *//p'))"
   entry=${cfg#* \[\"}
   entry=${entry%%\"*}
   out=$(bah run --isolation chroot "$CTR" -- "$entry" --version)
   [[ "$out" == "leasehold "* ]] || die "unexpected --version output: $out"
   log "buildah run $entry --version: $out"
-  [[ ! -e "$MNT/bin/sh" && ! -e "$MNT/usr/bin/apt-get" ]] || die "the image has a shell or apt"
+}
+
+# `leasehold gate` from the same root, beside the leading agent: CMD is /leasehold --version (the
+# root holds nothing else to run). The gate must start it as leader, and when it exits by itself
+# POST /release and exit with its code, 0; the Lease is then free.
+smoke_gate() {
+  local out rc=0 holder
+  out=$(timeout 20 env -i "$(command -v chroot)" --userspec=65532:65532 "$RO" /leasehold gate \
+          --address="127.0.0.1:$HPORT" --stop-grace=500ms --status-file=off -- \
+          /leasehold --version 2>&1) || rc=$?
+  ((rc == 0)) || { echo "$out" >&2; die "leasehold gate exited $rc"; }
+  [[ "$out" == *"leasehold "[0-9]* ]] || { echo "$out" >&2; die "the gate's CMD did not run"; }
+  grep -q "started CMD" <<<"$out" || { echo "$out" >&2; die "the gate did not log its start"; }
+  holder=$(lease_holder)
+  [[ -z "$holder" ]] || { echo "$out" >&2; die "the gate's POST /release left holder $holder"; }
+  log "leasehold gate in the same root: started CMD as leader, CMD exited 0, released, exit 0"
 }
 
 # A control plane (LEASEHOLD_E2E_CP's, else a new one), a namespace with deploy/rbac for lock
@@ -249,8 +275,9 @@ cmd_smoke() {
   log "agent from the image's rootfs (uid 65532, read-only root, in-cluster) leads: $BODY"
   holder=$(lease_holder)
   [[ "$BODY" == *"\"name\":\"$holder\""* ]] || die "Lease holder $holder is not the agent: $BODY"
+  smoke_gate
   stop_agent
-  log "SIGTERM released the Lease; smoke test passed"
+  log "SIGTERM stopped the agent cleanly; smoke test passed"
 }
 
 # measure [SECONDS]: RSS and CPU of one agent from the image that leads for SECONDS (default 30)

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,14 +28,17 @@ stops it before the validUntil it last received: the stop signal at validUntil -
 250ms, SIGKILL at validUntil - 250ms; a "no", a lost stream or a refused connection stops it at
 once. On SIGTERM/SIGINT it stops CMD, POSTs /release and exits with CMD's code; when CMD exits
 by itself it POSTs /release and exits with CMD's code (128 + n for signal n). CMD gets
-LEASEHOLD_TERM, the term it runs for.
+LEASEHOLD_TERM, the term it runs for, and LEASEHOLD_TERM_RELIABLE, true when that term is a
+fencing token (false when the sidecar says it is not, or does not say).
 
 Flags (each also LEASEHOLD_GATE_<FLAG>, e.g. LEASEHOLD_GATE_STOP_GRACE; the flag wins):
   --address ADDR       the sidecar's local API (default $LEASEHOLD_HTTP_ADDRESS, else
                        localhost:4040)
   --stop-signal SIG    the first signal to stop CMD (default SIGTERM)
   --stop-grace D       stop signal to SIGKILL (default 3s); at most
-                       (renew-deadline - retry-period) / 2 - 250ms of the sidecar
+                       (renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked
+                       at start and whenever its timings change (if not: CMD is
+                       stopped, exit 2)
   --poll-interval D    GET /leader while the stream is unavailable (default 500ms)
   --status-file PATH   status for `leasehold gate-probe` (default gate-status.json beside
                        this binary; "off" for none)
@@ -77,13 +81,26 @@ Result<int> ParseSignal(const std::string& text) {
                 Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
+// This binary: /proc/self/exe, the file that runs even if its path was replaced since; else (no
+// /proc, as in a bare chroot) the path the kernel was given at exec (AT_EXECFN).
+std::string SelfPath() {
+  if (access("/proc/self/exe", R_OK) == 0) return "/proc/self/exe";
+  const auto* execfn = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
+  return execfn != nullptr ? execfn : "";
+}
+
 }  // namespace
 
 std::string ExecutableDir() {
   char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string path(buf, static_cast<size_t>(n));
+  const std::string self = SelfPath();
+  if (self.empty()) return "";
+  std::string path = self;
+  if (self == "/proc/self/exe") {
+    const ssize_t n = readlink(self.c_str(), buf, sizeof buf - 1);
+    if (n <= 0) return "";
+    path.assign(buf, static_cast<size_t>(n));
+  }
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
 }
@@ -312,7 +329,10 @@ int RunInstall(const std::vector<std::string>& args) {
     std::fprintf(stderr, "leasehold install: usage: leasehold install DIR\n");
     return 2;
   }
-  const Status st = InstallCopy("/proc/self/exe", args[0], "leasehold");
+  const std::string self = SelfPath();
+  const Status st = self.empty()
+                        ? Status(Code::kUnavailable, "cannot tell which file this binary is")
+                        : InstallCopy(self, args[0], "leasehold");
   if (!st.ok()) {
     std::fprintf(stderr, "leasehold install: %s\n", EscapeForLog(st.message()).c_str());
     return 1;

@@ -1,10 +1,9 @@
 #include "app/probe.h"
 
-#include <httplib.h>
-
 #include <cstdio>
 
 #include "base/text.h"
+#include "gate/http_client.h"
 #include "server/listen_address.h"
 
 namespace leasehold::app {
@@ -80,22 +79,19 @@ Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
 }
 
 int ProbeOnce(const ProbeCommand& command, Duration timeout, std::string* detail) {
+  // The gate's loopback client (HTTP/1.0, numeric hosts, a bounded body): whatever listens at
+  // --address answers, and only the first 300 bytes of what it says are kept.
+  constexpr size_t kMaxDetail = 300;
   std::string tried;
   for (const auto& [host, port] : command.targets) {
-    httplib::Client cli(host, port);
-    cli.set_connection_timeout(timeout);
-    cli.set_read_timeout(timeout);
-    cli.set_write_timeout(timeout);
-    cli.set_keep_alive(false);
-    const std::string where = (host.find(':') != std::string::npos ? "[" + host + "]" : host) +
-                              ":" + std::to_string(port) + command.path;
-    auto res = cli.Get(command.path.c_str());
-    if (!res) {
-      tried +=
-          (tried.empty() ? "" : "; ") + where + ": " + httplib::to_string(res.error()) + " error";
+    const gate::Target target{host, port};
+    const std::string where = target.ToString() + command.path;
+    auto res = gate::FetchOnce(target, gate::HttpExchange::Get(command.path), timeout, kMaxDetail);
+    if (!res.ok()) {
+      tried += (tried.empty() ? "" : "; ") + where + ": " + res.status().message();
       continue;
     }
-    std::string body = res->body.substr(0, 300);
+    std::string body = res->body;
     while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
     if (detail) *detail = where + ": " + std::to_string(res->status) + " " + OneLine(body);
     return res->status;

@@ -17,7 +17,7 @@ std::string SignalText(int signo) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(signo);
 }
 
-Action Spawn(int64_t term) { return Action{Action::kSpawn, 0, term, 0}; }
+Action Spawn(int64_t term, bool reliable) { return Action{Action::kSpawn, 0, term, 0, reliable}; }
 Action SignalTree(int signo) { return Action{Action::kSignalTree, signo, 0, 0}; }
 Action Release() { return Action{Action::kRelease, 0, 0, 0}; }
 Action Exit(int code) { return Action{Action::kExit, 0, 0, code}; }
@@ -96,13 +96,18 @@ Actions GateCore::Judge() {
     const State before = state_;
     switch (state_) {
       case State::kWaiting:
-        if (shutdowns_ > 0) {
+        if (fatal_code_) {
+          Enter(State::kExited, fatal_why_ + " while CMD was not running");
+          out.push_back(Release());
+          out.push_back(Exit(*fatal_code_));
+        } else if (shutdowns_ > 0) {
           Enter(State::kExited,
                 "received " + SignalText(shutdown_signo_) + " while CMD was not running");
           out.push_back(Release());
           out.push_back(Exit(0));
         } else if (yes_ && now < *deadline_ - g - m) {
           running_term_ = term_;
+          running_term_reliable_ = term_reliable_;
           pid_ = 0;
           child_exited_ = false;
           tree_empty_ = false;
@@ -110,7 +115,7 @@ Actions GateCore::Judge() {
           exit_code_ = 0;
           Enter(State::kStarting, "this pod leads (term " + std::to_string(term_) +
                                       ", validUntil in " + Ms(*deadline_ - now) + ")");
-          out.push_back(Spawn(term_));
+          out.push_back(Spawn(term_, term_reliable_));
         }
         break;
       case State::kStarting:
@@ -121,6 +126,8 @@ Actions GateCore::Judge() {
           BeginStop("CMD exited by itself with code " + std::to_string(exit_code_) +
                         "; stopping what is left of its process tree",
                     BoundedKill(now), out);
+        } else if (fatal_code_) {
+          BeginStop(fatal_why_ + ": shutting down", BoundedKill(now), out);
         } else if (shutdowns_ > 0) {
           BeginStop("received " + SignalText(shutdown_signo_) + ": shutting down", BoundedKill(now),
                     out);
@@ -137,7 +144,13 @@ Actions GateCore::Judge() {
         break;
       case State::kStopping:
         if (child_exited_ && tree_empty_) {
-          if (shutdowns_ > 0 || self_exit_) {
+          if (fatal_code_) {
+            Enter(State::kExited, "CMD exited with code " + std::to_string(exit_code_) +
+                                      "; releasing the lock and exiting with code " +
+                                      std::to_string(*fatal_code_) + " (" + fatal_why_ + ")");
+            out.push_back(Release());
+            out.push_back(Exit(*fatal_code_));
+          } else if (shutdowns_ > 0 || self_exit_) {
             Enter(State::kExited, "CMD exited with code " + std::to_string(exit_code_) +
                                       "; releasing the lock and exiting with its code");
             out.push_back(Release());
@@ -170,6 +183,7 @@ Actions GateCore::OnLeader(const LeaderView& view) {
         std::chrono::duration_cast<Duration>(*view.valid_until - clock_.SystemNow());
     yes_ = true;
     term_ = view.term;
+    term_reliable_ = view.term_reliable;
     deadline_ = now + ahead;
     if (state_ == State::kStopping && !kill_sent_) {
       kill_at_ = std::min(kill_at_, *deadline_ - options_.margin);
@@ -198,8 +212,10 @@ Actions GateCore::OnSidecarLost(const std::string& why) {
 Actions GateCore::OnSpawned(int pid) {
   if (state_ != State::kStarting) return {};
   pid_ = pid;
-  Enter(State::kRunning, "started CMD, pid " + std::to_string(pid) +
-                             ", LEASEHOLD_TERM=" + std::to_string(running_term_));
+  Enter(State::kRunning,
+        "started CMD, pid " + std::to_string(pid) +
+            ", LEASEHOLD_TERM=" + std::to_string(running_term_) +
+            ", LEASEHOLD_TERM_RELIABLE=" + (running_term_reliable_ ? "true" : "false"));
   return Judge();
 }
 
@@ -229,6 +245,18 @@ Actions GateCore::OnShutdown(int signo) {
     const MonoTime now = clock_.MonotonicNow();
     // A second signal means "now": the operator or supervisor will not wait the grace.
     kill_at_ = std::min(kill_at_, shutdowns_ > 1 ? now : now + options_.stop_grace);
+  }
+  return Judge();
+}
+
+Actions GateCore::OnFatal(const std::string& why, int exit_code) {
+  if (state_ == State::kExited) return {};
+  if (!fatal_code_) {
+    fatal_code_ = exit_code;
+    fatal_why_ = why;
+  }
+  if (state_ == State::kStopping && !kill_sent_) {
+    kill_at_ = std::min(kill_at_, clock_.MonotonicNow() + options_.stop_grace);
   }
   return Judge();
 }

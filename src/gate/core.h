@@ -17,6 +17,7 @@
 //
 //   state     event / condition                          -> state     actions
 //   waiting   shutdown requested                         -> exited    release, exit 0
+//   waiting   fatal(code)                                -> exited    release, exit(code)
 //   waiting   yes and now < D - G - M                    -> starting  spawn(term)
 //   waiting   yes but now >= D - G - M                      (stays)   (too close to run at all)
 //   starting  spawned(pid)                               -> running   (then re-judged at once)
@@ -24,7 +25,7 @@
 //   running   CMD exited by itself (status s)            -> stopping  signal tree(stop), kill at
 //                                                                     min(D - M, now + G): its
 //                                                                     descendants may be left
-//   running   shutdown requested                         -> stopping  signal tree(stop), kill at
+//   running   shutdown requested, or fatal(code)         -> stopping  signal tree(stop), kill at
 //                                                                     min(D - M, now + G)
 //   running   no / lost / refused                        -> stopping  the same
 //   running   yes of another term                        -> stopping  the same (one CMD, one term)
@@ -33,13 +34,18 @@
 //   stopping  now >= kill-at                                (stays)   signal tree(SIGKILL), then
 //                                                                     again every 20 ms until
 //                                                                     the tree is gone
-//   stopping  no / lost / shutdown                          (stays)   kill-at = min(kill-at,
+//   stopping  no / lost / shutdown / fatal                  (stays)   kill-at = min(kill-at,
 //                                                                     now + G); a second
 //                                                                     shutdown: kill-at = now
 //   stopping  CMD and all its descendants gone,
-//             after shutdown or CMD's own exit           -> exited    release, exit(CMD's code)
+//             after a fatal(code)                        -> exited    release, exit(code)
+//   stopping  the same, after shutdown or CMD's own exit -> exited    release, exit(CMD's code)
 //   stopping  the same, otherwise                        -> waiting   (then re-judged at once)
 //   exited    anything                                      (stays)
+//
+// fatal(code) is a configuration error found at run time (the sidecar's timings changed so that
+// --stop-grace no longer fits them): the gate leaves as on SIGTERM, but with `code`, and never
+// starts CMD again. It is no signal: a SIGTERM after it is the first one, not the second.
 //
 // So CMD is never running at D - M: by then it got SIGKILL, and M covers the teardown. Every
 // transition is reported to the observer with its reason.
@@ -77,15 +83,20 @@ struct LeaderView {
   bool is_leader = false;
   int64_t term = 0;
   std::optional<SysTime> valid_until;
+  // termReliable: whether `term` is a fencing token. Absent (an older sidecar): false, the safe
+  // reading.
+  bool term_reliable = false;
 };
 
 struct Action {
   enum Kind { kSpawn, kSignalTree, kRelease, kExit } kind;
-  int signo = 0;      // kSignalTree
-  int64_t term = 0;   // kSpawn: LEASEHOLD_TERM
-  int exit_code = 0;  // kExit
+  int signo = 0;               // kSignalTree
+  int64_t term = 0;            // kSpawn: LEASEHOLD_TERM
+  int exit_code = 0;           // kExit
+  bool term_reliable = false;  // kSpawn: LEASEHOLD_TERM_RELIABLE
   bool operator==(const Action& o) const {
-    return kind == o.kind && signo == o.signo && term == o.term && exit_code == o.exit_code;
+    return kind == o.kind && signo == o.signo && term == o.term && exit_code == o.exit_code &&
+           term_reliable == o.term_reliable;
   }
 };
 using Actions = std::vector<Action>;
@@ -119,6 +130,9 @@ class GateCore {
   Actions OnTreeEmpty();
   // SIGTERM/SIGINT (signo for the log).
   Actions OnShutdown(int signo);
+  // A configuration error found at run time (see fatal above): stop CMD as on SIGTERM, release,
+  // exit with `exit_code`. The first call counts.
+  Actions OnFatal(const std::string& why, int exit_code);
   // Call when NextDeadline() has passed (or at any time: it acts only on what is due).
   Actions OnTick();
 
@@ -130,6 +144,7 @@ class GateCore {
   std::optional<MonoTime> deadline() const { return deadline_; }
   bool has_yes() const { return yes_; }
   int64_t running_term() const { return running_term_; }
+  bool running_term_reliable() const { return running_term_reliable_; }
   int pid() const { return pid_; }
   // While stopping: when SIGKILL is (or was) due.
   MonoTime kill_at() const { return kill_at_; }
@@ -147,17 +162,21 @@ class GateCore {
 
   bool yes_ = false;
   int64_t term_ = 0;
+  bool term_reliable_ = false;
   std::optional<MonoTime> deadline_;
   std::string no_reason_ = "no answer from the sidecar yet";
 
   int pid_ = 0;
   int64_t running_term_ = 0;
+  bool running_term_reliable_ = false;
   bool child_exited_ = false;
   int exit_code_ = 0;
   bool tree_empty_ = false;
   bool self_exit_ = false;
   int shutdowns_ = 0;
   int shutdown_signo_ = 0;
+  std::optional<int> fatal_code_;
+  std::string fatal_why_;
   MonoTime kill_at_{};
   bool kill_sent_ = false;
   MonoTime resweep_at_{};

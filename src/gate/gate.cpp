@@ -39,6 +39,15 @@ std::string SigName(int signo) {
 
 int64_t Millis(Duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
 
+// `name`=`value` in `env`, replacing any value inherited from the gate's own environment.
+void SetEnv(std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  const std::string prefix = name + "=";
+  env.erase(std::remove_if(env.begin(), env.end(),
+                           [&](const std::string& e) { return e.rfind(prefix, 0) == 0; }),
+            env.end());
+  env.push_back(prefix + value);
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : " ") + s;
@@ -55,7 +64,9 @@ class Shell {
   int Run();
 
  private:
-  enum class Mode { kStart, kStream, kPoll };
+  // kCheck: one GET /leader, for its "timings" (watch events carry none), at start and after
+  // every lost stream; then kStream. kPoll: GET /leader every poll-interval.
+  enum class Mode { kCheck, kStream, kPoll };
 
   void OnTransition(State from, State to, const std::string& why);
   void Apply(Actions actions);
@@ -63,6 +74,7 @@ class Shell {
   void StartExchange(MonoTime now);
   void HandleExchange(MonoTime now);
   void OnAnswer(MonoTime now, int status, const std::string& body);
+  bool CheckTimings(const std::optional<SidecarTimings>& timings);
   void Failed(MonoTime now, const std::string& why);
   void ArmTimer(int tfd, MonoTime at);
   void WriteStatus(MonoTime now);
@@ -75,7 +87,7 @@ class Shell {
   GateCore core_;
   std::optional<int> exit_code_;
 
-  Mode mode_ = Mode::kStart;
+  Mode mode_ = Mode::kCheck;
   std::unique_ptr<HttpExchange> ex_;
   MonoTime ex_deadline_{};
   MonoTime reconnect_at_{};
@@ -87,6 +99,10 @@ class Shell {
   SseParser sse_;
   std::string body_;
   bool timings_checked_ = false;
+  std::optional<SidecarTimings> timings_;  // as last checked
+  // After a configuration error found at run time: CMD is being stopped, the sidecar is no
+  // longer asked (only POST /release is left).
+  bool leaving_ = false;
   std::string sidecar_ = "connecting";
 
   pid_t main_pid_ = 0;
@@ -153,7 +169,9 @@ void Shell::Apply(Actions actions) {
     Actions more;
     switch (a.kind) {
       case Action::kSpawn: {
-        auto pid = Spawn(o_.command, EnvironWith("LEASEHOLD_TERM", std::to_string(a.term)));
+        std::vector<std::string> env = EnvironWith("LEASEHOLD_TERM", std::to_string(a.term));
+        SetEnv(env, "LEASEHOLD_TERM_RELIABLE", a.term_reliable ? "true" : "false");
+        auto pid = Spawn(o_.command, env);
         if (pid.ok()) {
           main_pid_ = *pid;
           main_reaped_ = false;
@@ -252,6 +270,9 @@ void Shell::StartExchange(MonoTime now) {
 void Shell::Failed(MonoTime now, const std::string& why) {
   ex_.reset();
   stream_up_ = false;
+  // A lost stream may be a sidecar restarted with other flags: ask GET /leader for its timings
+  // again before the next stream.
+  if (mode_ == Mode::kStream) mode_ = Mode::kCheck;
   SetSidecar("unreachable");
   ++failures_;
   if (!unreachable_logged_) {
@@ -273,30 +294,12 @@ void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
   }
   if (unreachable_logged_) spdlog::info("gate: the sidecar answers again");
   unreachable_logged_ = false;
-  failures_ = 0;
-  if (mode_ == Mode::kStart && !timings_checked_) {
-    timings_checked_ = true;
-    if (parsed->timings) {
-      Status st = CheckStopGrace(o_.core.stop_grace, o_.core.margin,
-                                 parsed->timings->renew_deadline, parsed->timings->retry_period);
-      if (!st.ok()) {
-        spdlog::error("gate: {}", st.message());
-        exit_code_ = 2;
-        return;
-      }
-      spdlog::info(
-          "gate: sidecar timings renew-deadline {}ms, retry-period {}ms: stop-grace {}ms "
-          "fits",
-          Millis(parsed->timings->renew_deadline), Millis(parsed->timings->retry_period),
-          Millis(o_.core.stop_grace));
-    } else {
-      spdlog::warn(
-          "gate: the sidecar's /leader has no \"timings\" (an older leasehold?): "
-          "--stop-grace cannot be checked against renew-deadline - retry-period");
-    }
-  }
+  // A check after a lost stream leaves the backoff to the stream: a sidecar whose stream keeps
+  // failing is not asked twice every 50 ms.
+  if (mode_ != Mode::kCheck || !timings_checked_) failures_ = 0;
+  if (!CheckTimings(parsed->timings)) return;
   if (mode_ == Mode::kPoll) SetSidecar("polling");
-  if (mode_ == Mode::kStart) {
+  if (mode_ == Mode::kCheck) {
     mode_ = Mode::kStream;
     reconnect_at_ = now;
   } else {
@@ -305,6 +308,59 @@ void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
   }
   LogView("GET /leader", parsed->view);
   Apply(core_.OnLeader(parsed->view));
+}
+
+// --stop-grace against the sidecar's timings, at the first answer and again whenever they differ
+// from the ones last checked: the sidecar container can restart alone (its liveness probe, an
+// OOM kill, a changed ConfigMap behind its flags) while the gate and CMD run on. Returns false
+// when the gate is leaving because they do not fit.
+//
+// At start that is a bad configuration: exit 2 before CMD ever runs. Found later, the gate
+// leaves as on SIGTERM (CMD stopped within validUntil - margin, POST /release) and exits 2,
+// rather than staying alive without starting CMD: a gate that stayed would leave its sidecar
+// contending, and once it leads it holds the lock with no CMD running, which a POST /release
+// only defers by the sidecar's hold-off, while every probe of the gate passes. Exiting gives the
+// outcome a restarted gate would reach anyway with these timings, and shows it: the container
+// restarts, its log names --stop-grace, and once the timings are fixed it runs again.
+bool Shell::CheckTimings(const std::optional<SidecarTimings>& t) {
+  const bool first = !timings_checked_;
+  if (!first && t == timings_) return true;
+  timings_checked_ = true;
+  timings_ = t;
+  if (!t) {
+    spdlog::warn(
+        "gate: the sidecar's /leader has no \"timings\" (an older leasehold?): "
+        "--stop-grace cannot be checked against renew-deadline - retry-period");
+    return true;
+  }
+  const std::string changed =
+      first ? ""
+            : "sidecar timings changed to lease-duration " +
+                  std::to_string(Millis(t->lease_duration)) + "ms, renew-deadline " +
+                  std::to_string(Millis(t->renew_deadline)) + "ms, retry-period " +
+                  std::to_string(Millis(t->retry_period)) + "ms (the sidecar restarted?): ";
+  Status st =
+      CheckStopGrace(o_.core.stop_grace, o_.core.margin, t->renew_deadline, t->retry_period);
+  if (st.ok()) {
+    if (first) {
+      spdlog::info(
+          "gate: sidecar timings renew-deadline {}ms, retry-period {}ms: stop-grace {}ms fits",
+          Millis(t->renew_deadline), Millis(t->retry_period), Millis(o_.core.stop_grace));
+    } else {
+      spdlog::info("gate: {}stop-grace {}ms fits", changed, Millis(o_.core.stop_grace));
+    }
+    return true;
+  }
+  if (first) {
+    spdlog::error("gate: {}", st.message());
+    exit_code_ = 2;
+    return false;
+  }
+  spdlog::error("gate: {}{}; stopping CMD, releasing the lock and exiting with code 2", changed,
+                st.message());
+  leaving_ = true;
+  Apply(core_.OnFatal("--stop-grace does not fit the sidecar's new timings", 2));
+  return false;
 }
 
 void Shell::HandleExchange(MonoTime now) {
@@ -391,11 +447,15 @@ int Shell::Run() {
 
   while (!exit_code_) {
     MonoTime now = clock_.MonotonicNow();
-    if (!ex_ && now >= reconnect_at_) StartExchange(now);
+    if (!ex_ && !leaving_ && now >= reconnect_at_) StartExchange(now);
     if (exit_code_) break;
     MonoTime wake = next_heartbeat_;
     if (auto d = core_.NextDeadline()) wake = std::min(wake, *d);
-    wake = std::min(wake, ex_ ? ex_deadline_ : reconnect_at_);
+    if (ex_) {
+      wake = std::min(wake, ex_deadline_);
+    } else if (!leaving_) {
+      wake = std::min(wake, reconnect_at_);
+    }
     ArmTimer(tfd, wake);
     pollfd fds[3] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}, {ex_ ? ex_->fd() : -1, 0, 0}};
     if (ex_) fds[2].events = ex_->poll_events();

@@ -2,9 +2,10 @@
 // over a signalfd (SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2), a CLOCK_BOOTTIME
 // timerfd armed at the core's next deadline, and the sidecar connection:
 //
-//   start    GET /leader until it answers (a refused connection or a 503 before the lock was
+//   check    GET /leader until it answers (a refused connection or a 503 before the lock was
 //            read: wait with backoff, logged once, never exit), to check --stop-grace against
-//            the sidecar's "timings"; then
+//            the sidecar's "timings"; at start, and again after every lost stream (the sidecar
+//            may have restarted alone, with other flags); then
 //   stream   GET /leader/watch; every event goes to the core. The stream ending, a refused
 //            connection, no answer head within 2 s or 20 s without a byte (the sidecar pings
 //            every 15 s) is "not leader" now, then a reconnect with backoff (50 ms .. 1 s);
@@ -35,8 +36,8 @@ struct GateOptions {
 
 // Runs until shutdown or CMD's own exit; returns the process exit code (CMD's, 128 + n for a
 // signal n, 0 after a shutdown while CMD was not running, 2 for a --stop-grace the sidecar's
-// timings refuse). Blocks SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 in the calling
-// thread, which must be the process's only thread.
+// timings refuse, at start or when they change). Blocks SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1
+// and SIGUSR2 in the calling thread, which must be the process's only thread.
 int RunGate(const GateOptions& options);
 
 }  // namespace leasehold::gate

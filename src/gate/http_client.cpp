@@ -162,12 +162,19 @@ std::string HttpExchange::TakeBody() {
   return out;
 }
 
-Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout) {
+Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout,
+                             size_t max_body) {
   auto ex = HttpExchange::Start(target, request);
   if (!ex.ok()) return ex.status();
   const MonoTime deadline = BootClock::now() + timeout;
   HttpAnswer answer;
   while (!(*ex)->closed()) {
+    if (answer.body.size() > max_body) {
+      answer.status = (*ex)->status();
+      answer.body.resize(max_body);
+      answer.truncated = true;
+      return answer;
+    }
     const Duration left = deadline - BootClock::now();
     if (left <= Duration::zero()) return Status(Code::kDeadlineExceeded, "no answer in time");
     pollfd p{(*ex)->fd(), (*ex)->poll_events(), 0};
@@ -180,6 +187,10 @@ Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, D
   }
   answer.status = (*ex)->status();
   answer.body += (*ex)->TakeBody();
+  if (answer.body.size() > max_body) {
+    answer.body.resize(max_body);
+    answer.truncated = true;
+  }
   return answer;
 }
 

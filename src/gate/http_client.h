@@ -62,11 +62,16 @@ class HttpExchange {
 };
 
 // Runs one exchange to the end, blocking up to `timeout`: (status, body). For the POST /release
-// at exit and for tests; the gate's loop drives exchanges itself.
+// at exit, for `leasehold probe` and for tests; the gate's loop drives exchanges itself. Whatever
+// listens at `target` may be hostile: the body kept is at most `max_body` bytes (default 64 KiB),
+// and the exchange ends there (`truncated`) instead of reading on until the timeout.
 struct HttpAnswer {
   int status = 0;
   std::string body;
+  bool truncated = false;
 };
-Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout);
+constexpr size_t kDefaultMaxBody = 64 * 1024;
+Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout,
+                             size_t max_body = kDefaultMaxBody);
 
 }  // namespace leasehold::gate

@@ -38,6 +38,9 @@ Result<ParsedLeader> ParseLeaderJson(std::string_view json) {
   if (auto term = doc.FindMember("term"); term != doc.MemberEnd() && term->value.IsInt64()) {
     p.view.term = term->value.GetInt64();
   }
+  if (auto tr = doc.FindMember("termReliable"); tr != doc.MemberEnd() && tr->value.IsBool()) {
+    p.view.term_reliable = tr->value.GetBool();
+  }
   if (auto vu = doc.FindMember("validUntil"); vu != doc.MemberEnd() && vu->value.IsString()) {
     auto t = ParseRfc3339Utc(std::string_view(vu->value.GetString(), vu->value.GetStringLength()));
     if (t.ok()) p.view.valid_until = *t;

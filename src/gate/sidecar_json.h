@@ -24,6 +24,11 @@ struct SidecarTimings {
   Duration lease_duration{};
   Duration renew_deadline{};
   Duration retry_period{};
+  bool operator==(const SidecarTimings& o) const {
+    return lease_duration == o.lease_duration && renew_deadline == o.renew_deadline &&
+           retry_period == o.retry_period;
+  }
+  bool operator!=(const SidecarTimings& o) const { return !(*this == o); }
 };
 
 struct ParsedLeader {
@@ -32,7 +37,8 @@ struct ParsedLeader {
 };
 
 // One /leader JSON object. Invalid when it is not JSON or isLeader is missing; a validUntil
-// that does not parse counts as absent (so a "yes" without it is no yes).
+// that does not parse counts as absent (so a "yes" without it is no yes); a termReliable that is
+// absent or not a bool counts as false.
 Result<ParsedLeader> ParseLeaderJson(std::string_view json);
 
 // Incremental text/event-stream parser (the subset the sidecar writes: "event:", "data:",

@@ -6,6 +6,9 @@
 #include "kube/curl_api_client.h"
 
 #include <curl/curl.h>
+#ifdef LEASEHOLD_CURL_MBEDTLS
+#include <mbedtls/ssl.h>
+#endif
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,6 +29,29 @@
 
 namespace leasehold::kube {
 namespace {
+
+#ifdef LEASEHOLD_CURL_MBEDTLS
+// The static build's TLS stack is Mbed TLS 3.6 (scripts/static.sh). By default it offers RSA-PSS
+// signatures (for TLS 1.3) ahead of PKCS#1 v1.5, yet cannot verify a PSS signature in a TLS 1.2
+// handshake; TLS 1.2 servers (Go's, OpenSSL's) sign with the client's first choice they support,
+// so every handshake with an RSA-keyed apiserver that speaks TLS 1.2 (OpenShift 3.11, a TLS 1.2
+// load balancer) would fail. PKCS#1 v1.5 goes before PSS: a TLS 1.2 server then picks it, and a
+// TLS 1.3 server still signs with PSS (PKCS#1 v1.5 is not allowed there). e2e/static_scenarios.py
+// runs both versions.
+constexpr uint16_t kSignatureAlgorithms[] = {
+    MBEDTLS_TLS1_3_SIG_ECDSA_SECP256R1_SHA256, MBEDTLS_TLS1_3_SIG_ECDSA_SECP384R1_SHA384,
+    MBEDTLS_TLS1_3_SIG_ECDSA_SECP521R1_SHA512, MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA256,
+    MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA384,       MBEDTLS_TLS1_3_SIG_RSA_PKCS1_SHA512,
+    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA256,    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA384,
+    MBEDTLS_TLS1_3_SIG_RSA_PSS_RSAE_SHA512,    MBEDTLS_TLS1_3_SIG_NONE,
+};
+
+// CURLOPT_SSL_CTX_FUNCTION: for Mbed TLS, curl passes the connection's mbedtls_ssl_config.
+CURLcode OrderSignatureAlgorithms(CURL*, void* ssl_config, void*) {
+  mbedtls_ssl_conf_sig_algs(static_cast<mbedtls_ssl_config*>(ssl_config), kSignatureAlgorithms);
+  return CURLE_OK;
+}
+#endif
 
 // A 2xx body larger than this is refused (Unavailable): Kubernetes objects are far smaller,
 // so only a broken or hostile server sends it.
@@ -168,6 +194,9 @@ class Session {
 
     // TLS: verified against the configured CA only (CAPATH off, so the system store is not
     // consulted), unless the kubeconfig said insecure-skip-tls-verify.
+#ifdef LEASEHOLD_CURL_MBEDTLS
+    curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, OrderSignatureAlgorithms);
+#endif
     curl_blob ca_blob{}, cert_blob{}, key_blob{};
     if (s.insecure) {
       curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -195,8 +224,11 @@ class Session {
       curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
     }
     if (!s.key_data.empty()) {
+      // The key's PEM with its terminating NUL counted: mbedTLS (the static build's TLS stack)
+      // parses a key as PEM only when the buffer's last byte is NUL, and curl hands it the blob
+      // as is. OpenSSL's PEM reader ignores the extra byte. data()[size()] is NUL by definition.
       key_blob =
-          curl_blob{const_cast<char*>(s.key_data.data()), s.key_data.size(), CURL_BLOB_NOCOPY};
+          curl_blob{const_cast<char*>(s.key_data.data()), s.key_data.size() + 1, CURL_BLOB_NOCOPY};
       curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key_blob);
       curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
     } else if (!s.key_file.empty()) {

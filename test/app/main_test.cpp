@@ -86,7 +86,7 @@ TEST_CASE("Main: exit codes") {
        {"probe", "--leader", "--address=127.0.0.1:1"},
        1,
        "",
-       "leasehold probe: no answer (127.0.0.1:1/is-leader: Connection error)\n"},
+       "leasehold probe: no answer (127.0.0.1:1/is-leader: connect: Connection refused)\n"},
       {"unreadable kubeconfig: 2 and one log line",
        {"--lock-name=a", "--kubeconfig=/nonexistent/kubeconfig", "--log-format=json"},
        2,

@@ -203,5 +203,80 @@ TEST_CASE("ProbeOnce: the detail says what answered") {
   CHECK(detail == "127.0.0.1:" + std::to_string(agent.port) + "/readyz: 503 {\"ready\":false}");
 }
 
+// A listener that answers 200 and then never stops sending, or never sends at all: the probe
+// must end within its timeout and keep a bounded detail, whatever listens at --address.
+struct HostileListener {
+  explicit HostileListener(bool talk) : talk_(talk) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(listen(fd, 4) == 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this] {
+      const int c = accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      const std::string head = "HTTP/1.1 200 OK\r\n\r\n";
+      if (talk_) send(c, head.data(), head.size(), MSG_NOSIGNAL);
+      const std::string chunk(4096, 'A');
+      while (!stop.load()) {
+        if (!talk_) {
+          usleep(1000);
+          continue;
+        }
+        if (send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+        sent += chunk.size();
+      }
+      close(c);
+    });
+  }
+  ~HostileListener() {
+    stop = true;
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+    thread.join();
+  }
+  bool talk_;
+  int fd = -1;
+  int port = 0;
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> sent{0};
+  std::thread thread;
+};
+
+TEST_CASE("ProbeOnce: a listener that never stops or never starts talking") {
+  struct Case {
+    const char* name;
+    bool talk;
+    int want_status;
+    std::string want_detail_start;
+  };
+  const std::vector<Case> cases = {
+      {"endless body: the 200 counts, 300 bytes of detail are kept", true, 200,
+       "/readyz: 200 " + std::string(300, 'A')},
+      {"silent: no answer within the timeout", false, 0, "no answer ("},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      HostileListener hostile(c.talk);
+      auto cmd =
+          ParseProbeCommand({"--address=127.0.0.1:" + std::to_string(hostile.port)}, EnvWith({}));
+      REQUIRE(cmd.ok());
+      std::string detail;
+      CHECK(ProbeOnce(*cmd, std::chrono::milliseconds(300), &detail) == c.want_status);
+      const std::string prefix = "127.0.0.1:" + std::to_string(hostile.port);
+      if (c.talk) {
+        CHECK(detail == prefix + c.want_detail_start);
+      } else {
+        CHECK(detail.rfind(c.want_detail_start, 0) == 0);
+        CHECK(detail.size() < 200);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace leasehold::app

@@ -33,9 +33,10 @@ struct Harness {
                 }};
   MonoTime t0 = clock.MonotonicNow();
 
-  LeaderView Yes(int64_t term, Duration valid_for) const {
+  LeaderView Yes(int64_t term, Duration valid_for, bool term_reliable = false) const {
     return LeaderView{true, term,
-                      clock.SystemNow() + std::chrono::duration_cast<SysTime::duration>(valid_for)};
+                      clock.SystemNow() + std::chrono::duration_cast<SysTime::duration>(valid_for),
+                      term_reliable};
   }
   // Waiting -> starting -> running for term 4 with a yes valid for 10 s.
   void Run() {
@@ -46,7 +47,9 @@ struct Harness {
 
 using Step = std::function<Actions(Harness&)>;
 
-Action Spawn(int64_t term) { return Action{Action::kSpawn, 0, term, 0}; }
+Action Spawn(int64_t term, bool reliable = false) {
+  return Action{Action::kSpawn, 0, term, 0, reliable};
+}
 Action Sig(int signo) { return Action{Action::kSignalTree, signo, 0, 0}; }
 Action Release() { return Action{Action::kRelease, 0, 0, 0}; }
 Action Exit(int code) { return Action{Action::kExit, 0, 0, code}; }
@@ -55,7 +58,8 @@ std::string Show(const Actions& as) {
   std::string out;
   for (const Action& a : as) {
     out += "[" + std::to_string(a.kind) + " sig=" + std::to_string(a.signo) +
-           " term=" + std::to_string(a.term) + " code=" + std::to_string(a.exit_code) + "]";
+           " term=" + std::to_string(a.term) + " code=" + std::to_string(a.exit_code) +
+           " reliable=" + std::to_string(a.term_reliable) + "]";
   }
   return out;
 }
@@ -79,6 +83,19 @@ TEST_CASE("GateCore: every edge") {
        {[](Harness& h) { return h.core.OnLeader(h.Yes(7, seconds(10))); }},
        State::kStarting,
        {Spawn(7)}},
+      {"waiting + yes with a reliable term -> starting, spawn with LEASEHOLD_TERM_RELIABLE",
+       {[](Harness& h) { return h.core.OnLeader(h.Yes(7, seconds(10), true)); }},
+       State::kStarting,
+       {Spawn(7, true)}},
+      {"waiting + yes (reliable) too close to run, then yes (unreliable): the spawning view counts",
+       {[](Harness& h) { return h.core.OnLeader(h.Yes(7, kGrace + kMargin, true)); },
+        [](Harness& h) { return h.core.OnLeader(h.Yes(7, seconds(10), false)); }},
+       State::kStarting,
+       {Spawn(7, false)}},
+      {"waiting + fatal -> exited: release, exit with its code",
+       {[](Harness& h) { return h.core.OnFatal("timings", 2); }},
+       State::kExited,
+       {Release(), Exit(2)}},
       {"waiting + yes too close to its validUntil to run at all: stays waiting",
        {[](Harness& h) { return h.core.OnLeader(h.Yes(7, kGrace + kMargin)); }},
        State::kWaiting,
@@ -184,6 +201,20 @@ TEST_CASE("GateCore: every edge") {
        State::kStopping,
        {Sig(SIGTERM)},
        kGrace},
+      {"running + fatal -> stopping, SIGKILL after the grace",
+       {run, [](Harness& h) { return h.core.OnFatal("timings", 2); }},
+       State::kStopping,
+       {Sig(SIGTERM)},
+       kGrace},
+      {"running + fatal late: SIGKILL still at validUntil - margin",
+       {run,
+        [](Harness& h) {
+          h.clock.Advance(seconds(9));
+          return h.core.OnFatal("timings", 2);
+        }},
+       State::kStopping,
+       {Sig(SIGTERM)},
+       seconds(10) - kMargin},
       {"running + CMD exits by itself -> stopping what is left",
        {run, [](Harness& h) { return h.core.OnChildExited(Exited(3)); }},
        State::kStopping,
@@ -210,6 +241,46 @@ TEST_CASE("GateCore: every edge") {
         [](Harness& h) { return h.core.OnTreeEmpty(); }},
        State::kExited,
        {Release(), Exit(128 + SIGTERM)}},
+      {"stopping after a fatal: tree gone -> exited with the fatal code, not CMD's",
+       {run, [](Harness& h) { return h.core.OnFatal("timings", 2); },
+        [](Harness& h) { return h.core.OnChildExited(Exited(0)); },
+        [](Harness& h) { return h.core.OnTreeEmpty(); }},
+       State::kExited,
+       {Release(), Exit(2)}},
+      {"stopping after a lost stream + fatal: tree gone -> exited, CMD never again",
+       {run, [](Harness& h) { return h.core.OnSidecarLost("the stream ended"); },
+        [](Harness& h) { return h.core.OnFatal("timings", 2); },
+        [](Harness& h) { return h.core.OnLeader(h.Yes(4, seconds(10))); },
+        [](Harness& h) { return h.core.OnChildExited(Killed(SIGTERM)); },
+        [](Harness& h) { return h.core.OnTreeEmpty(); }},
+       State::kExited,
+       {Release(), Exit(2)}},
+      {"stopping (timer) + fatal: SIGKILL moves to now + grace when sooner",
+       {run,
+        [](Harness& h) {
+          h.clock.Advance(seconds(10) - kGrace - kMargin);
+          return h.core.OnTick();
+        },
+        [](Harness& h) { return h.core.OnFatal("timings", 2); }},
+       State::kStopping,
+       {},
+       seconds(10) - kMargin},  // D - M = now + 1 s = now + grace
+      {"stopping (fatal) + shutdown: a first signal, not a second: SIGKILL not now",
+       {run, [](Harness& h) { return h.core.OnFatal("timings", 2); },
+        [](Harness& h) {
+          h.clock.Advance(milliseconds(300));
+          return h.core.OnShutdown(SIGTERM);
+        }},
+       State::kStopping,
+       {},
+       kGrace},
+      {"stopping (fatal) + shutdown, tree gone: still the fatal code",
+       {run, [](Harness& h) { return h.core.OnFatal("timings", 2); },
+        [](Harness& h) { return h.core.OnShutdown(SIGTERM); },
+        [](Harness& h) { return h.core.OnChildExited(Killed(SIGTERM)); },
+        [](Harness& h) { return h.core.OnTreeEmpty(); }},
+       State::kExited,
+       {Release(), Exit(2)}},
       {"stopping after a no: tree gone -> waiting, no release",
        {run,
         [](Harness& h) {
@@ -315,6 +386,7 @@ TEST_CASE("GateCore: every edge") {
           for (auto& a : h.core.OnTick()) all.push_back(a);
           for (auto& a : h.core.OnShutdown(SIGTERM)) all.push_back(a);
           for (auto& a : h.core.OnSidecarLost("x")) all.push_back(a);
+          for (auto& a : h.core.OnFatal("timings", 2)) all.push_back(a);
           return all;
         }},
        State::kExited,

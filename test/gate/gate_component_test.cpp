@@ -71,6 +71,17 @@ std::string LeaderJson(bool leader, int64_t term, int64_t valid_until_wall_ms = 
   return j + "}";
 }
 
+// `json` (an object) with one more member first, e.g. R"("termReliable":true)".
+std::string WithMember(const std::string& json, const std::string& member) {
+  return "{" + member + "," + json.substr(1);
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 bool WaitFor(const std::function<bool()>& pred, milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -159,6 +170,11 @@ class FakeSidecar {
   std::vector<int64_t> release_boot_ms() {
     std::lock_guard<std::mutex> l(mu_);
     return release_boot_ms_;
+  }
+  // Every request so far, in order: "GET /leader", "POST /release", ...
+  std::vector<std::string> paths() {
+    std::lock_guard<std::mutex> l(mu_);
+    return paths_;
   }
   int requests(const std::string& path) {
     std::lock_guard<std::mutex> l(mu_);
@@ -708,6 +724,155 @@ TEST_CASE("gate: a descendant that called setsid is stopped too") {
   side.Push(LeaderJson(false, 4));
   REQUIRE(WaitFor([&] { return g.InState("waiting"); }, seconds(5)));
   CHECK(ProcessGone(daemon));
+}
+
+TEST_CASE("gate: LEASEHOLD_TERM_RELIABLE from the view that started CMD") {
+  struct Case {
+    const char* name;
+    std::string member;  // added to the /leader JSON; empty: none (an older sidecar)
+    const char* want;
+  };
+  const std::vector<Case> cases = {
+      {"termReliable true", R"("termReliable":true)", "7 true\n"},
+      {"termReliable false, with its reason",
+       R"("termReliable":false,"termReason":"a writer that does not count transitions")",
+       "7 false\n"},
+      {"absent (an older sidecar): false", "", "7 false\n"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      FakeSidecar side;
+      TempDir d;
+      const std::string yes = LeaderJson(true, 7, WallMs() + 10000);
+      side.SetLeader(c.member.empty() ? yes : WithMember(yes, c.member));
+      // The gate's own environment has a value: CMD must see the view's, never that one.
+      Gate g(d, side.port(),
+             InDir(d,
+                   "echo $LEASEHOLD_TERM $LEASEHOLD_TERM_RELIABLE > env.tmp && mv env.tmp env; "
+                   "exec sleep 60"),
+             {"--stop-grace", "500ms"}, {"env", "LEASEHOLD_TERM_RELIABLE=inherited"});
+      REQUIRE(WaitFor([&] { return g.InState("running") && !ReadFile(d / "env").empty(); },
+                      seconds(5)));
+      CHECK(ReadFile(d / "env") == c.want);
+      CHECK(g.Log().find(std::string("LEASEHOLD_TERM_RELIABLE=") +
+                         (std::string(c.want) == "7 true\n" ? "true" : "false")) !=
+            std::string::npos);
+    }
+  }
+}
+
+// The sidecar container can restart alone with other flags while the gate runs on: timings
+// (renew-deadline, retry-period) come only with GET /leader, at start, after a lost stream, and
+// on every poll. With --stop-grace 500ms, 10s/2s (the default here) and 6s/1s fit, 2s/1s does not
+// ((2s - 1s) / 2 - 250ms = 250ms < 500ms).
+struct TimingsCase {
+  const char* name;
+  int watch_status;  // 200: the stream, dropped to make the gate ask again; 503: polling
+};
+const std::vector<TimingsCase> kTimingsCases = {
+    {"after the stream dropped", 200},
+    {"while polling", 503},
+};
+
+TEST_CASE(
+    "gate: the sidecar's timings change so that stop-grace no longer fits: CMD stopped, "
+    "POST /release, exit 2") {
+  for (const TimingsCase& c : kTimingsCases) {
+    SUBCASE(c.name) {
+      FakeSidecar side;
+      TempDir d;
+      side.SetWatchStatus(c.watch_status);
+      side.SetLeader(LeaderJson(true, 4, WallMs() + 10000));
+      Gate g(d, side.port(),
+             InDir(d, "trap 'date +%s%3N > got-term; exit 0' TERM; " + kTrace +
+                          "while :; do sleep 0.02; done"),
+             {"--stop-grace", "500ms", "--poll-interval", "50ms"});
+      REQUIRE(WaitFor(
+          [&] {
+            return g.InState("running") && ReadPid(d / "pid") > 0 &&
+                   (c.watch_status != 200 || side.streams() == 1);
+          },
+          seconds(5)));
+      const pid_t child = ReadPid(d / "pid");
+      // Still a yes, 10 s ahead: only the timings stop CMD.
+      side.SetLeader(LeaderJson(true, 4, WallMs() + 10000, /*renew_ms=*/2000, /*retry_ms=*/1000));
+      if (c.watch_status == 200) side.DropStreams();
+      REQUIRE(g.Wait(seconds(5)) == std::optional<int>(2));
+      CHECK(ProcessGone(child));
+      REQUIRE(!ReadFile(d / "got-term").empty());
+      const std::vector<std::string> paths = side.paths();
+      if (c.watch_status == 200) {
+        CHECK(paths == std::vector<std::string>{"GET /leader", "GET /leader/watch", "GET /leader",
+                                                "POST /release"});
+      } else {
+        // The first check, the refused stream, polls until the new timings, then the release.
+        REQUIRE(paths.size() >= 4);
+        CHECK(paths[0] == "GET /leader");
+        CHECK(paths[1] == "GET /leader/watch");
+        for (size_t i = 2; i + 1 < paths.size(); ++i) CHECK(paths[i] == "GET /leader");
+        CHECK(paths.back() == "POST /release");
+      }
+      // The release came after CMD's last act.
+      REQUIRE(side.releases() == 1);
+      const int64_t cmd_done_wall = std::atoll(ReadFile(d / "got-term").c_str());
+      const int64_t release_wall = side.release_boot_ms()[0] - BootMs() + WallMs();
+      CHECK(release_wall >= cmd_done_wall);
+      const std::string log = g.Log();
+      CHECK(Count(log, "waiting -> starting") == 1);  // never started again
+      CHECK(Count(log, "--stop-grace 500ms is too long") == 1);
+      CHECK(log.find("sidecar timings changed to lease-duration 15000ms, renew-deadline 2000ms, "
+                     "retry-period 1000ms") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("gate: the sidecar's timings change and stop-grace still fits: the gate carries on") {
+  for (const TimingsCase& c : kTimingsCases) {
+    SUBCASE(c.name) {
+      FakeSidecar side;
+      TempDir d;
+      side.SetWatchStatus(c.watch_status);
+      side.SetLeader(LeaderJson(true, 4, WallMs() + 10000));
+      Gate g(d, side.port(),
+             InDir(d, "trap 'exit 0' TERM; " + kTrace + "while :; do sleep 0.02; done"),
+             {"--stop-grace", "500ms", "--poll-interval", "50ms"});
+      REQUIRE(WaitFor(
+          [&] {
+            return g.InState("running") && ReadPid(d / "pid") > 0 &&
+                   (c.watch_status != 200 || side.streams() == 1);
+          },
+          seconds(5)));
+      const pid_t child = ReadPid(d / "pid");
+      side.SetLeader(LeaderJson(true, 4, WallMs() + 10000, /*renew_ms=*/6000, /*retry_ms=*/1000));
+      if (c.watch_status == 200) side.DropStreams();
+      const std::string fits =
+          "sidecar timings changed to lease-duration 15000ms, renew-deadline 6000ms, "
+          "retry-period 1000ms (the sidecar restarted?): stop-grace 500ms fits";
+      REQUIRE(WaitFor([&] { return g.Log().find(fits) != std::string::npos; }, seconds(5)));
+      if (c.watch_status == 200) {
+        // The lost stream alone stops CMD (as always); the yes on the new stream starts it again.
+        REQUIRE(WaitFor(
+            [&] {
+              return side.streams() == 1 && g.InState("running") && ReadPid(d / "pid") != child;
+            },
+            seconds(5)));
+        const std::vector<std::string> paths = side.paths();
+        CHECK(paths == std::vector<std::string>{"GET /leader", "GET /leader/watch", "GET /leader",
+                                                "GET /leader/watch"});
+      } else {
+        // Three more polls, all answered with the same timings: CMD runs on, the line once.
+        const int polls = side.requests("GET /leader");
+        REQUIRE(WaitFor([&] { return side.requests("GET /leader") >= polls + 3; }, seconds(5)));
+        CHECK(g.InState("running"));
+        CHECK(ReadPid(d / "pid") == child);
+        CHECK_FALSE(ProcessGone(child));
+        CHECK(Count(g.Log(), "waiting -> starting") == 1);
+      }
+      CHECK(g.alive());
+      CHECK(Count(g.Log(), "sidecar timings changed") == 1);
+      CHECK(side.releases() == 0);
+    }
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gate/status.h"
@@ -63,6 +64,28 @@ TEST_CASE("ParseLeaderJson") {
     CHECK_FALSE(p->view.is_leader);
     CHECK_FALSE(p->view.valid_until);
     CHECK_FALSE(p->timings);
+  }
+  SUBCASE("termReliable: true, false, absent or not a bool (false: the safe reading)") {
+    const std::vector<std::pair<const char*, bool>> cases = {
+        {R"({"isLeader":true,"term":3,"termReliable":true})", true},
+        {R"({"isLeader":true,"term":3,"termReliable":false,"termReason":"x"})", false},
+        {R"({"isLeader":true,"term":3})", false},
+        {R"({"isLeader":true,"term":3,"termReliable":"true"})", false},
+    };
+    for (const auto& [json, want] : cases) {
+      CAPTURE(json);
+      auto p = ParseLeaderJson(json);
+      REQUIRE(p.ok());
+      CHECK(p->view.term_reliable == want);
+    }
+  }
+  SUBCASE("timings compare equal only when all three are") {
+    using std::chrono::seconds;
+    const SidecarTimings a{seconds(15), seconds(10), seconds(2)};
+    CHECK(a == SidecarTimings{seconds(15), seconds(10), seconds(2)});
+    CHECK(a != SidecarTimings{seconds(16), seconds(10), seconds(2)});
+    CHECK(a != SidecarTimings{seconds(15), seconds(9), seconds(2)});
+    CHECK(a != SidecarTimings{seconds(15), seconds(10), seconds(1)});
   }
   SUBCASE("a validUntil that does not parse is no validUntil") {
     auto p = ParseLeaderJson(R"({"isLeader":true,"term":3,"validUntil":"soon"})");

@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""e2e checks of the fully static binary (scripts/static.sh, the image's recipe) from a root
+filesystem that holds nothing but the binary and what a kubelet mounts into every container
+(/etc/hosts, /etc/resolv.conf, the service-account token): no loader, no libraries, no
+nsswitch.conf, no CA bundle. On a real etcd + kube-apiserver.
+
+Usage: python3 -m e2e.static_scenarios NAME [NAME...]   (or `all`, `list`).
+CTest registers each as e2e_static_NAME (label e2e). Needs root (chroot) and UDP 127.0.0.1:53
+free (the fake DNS server: resolv.conf cannot name a port).
+
+LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
+build-static/ (cached libraries: about 1 min for them, 3 min for leasehold on 2 cores).
+"""
+
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from e2e.lib.harness import REPO, Namespace, Registry, Scenario, free_port, http_request, log, \
+    wait_until
+
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
+CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
+SA_PATH = "var/run/secrets/kubernetes.io/serviceaccount"
+TIMINGS = ["--lease-duration=4s", "--renew-deadline=3s", "--retry-period=1s"]
+
+
+def static_binary():
+    b = os.environ.get("LEASEHOLD_STATIC_BIN")
+    if b:
+        return Path(b)
+    out = REPO / "build-static"
+    t = time.monotonic()
+    r = subprocess.run(["bash", str(REPO / "scripts" / "static.sh"), str(out)],
+                       capture_output=True, text=True)
+    print(r.stderr[-4000:])
+    assert r.returncode == 0, f"scripts/static.sh failed ({r.returncode})"
+    log(f"static binary built in {time.monotonic() - t:.0f}s")
+    return out / "leasehold"
+
+
+def assert_fully_static(binary):
+    prog = subprocess.run(["readelf", "-lW", str(binary)], capture_output=True, text=True).stdout
+    dyn = subprocess.run(["readelf", "-dW", str(binary)], capture_output=True, text=True).stdout
+    assert "INTERP" not in prog, f"{binary} names a program interpreter"
+    assert "NEEDED" not in dyn and "RUNPATH" not in dyn, f"{binary} needs libraries:\n{dyn}"
+
+
+# ---------------------------------------------------------------------------- fake DNS server
+
+class FakeDns:
+    """UDP DNS on 127.0.0.1:53: an A record for each name in `names` (NODATA for other types of
+    those names), NXDOMAIN for every other name. `asked` lists each (name, qtype) received."""
+
+    def __init__(self, names):
+        self.names = names
+        self.asked = []
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.bind(("127.0.0.1", 53))
+        except OSError as e:
+            raise AssertionError(f"cannot bind the fake DNS server to 127.0.0.1:53: {e}")
+        self.sock.settimeout(0.2)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                data, peer = self.sock.recvfrom(2048)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            reply = self._answer(data)
+            if reply:
+                self.sock.sendto(reply, peer)
+
+    def _answer(self, q):
+        if len(q) < 12:
+            return None
+        qid, _flags, qdcount = struct.unpack(">HHH", q[:6])
+        if qdcount != 1:
+            return None
+        i, labels = 12, []
+        while i < len(q) and q[i] != 0:
+            n = q[i]
+            labels.append(q[i + 1:i + 1 + n].decode("ascii", "replace"))
+            i += 1 + n
+        qtype = struct.unpack(">H", q[i + 1:i + 3])[0]
+        question = q[12:i + 5]
+        name = ".".join(labels).lower()
+        self.asked.append((name, qtype))
+        ip = self.names.get(name)
+        rcode = 0 if ip else 3
+        answers = b""
+        if ip and qtype == 1:
+            answers = (b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 5, 4) + socket.inet_aton(ip))
+        header = struct.pack(">HHHHHH", qid, 0x8180 | rcode, 1, 1 if answers else 0, 0, 0)
+        return header + question + answers
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+        self.thread.join(2)
+
+
+# ------------------------------------------------------------------------------ TLS proxies
+
+class TlsProxy:
+    """e2e/static/tlsproxy.go: Go's crypto/tls (the apiserver's own stack) in front of the
+    apiserver, with its certificate, limited to TLS versions [minimum, maximum] ("1.2", "1.3").
+    `versions()` lists the version of each handshake it completed."""
+
+    def __init__(self, cp, tmp, minimum="1.2", maximum="1.3"):
+        exe = tmp / "tlsproxy"
+        if not exe.exists():
+            go = shutil.which("go") or "/usr/local/go/bin/go"
+            subprocess.run([go, "build", "-o", str(exe),
+                            str(REPO / "e2e" / "static" / "tlsproxy.go")], check=True,
+                           cwd=tmp, env={**os.environ, "GO111MODULE": "off"})
+        pki = cp.dir / "pki"
+        self.out = tmp / f"tlsproxy-{minimum}-{maximum}.out"
+        self.proc = subprocess.Popen(
+            [str(exe), "-cert", str(pki / "apiserver.crt"), "-key", str(pki / "apiserver.key"),
+             "-ca", str(pki / "ca.crt"), "-upstream", f"{cp.host}:{cp.port}",
+             "-min", minimum, "-max", maximum], stdout=open(self.out, "w"))
+        first = wait_until(lambda: self.out.read_text().split("\n")[0].strip()
+                           if "\n" in self.out.read_text() else None, 10, what="tlsproxy")
+        assert first.startswith("listening "), first
+        self.port = int(first.split()[1])
+
+    def versions(self):
+        return [line[len("version "):] for line in self.out.read_text().splitlines()
+                if line.startswith("version ")]
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+# ------------------------------------------------------------------------------- the roots
+
+class Root:
+    """A root filesystem with /leasehold alone, then what a kubelet mounts: /etc/hosts,
+    /etc/resolv.conf, the service-account directory; plus /cfg for a kubeconfig (a Secret)."""
+
+    def __init__(self, tmp, binary, tag):
+        self.dir = Path(tempfile.mkdtemp(dir=tmp, prefix=f"root-{tag}-"))
+        os.chmod(self.dir, 0o755)
+        shutil.copy2(binary, self.dir / "leasehold")
+        os.chmod(self.dir / "leasehold", 0o755)
+        listing = sorted(p.name for p in self.dir.iterdir())
+        assert listing == ["leasehold"], listing
+
+    def kubelet_files(self, ns, hosts="", resolv="nameserver 127.0.0.1\noptions timeout:1\n"):
+        etc = self.dir / "etc"
+        etc.mkdir(exist_ok=True)
+        (etc / "hosts").write_text("127.0.0.1 localhost\n" + hosts)
+        (etc / "resolv.conf").write_text(resolv)
+        sa = self.dir / SA_PATH
+        sa.parent.mkdir(parents=True, exist_ok=True)
+        if sa.exists():
+            shutil.rmtree(sa)
+        ns.cp.sa_dir(ns.name, ns.sa, sa)
+        self.open_up()
+        return sa
+
+    def kubeconfig(self, cp, server, ca_data=None):
+        """The control plane's admin kubeconfig (embedded CA, client certificate and key: the
+        TLS stack parses all three from memory), pointed at `server`."""
+        cfg = (cp.dir / "admin.kubeconfig").read_text().splitlines()
+        out = []
+        for line in cfg:
+            if line.strip().startswith("server:"):
+                line = line[:line.index("server:")] + f"server: {server}"
+            if ca_data and line.strip().startswith("certificate-authority-data:"):
+                line = line[:line.index("certificate-authority-data:")] + \
+                    f"certificate-authority-data: {ca_data}"
+            out.append(line)
+        d = self.dir / "cfg"
+        d.mkdir(exist_ok=True)
+        (d / "kubeconfig").write_text("\n".join(out) + "\n")
+        self.open_up()
+        return "/cfg/kubeconfig"
+
+    def open_up(self):
+        for p in self.dir.rglob("*"):
+            os.chmod(p, 0o755 if p.is_dir() else (0o755 if p.name == "leasehold" else 0o644))
+
+    def run(self, args, env=None, **kw):
+        """Popen of /leasehold ARGS chrooted in this root as uid 65532, environment `env` only."""
+        return subprocess.Popen([CHROOT, "--userspec=65532:65532", str(self.dir), "/leasehold",
+                                 *args], env=env or {}, **kw)
+
+
+class ChrootAgent:
+    def __init__(self, root, ns, pod, args, env, logf):
+        self.port = free_port()
+        self.logf = logf
+        self.pod = pod
+        full_env = {"POD_NAME": pod, "POD_NAMESPACE": ns.name,
+                    "LEASEHOLD_LOCK_NAME": ns.lock_name, **env}
+        self.proc = root.run([f"--http-address=127.0.0.1:{self.port}", *TIMINGS,
+                              "--release-on-shutdown=immediate", *args], env=full_env,
+                             stdout=open(logf, "w"), stderr=subprocess.STDOUT)
+
+    def log(self):
+        return Path(self.logf).read_text(errors="replace")
+
+    def leader(self):
+        st, body = http_request("127.0.0.1", self.port, "GET", "/leader", 0.5)
+        return body if st in (200, 503) and isinstance(body, dict) else None
+
+    def wait_leader(self, timeout=20):
+        def lead():
+            assert self.proc.poll() is None, f"{self.pod} exited:\n{self.log()[-3000:]}"
+            b = self.leader()
+            return b if b and b.get("isLeader") else None
+        return wait_until(lead, timeout, what=f"{self.pod} to lead")
+
+    def wait_failed_attempts(self, n, timeout=20):
+        wait_until(lambda: self.log().count("leader election attempt") >= n, timeout,
+                   what=f"{n} failed attempts of {self.pod}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+def holder(ns):
+    try:
+        return ns.lease()["spec"].get("holderIdentity", "")
+    except Exception:  # no Lease yet
+        return None
+
+
+def wrong_ca(tmp):
+    """A self-signed CA that signed nothing the apiserver serves."""
+    d = Path(tempfile.mkdtemp(dir=tmp, prefix="wrong-ca-"))
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=not-the-cluster-ca", "-keyout", str(d / "ca.key"),
+                    "-out", str(d / "ca.crt")], check=True, capture_output=True)
+    return d / "ca.crt"
+
+
+# ------------------------------------------------------------------------------- scenarios
+
+@scenario
+def rootfs(s):
+    """The static binary from an empty root: in-cluster and kubeconfig credentials, names from
+    /etc/hosts and from DNS through the pod's search path, TLS 1.3 only and TLS 1.2 only, a
+    wrong CA and a name the certificate does not hold refused; `install` then `gate` from a
+    second empty root."""
+    cp = s.control_plane()
+    binary = static_binary()
+    assert_fully_static(binary)
+    tmp = Path(tempfile.mkdtemp(prefix="leasehold-static-"))
+    os.chmod(tmp, 0o755)
+    port = cp.port
+    search = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local "
+              "cluster.local\noptions ndots:5 timeout:1 attempts:2\n")
+    dns = FakeDns({"kubernetes.default.svc.cluster.local": "127.0.0.1"})
+    proxies = []
+    agents = []
+    try:
+        cases = [
+            # name, credentials, hosts, resolv, TLS versions, want: lead | refuse
+            ("in-cluster: ca.crt and token", "in-cluster", "", None, None, "lead"),
+            ("kubeconfig: a name from /etc/hosts, DNS says no such name", "kubeconfig-hosts",
+             "127.0.0.1 kubernetes.default.svc\n", None, None, "lead"),
+            ("kubeconfig: a name from DNS through the search path", "kubeconfig-dns", "",
+             search, None, "lead"),
+            ("in-cluster through TLS 1.3 only (Go's crypto/tls)", "in-cluster", "", None,
+             ("1.3", "1.3"), "lead"),
+            ("in-cluster through TLS 1.2 only (Go's crypto/tls)", "in-cluster", "", None,
+             ("1.2", "1.2"), "lead"),
+            ("a CA that did not sign the apiserver's certificate", "in-cluster-wrong-ca", "",
+             None, None, "refuse"),
+            ("a name the apiserver's certificate does not hold", "kubeconfig-wrong-name",
+             "127.0.0.1 not-the-apiserver.test\n", None, None, "refuse"),
+        ]
+        results = []
+        for i, (name, creds, hosts, resolv, tls, want) in enumerate(cases):
+            log(f"--- {name}")
+            ns = Namespace(cp, f"static-{i}")
+            root = Root(tmp, binary, f"case{i}")
+            sa = root.kubelet_files(ns, hosts=hosts, resolv=resolv or
+                                    "nameserver 127.0.0.1\noptions timeout:1\n")
+            env = {}
+            args = []
+            target_port = port
+            proxy = None
+            if tls:
+                proxy = TlsProxy(cp, tmp, minimum=tls[0], maximum=tls[1])
+                proxies.append(proxy)
+                target_port = proxy.port
+            if creds.startswith("in-cluster"):
+                env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                       "KUBERNETES_SERVICE_PORT": str(target_port)}
+                if creds == "in-cluster-wrong-ca":
+                    shutil.copy(wrong_ca(tmp), sa / "ca.crt")
+                    root.open_up()
+            else:
+                host = {"kubeconfig-hosts": "kubernetes.default.svc",
+                        "kubeconfig-dns": "kubernetes.default.svc",
+                        "kubeconfig-wrong-name": "not-the-apiserver.test"}[creds]
+                args = [f"--kubeconfig={root.kubeconfig(cp, f'https://{host}:{target_port}')}"]
+            asked_before = len(dns.asked)
+            a = ChrootAgent(root, ns, f"static-{i}", args, env, tmp / f"agent-{i}.log")
+            agents.append(a)
+            if want == "lead":
+                body = a.wait_leader()
+                assert holder(ns) == body["identity"], (holder(ns), body)
+                assert "validUntil" in body and body["lock"]["type"] == "leases", body
+            else:
+                a.wait_failed_attempts(2)
+                b = a.leader()
+                assert b is not None and not b.get("isLeader"), b
+                assert holder(ns) in (None, ""), holder(ns)
+                assert "certificate" in a.log().lower() or "x509" in a.log().lower(), \
+                    a.log()[-2000:]
+            asked = [q for q in dns.asked[asked_before:]]
+            if creds == "kubeconfig-hosts":
+                assert not [q for q in asked if q[0].startswith("kubernetes.default.svc")], \
+                    f"/etc/hosts had the name, yet DNS was asked: {asked}"
+            if creds == "kubeconfig-dns":
+                assert ("kubernetes.default.svc.cluster.local", 1) in asked, asked
+            if proxy:
+                want_v = "TLS " + tls[0]
+                assert proxy.versions() and set(proxy.versions()) == {want_v}, proxy.versions()
+            rc = a.stop()
+            assert rc == 0, f"exit {rc} on SIGTERM:\n{a.log()[-2000:]}"
+            if want == "lead":
+                assert holder(ns) == "", f"not released on SIGTERM: {holder(ns)}"
+            tls_seen = sorted(set(proxy.versions())) if proxy else []
+            results.append((name, want, tls_seen, len(asked)))
+            log(f"    {want}: ok (proxy saw {tls_seen or '-'}, DNS queries {len(asked)})")
+
+        # install, then gate from a second root that holds only the copy, as the K8up example
+        # runs it: an init container's `leasehold install /leasehold-bin`, then the main
+        # container's `/leasehold-bin/leasehold gate -- CMD`.
+        log("--- install, then gate from a second empty root")
+        ns = Namespace(cp, "static-gate")
+        root = Root(tmp, binary, "sidecar")
+        root.kubelet_files(ns)
+        shared = root.dir / "shared"
+        shared.mkdir()
+        os.chmod(shared, 0o777)
+        r = root.run(["install", "/shared"])
+        assert r.wait(10) == 0
+        assert sorted(p.name for p in shared.iterdir()) == ["leasehold"], list(shared.iterdir())
+        assert (shared / "leasehold").read_bytes() == Path(binary).read_bytes()
+        main_root = Path(tempfile.mkdtemp(dir=tmp, prefix="root-main-"))
+        os.chmod(main_root, 0o755)
+        os.rename(shared, main_root / "leasehold-bin")
+        a = ChrootAgent(root, ns, "static-gate",
+                        [], {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                             "KUBERNETES_SERVICE_PORT": str(port)}, tmp / "agent-gate.log")
+        agents.append(a)
+        a.wait_leader()
+        g = subprocess.run([CHROOT, "--userspec=65532:65532", str(main_root),
+                            "/leasehold-bin/leasehold", "gate", f"--address=127.0.0.1:{a.port}",
+                            "--stop-grace=500ms", "--status-file=off", "--",
+                            "/leasehold-bin/leasehold", "--version"],
+                           env={}, capture_output=True, text=True, timeout=30)
+        out = g.stdout + g.stderr
+        assert g.returncode == 0, f"gate exited {g.returncode}:\n{out}"
+        assert "started CMD" in out and "leasehold " in g.stdout, out
+        wait_until(lambda: holder(ns) == "", 5, what="the gate's POST /release")
+        assert a.stop() == 0
+        log("    gate: started CMD as leader, CMD exited 0, /release, exit 0")
+        log("static rootfs: " + json.dumps(results))
+    except BaseException:
+        for a in agents:
+            print(f"----- log of {a.pod}\n{a.log()[-3000:]}")
+        raise
+    finally:
+        for a in agents:
+            a.stop()
+        for p in proxies:
+            p.close()
+        dns.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(SCENARIOS.main())
