@@ -8,6 +8,7 @@ packages=(
   libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
   doctest-dev libyaml-cpp-dev
   openssl curl python3 python3-venv procps
+  bzip2 xz-utils  # scripts/static.sh unpacks source packages (.tar.bz2, .tar.xz)
 )
 if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
