@@ -126,18 +126,25 @@ class TlsProxy:
         exe = tmp / "tlsproxy"
         if not exe.exists():
             go = shutil.which("go") or "/usr/local/go/bin/go"
+            env = {**os.environ, "GO111MODULE": "off"}
+            env.setdefault("HOME", str(tmp))
+            env.setdefault("GOCACHE", str(Path(env["HOME"]) / ".cache" / "go-build"))
             subprocess.run([go, "build", "-o", str(exe),
                             str(REPO / "e2e" / "static" / "tlsproxy.go")], check=True,
-                           cwd=tmp, env={**os.environ, "GO111MODULE": "off"})
+                           cwd=tmp, env=env)
         pki = cp.dir / "pki"
         self.out = tmp / f"tlsproxy-{minimum}-{maximum}.out"
         self.proc = subprocess.Popen(
             [str(exe), "-cert", str(pki / "apiserver.crt"), "-key", str(pki / "apiserver.key"),
              "-ca", str(pki / "ca.crt"), "-upstream", f"{cp.host}:{cp.port}",
              "-min", minimum, "-max", maximum], stdout=open(self.out, "w"))
-        first = wait_until(lambda: self.out.read_text().split("\n")[0].strip()
-                           if "\n" in self.out.read_text() else None, 10, what="tlsproxy")
-        assert first.startswith("listening "), first
+        try:
+            first = wait_until(lambda: self.out.read_text().split("\n")[0].strip()
+                               if "\n" in self.out.read_text() else None, 10, what="tlsproxy")
+            assert first.startswith("listening "), first
+        except BaseException:
+            self.close()
+            raise
         self.port = int(first.split()[1])
 
     def versions(self):
@@ -176,17 +183,17 @@ class Root:
         self.open_up()
         return sa
 
-    def kubeconfig(self, cp, server, ca_data=None):
+    def kubeconfig(self, cp, server, drop_ca=False):
         """The control plane's admin kubeconfig (embedded CA, client certificate and key: the
-        TLS stack parses all three from memory), pointed at `server`."""
+        TLS stack parses all three from memory), pointed at `server`; without its CA if
+        `drop_ca`."""
         cfg = (cp.dir / "admin.kubeconfig").read_text().splitlines()
         out = []
         for line in cfg:
             if line.strip().startswith("server:"):
                 line = line[:line.index("server:")] + f"server: {server}"
-            if ca_data and line.strip().startswith("certificate-authority-data:"):
-                line = line[:line.index("certificate-authority-data:")] + \
-                    f"certificate-authority-data: {ca_data}"
+            if drop_ca and line.strip().startswith("certificate-authority-data:"):
+                continue
             out.append(line)
         d = self.dir / "cfg"
         d.mkdir(exist_ok=True)
@@ -276,10 +283,11 @@ def rootfs(s):
     port = cp.port
     search = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local "
               "cluster.local\noptions ndots:5 timeout:1 attempts:2\n")
-    dns = FakeDns({"kubernetes.default.svc.cluster.local": "127.0.0.1"})
+    dns = None
     proxies = []
     agents = []
     try:
+        dns = FakeDns({"kubernetes.default.svc.cluster.local": "127.0.0.1"})
         cases = [
             # name, credentials, hosts, resolv, TLS versions, want: lead | refuse
             ("in-cluster: ca.crt and token", "in-cluster", "", None, None, "lead"),
@@ -353,6 +361,21 @@ def rootfs(s):
             results.append((name, want, tls_seen, len(asked)))
             log(f"    {want}: ok (proxy saw {tls_seen or '-'}, DNS queries {len(asked)})")
 
+        # A kubeconfig that names no CA counts on the system's bundle, which a root holding only
+        # the binary does not have: one line at start, exit code of a bad configuration.
+        log("--- kubeconfig without a CA, no bundle in the root: refused at start")
+        ns = Namespace(cp, "static-noca")
+        root = Root(tmp, binary, "noca")
+        root.kubelet_files(ns)
+        cfg = root.kubeconfig(cp, f"https://127.0.0.1:{port}", drop_ca=True)
+        a = ChrootAgent(root, ns, "static-noca", [f"--kubeconfig={cfg}"], {},
+                        tmp / "agent-noca.log")
+        agents.append(a)
+        rc = a.proc.wait(10)
+        assert rc not in (0, None), rc
+        assert "names no certificate-authority" in a.log(), a.log()[-2000:]
+        log(f"    refused at start, exit {rc}")
+
         # install, then gate from a second root that holds only the copy, as the K8up example
         # runs it: an init container's `leasehold install /leasehold-bin`, then the main
         # container's `/leasehold-bin/leasehold gate -- CMD`.
@@ -364,7 +387,12 @@ def rootfs(s):
         shared.mkdir()
         os.chmod(shared, 0o777)
         r = root.run(["install", "/shared"])
-        assert r.wait(10) == 0
+        try:
+            assert r.wait(10) == 0
+        finally:
+            if r.poll() is None:
+                r.kill()
+                r.wait()
         assert sorted(p.name for p in shared.iterdir()) == ["leasehold"], list(shared.iterdir())
         assert (shared / "leasehold").read_bytes() == Path(binary).read_bytes()
         main_root = Path(tempfile.mkdtemp(dir=tmp, prefix="root-main-"))
@@ -396,7 +424,8 @@ def rootfs(s):
             a.stop()
         for p in proxies:
             p.close()
-        dns.close()
+        if dns:
+            dns.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

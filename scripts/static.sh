@@ -37,10 +37,12 @@ gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 
 # The pins: Debian 13 source package versions. Change them together with BENCHMARKS.md's numbers.
+# curl: 8.14.1-2+deb13u7 is listed in trixie and trixie-security as of 2026-12-01, but neither
+# archive served its files here (404), so the newest that can be fetched is pinned; the script
+# warns when a newer version is listed, so that the pin is raised as soon as it can be.
 MBEDTLS_DEB=3.6.6-0.1~deb13u1
 CURL_DEB=8.14.1-2+deb13u5
 SUITE=trixie
-prefix=$cache/tls-mbedtls_${MBEDTLS_DEB}-curl_${CURL_DEB}
 
 # The machine's Debian archive and security archive, from its apt sources (deb822 *.sources
 # URIs: and one-line *.list entries).
@@ -66,7 +68,7 @@ fetch_source() {
   main=$(grep -v -- '-security' <<<"$uris" | head -1 || true)
   security=$(grep -- '-security' <<<"$uris" | head -1 || true)
   [[ -n "$main" ]] || die "no Debian archive in the apt sources"
-  mkdir -p "$apt/parts"
+  rm -rf "$apt/parts" && mkdir -p "$apt/parts" "$apt/cache/archives/partial"
   echo "deb-src $main $SUITE main" >"$apt/main.list"
   lists+=("$apt/main.list")
   if [[ -n "$security" ]]; then
@@ -74,26 +76,39 @@ fetch_source() {
     cat "$apt/main.list" "$apt/security.list" >"$apt/all.list"
     lists=("$apt/all.list" "$apt/main.list" "$apt/security.list")
   fi
-  local l opts
+  local l opts tag newest errors=""
   for l in "${lists[@]}"; do
+    tag=$(basename "$l" .list)
     opts=(-o "Dir::Etc::SourceList=$l" -o "Dir::Etc::SourceParts=$apt/parts"
-          -o "Dir::State::Lists=$apt/lists-$(basename "$l" .list)" -o "APT::Sandbox::User=root")
-    mkdir -p "$apt/lists-$(basename "$l" .list)/partial"
-    apt-get "${opts[@]}" update -qq >/dev/null 2>&1 || continue
+          -o "Dir::State::Lists=$apt/lists-$tag" -o "Dir::Cache=$apt/cache"
+          -o "APT::Sandbox::User=root")
+    mkdir -p "$apt/lists-$tag/partial"
+    if ! apt-get "${opts[@]}" update -qq >"$apt/update-$tag.log" 2>&1; then
+      errors+="apt-get update ($tag): $(tail -3 "$apt/update-$tag.log")"$'\n'
+      continue
+    fi
+    newest=$(apt-cache "${opts[@]}" showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' |
+             sort -V | tail -1)
+    if [[ -n "$newest" && "$newest" != "$version" ]] &&
+       [[ $(printf '%s\n%s\n' "$version" "$newest" | sort -V | tail -1) == "$newest" ]]; then
+      log "warning: $pkg $newest is listed in $tag, newer than the pin $version: raise the pin if its files are served"
+    fi
     rm -rf "$dir" && mkdir -p "$dir"
     if (cd "$dir" && apt-get "${opts[@]}" source -qq "$pkg=$version" >"$dir.log" 2>&1); then
       touch "$dir/.done"
       SRC_DIR=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -1)
-      log "source $pkg $version from $(cat "$l" | tr '\n' ' ')"
+      log "source $pkg $version from $(tr '\n' ' ' <"$l")"
       return 0
     fi
+    errors+="apt-get source ($tag): $(tail -3 "$dir.log")"$'\n'
   done
-  cat "$dir.log" >&2 || true
+  printf '%s' "$errors" >&2
   die "apt-get source $pkg=$version ($SUITE) failed"
 }
 
 build_tls() {
   [[ -f "$prefix/.done" ]] && return 0
+  log "building the TLS libraries into $prefix"
   rm -rf "$prefix" "$cache/build-mbedtls" "$cache/build-curl"
   fetch_source mbedtls "$MBEDTLS_DEB"
   local mbedtls_src=$SRC_DIR
@@ -139,6 +154,10 @@ build_tls() {
   touch "$prefix/.done"
 }
 
+# The libraries' directory is named by everything that shapes them: the pins, this recipe
+# (build_tls's text), the compiler and the architecture.
+recipe=$(declare -f build_tls | sha256sum | cut -c1-12)
+prefix=$cache/tls-mbedtls_${MBEDTLS_DEB}-curl_${CURL_DEB}-$(gcc -dumpfullversion)-$(uname -m)-$recipe
 build_tls
 log "Mbed TLS $MBEDTLS_DEB and libcurl $CURL_DEB in $prefix"
 CURL_PREFIX=$prefix

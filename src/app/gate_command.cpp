@@ -83,8 +83,10 @@ Result<int> ParseSignal(const std::string& text) {
 
 // This binary: /proc/self/exe, the file that runs even if its path was replaced since; else (no
 // /proc, as in a bare chroot) the path the kernel was given at exec (AT_EXECFN).
+// (An execute-only binary cannot be copied either way.)
 std::string SelfPath() {
-  if (access("/proc/self/exe", R_OK) == 0) return "/proc/self/exe";
+  char buf[16];
+  if (readlink("/proc/self/exe", buf, sizeof buf) > 0) return "/proc/self/exe";
   const auto* execfn = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
   return execfn != nullptr ? execfn : "";
 }
@@ -259,7 +261,17 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
   if (path.empty()) {
     if (auto e = env.getenv("LEASEHOLD_GATE_STATUS_FILE"); e && !e->empty()) path = *e;
   }
-  if (path.empty()) path = ExecutableDir() + "/gate-status.json";
+  if (path.empty()) {
+    // The gate's own default; where this binary's directory is unknown the gate writes none.
+    const std::string dir = ExecutableDir();
+    if (dir.empty()) {
+      std::fprintf(stderr,
+                   "leasehold gate-probe: no status file: this binary's directory is unknown; "
+                   "set --status-file or LEASEHOLD_GATE_STATUS_FILE for the gate and the probe\n");
+      return 1;
+    }
+    path = dir + "/gate-status.json";
+  }
   auto content = ReadRegularFile(path, 64 * 1024);
   if (!content.ok()) {
     std::fprintf(stderr, "leasehold gate-probe: %s\n",

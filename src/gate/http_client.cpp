@@ -8,12 +8,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace leasehold::gate {
 namespace {
 
 constexpr size_t kMaxHead = 16 * 1024;
+// Body bytes one OnReady() call reads at most. The peer may send faster than we drain: without a
+// cap the read loop would never see EAGAIN, and the callers' bounds (FetchOnce's max_body and
+// deadline, the gate's timers) would never get their turn. poll() is level-triggered, so the
+// rest is read on the next call.
+constexpr size_t kMaxReadPerCall = 64 * 1024;
 
 Status Errno(const std::string& what, int err) {
   return Status(Code::kUnavailable, what + ": " + std::strerror(err));
@@ -91,7 +97,12 @@ Status HttpExchange::ParseHead() {
   if (head.rfind("HTTP/1.", 0) != 0 || head.size() < 12) {
     return Status(Code::kUnavailable, "not an HTTP answer");
   }
-  status_ = std::atoi(head.c_str() + 9);
+  char* code_end = nullptr;
+  const long code = std::strtol(head.c_str() + 9, &code_end, 10);
+  if (code_end != head.c_str() + 12 || code < 100 || code > 599) {
+    return Status(Code::kUnavailable, "not an HTTP status line");
+  }
+  status_ = static_cast<int>(code);
   size_t pos = head.find("\r\n");
   while (pos != std::string::npos) {
     const size_t next = head.find("\r\n", pos + 2);
@@ -126,7 +137,9 @@ Status HttpExchange::OnReady() {
     written_ += static_cast<size_t>(n);
   }
   char buf[16 * 1024];
+  size_t read_now = 0;
   for (;;) {
+    if (head_done_ && read_now >= kMaxReadPerCall) break;
     const ssize_t n = recv(fd_, buf, sizeof buf, 0);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
@@ -138,6 +151,7 @@ Status HttpExchange::OnReady() {
       break;
     }
     in_.append(buf, static_cast<size_t>(n));
+    read_now += static_cast<size_t>(n);
     if (head_done_) {
       body_seen_ += n;
     } else {

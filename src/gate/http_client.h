@@ -31,8 +31,9 @@ class HttpExchange {
   int fd() const { return fd_; }
   // For poll(): POLLOUT until the request is written, then POLLIN.
   short poll_events() const;
-  // Call when poll() reported the fd. Reads or writes what it can. Unavailable when the
-  // connection failed (refused, reset); OK otherwise, also at the end of the answer (closed()).
+  // Call when poll() reported the fd. Reads or writes what it can, at most 64 KiB of body per
+  // call. Unavailable when the connection failed (refused, reset) or the answer is no HTTP; OK
+  // otherwise, also at the end of the answer (closed()).
   Status OnReady();
 
   bool head_done() const { return head_done_; }

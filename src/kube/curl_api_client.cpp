@@ -111,6 +111,29 @@ Result<std::shared_ptr<const Settings>> MakeSettings(const ClusterConfig& config
   settings->key_file = config.client_key_file;
   settings->key_data = config.client_key_data;
   settings->insecure = config.insecure_skip_tls_verify;
+#ifdef LEASEHOLD_CURL_MBEDTLS
+  // A kubeconfig may name no CA and count on the system's (client-go then uses the host's
+  // roots). The static build has no built-in bundle and its image no /etc/ssl: use the one the
+  // main image or a mount provides at Debian's, RHEL's or Alpine's path, else refuse at start
+  // instead of failing every handshake.
+  if (!settings->insecure && settings->ca_file.empty() && settings->ca_data.empty()) {
+    for (const char* bundle : {"/etc/ssl/certs/ca-certificates.crt",
+                               "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"}) {
+      if (access(bundle, R_OK) == 0) {
+        settings->ca_file = bundle;
+        break;
+      }
+    }
+    if (settings->ca_file.empty()) {
+      return Status(
+          Code::kInvalid,
+          (config.source.empty() ? std::string("the cluster config") : config.source) +
+              " names no certificate-authority or certificate-authority-data, and this "
+              "static build has no CA bundle (none at /etc/ssl/certs/ca-certificates.crt): "
+              "add the apiserver's CA to the kubeconfig");
+    }
+  }
+#endif
   settings->user_agent =
       options.user_agent.empty() ? std::string("leasehold/") + kVersion : options.user_agent;
   settings->request_timeout = options.request_timeout;
@@ -212,7 +235,8 @@ class Session {
       } else if (!s.ca_file.empty()) {
         curl_easy_setopt(h, CURLOPT_CAINFO, s.ca_file.c_str());
         curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);
-      }  // else: no CA configured; curl's default store still verifies the server.
+      }  // else: no CA configured; curl's default store verifies the server (the static build
+         // has none: MakeSettings then names a bundle file or refuses).
     }
     if (!s.cert_data.empty()) {
       cert_blob =

@@ -1,0 +1,111 @@
+// The gate's loopback HTTP client (also `leasehold probe`'s) against hostile listeners on
+// 127.0.0.1 port 0: a peer that sends faster than the client drains, and status lines that are
+// not HTTP. Each read is bounded, whatever the peer does.
+#include "gate/http_client.h"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace leasehold::gate {
+namespace {
+
+// Accepts one connection, sends `head`, then (if `flood`) 256 KiB chunks until the client goes.
+struct Listener {
+  Listener(std::string head, bool flood) : head_(std::move(head)), flood_(flood) {
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(listen(fd, 4) == 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+    thread = std::thread([this] {
+      const int c = accept(fd, nullptr, nullptr);
+      if (c < 0) return;
+      send(c, head_.data(), head_.size(), MSG_NOSIGNAL);
+      const std::string chunk(256 * 1024, 'x');
+      while (flood_ && !stop.load()) {
+        if (send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+      }
+      if (!flood_) {
+        while (!stop.load()) usleep(1000);
+      }
+      close(c);
+    });
+  }
+  ~Listener() {
+    stop = true;
+    shutdown(fd, SHUT_RDWR);
+    close(fd);
+    thread.join();
+  }
+  Target target() const { return Target{"127.0.0.1", port}; }
+
+  std::string head_;
+  bool flood_;
+  int fd = -1;
+  int port = 0;
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+TEST_CASE("HttpExchange: one OnReady reads at most 64 KiB of body from a flooding peer") {
+  Listener peer("HTTP/1.0 200 OK\r\n\r\n", true);
+  auto ex = HttpExchange::Start(peer.target(), HttpExchange::Get("/leader/watch"));
+  REQUIRE(ex.ok());
+  size_t calls_with_body = 0;
+  for (int i = 0; i < 2000 && calls_with_body < 20; ++i) {
+    pollfd p{(*ex)->fd(), (*ex)->poll_events(), 0};
+    REQUIRE(poll(&p, 1, 2000) == 1);
+    REQUIRE((*ex)->OnReady().ok());
+    const std::string body = (*ex)->TakeBody();
+    // 64 KiB of body per call, plus what came in with the head (at most one 16 KiB read).
+    CHECK(body.size() <= 64 * 1024 + 16 * 1024);
+    if (!body.empty()) ++calls_with_body;
+  }
+  CHECK(calls_with_body == 20);
+}
+
+TEST_CASE("FetchOnce: max_body and the status line") {
+  struct Case {
+    const char* name;
+    std::string head;
+    bool flood;
+    bool want_ok;
+    int want_status;
+  };
+  const std::vector<Case> cases = {
+      {"a flood: the first 300 bytes, truncated", "HTTP/1.1 200 OK\r\n\r\n", true, true, 200},
+      {"a status that is not a number", "HTTP/1.1 2x0 OK\r\n\r\n", false, false, 0},
+      {"a status out of range", "HTTP/1.1 999 Nope\r\n\r\n", false, false, 0},
+      {"a status of two digits", "HTTP/1.1 20 OK\r\n\r\n", false, false, 0},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      Listener peer(c.head, c.flood);
+      auto r = FetchOnce(peer.target(), HttpExchange::Get("/readyz"), std::chrono::seconds(2), 300);
+      REQUIRE(r.ok() == c.want_ok);
+      if (c.want_ok) {
+        CHECK(r->status == c.want_status);
+        CHECK(r->body.size() == 300);
+        CHECK(r->truncated);
+      } else {
+        CHECK(r.status().code() == Code::kUnavailable);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leasehold::gate
