@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fakes/fake_environment.h"
+#include "fakes/loopback_listener.h"
 
 namespace leasehold::app {
 namespace {
@@ -150,14 +151,10 @@ struct FakeAgent {
 // A port on which nothing listens: bound, never listened on, so connections are refused.
 struct ClosedPort {
   ClosedPort() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    const testing::LoopbackSocket s = testing::ListenOnLoopback(0, /*listen_too=*/false);
+    REQUIRE(s.fd >= 0);
+    fd = s.fd;
+    port = s.port;
   }
   ~ClosedPort() { close(fd); }
   int fd = -1;
@@ -207,15 +204,10 @@ TEST_CASE("ProbeOnce: the detail says what answered") {
 // must end within its timeout and keep a bounded detail, whatever listens at --address.
 struct HostileListener {
   explicit HostileListener(bool talk) : talk_(talk) {
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(fd, 4) == 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    const testing::LoopbackSocket s = testing::ListenOnLoopback();
+    REQUIRE(s.fd >= 0);
+    fd = s.fd;
+    port = s.port;
     thread = std::thread([this] {
       const int c = accept(fd, nullptr, nullptr);
       if (c < 0) return;

@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/loopback_listener.h"
+
 namespace {
 
 using std::chrono::milliseconds;
@@ -112,18 +114,10 @@ bool WriteAll(int fd, const std::string& s) {
 class FakeSidecar {
  public:
   explicit FakeSidecar(int port = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(fd_, 64) == 0);
-    socklen_t len = sizeof a;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    const leasehold::testing::LoopbackSocket s = leasehold::testing::ListenOnLoopback(port);
+    REQUIRE(s.fd >= 0);
+    fd_ = s.fd;
+    port_ = s.port;
     thread_ = std::thread([this] { Accept(); });
   }
   ~FakeSidecar() {

@@ -15,21 +15,18 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/loopback_listener.h"
+
 namespace leasehold::gate {
 namespace {
 
 // Accepts one connection, sends `head`, then (if `flood`) 256 KiB chunks until the client goes.
 struct Listener {
   Listener(std::string head, bool flood) : head_(std::move(head)), flood_(flood) {
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(listen(fd, 4) == 0);
-    socklen_t len = sizeof a;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
+    const testing::LoopbackSocket s = testing::ListenOnLoopback();
+    REQUIRE(s.fd >= 0);
+    fd = s.fd;
+    port = s.port;
     thread = std::thread([this] {
       const int c = accept(fd, nullptr, nullptr);
       if (c < 0) return;
