@@ -151,7 +151,8 @@ struct FakeAgent {
 // A port on which nothing listens: bound, never listened on, so connections are refused.
 struct ClosedPort {
   ClosedPort() {
-    const testing::LoopbackSocket s = testing::ListenOnLoopback(0, /*listen_too=*/false);
+    const leasehold::testing::LoopbackSocket s =
+        leasehold::testing::ListenOnLoopback(0, /*listen_too=*/false);
     REQUIRE(s.fd >= 0);
     fd = s.fd;
     port = s.port;
@@ -204,7 +205,7 @@ TEST_CASE("ProbeOnce: the detail says what answered") {
 // must end within its timeout and keep a bounded detail, whatever listens at --address.
 struct HostileListener {
   explicit HostileListener(bool talk) : talk_(talk) {
-    const testing::LoopbackSocket s = testing::ListenOnLoopback();
+    const leasehold::testing::LoopbackSocket s = leasehold::testing::ListenOnLoopback();
     REQUIRE(s.fd >= 0);
     fd = s.fd;
     port = s.port;
