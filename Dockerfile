@@ -29,7 +29,7 @@ RUN apt-get update -qq \
 
 WORKDIR /src
 COPY CMakeLists.txt ./
-COPY scripts/static.sh ./scripts/
+COPY scripts/static.sh scripts/debian-mirror.sh ./scripts/
 COPY src ./src
 # The recipe: TLS libraries from source, then leasehold static; it checks that readelf shows no
 # INTERP, no NEEDED and no RUNPATH. Then /rootfs holds the binary alone, and it must run there

@@ -44,25 +44,9 @@ ensure_tools() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The machine's Debian mirrors, from its apt sources: deb822 *.sources (URIs:) and one-line
-# sources.list (deb URL SUITE ...). `debian_mirror` prints the first main archive, `debian_mirror
-# security` the first security archive (or nothing).
-debian_mirror() {
-  local kind=${1:-main} f all=""
-  if [[ "$kind" == main && -n "${DEBIAN_MIRROR:-}" ]]; then echo "$DEBIAN_MIRROR"; return; fi
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [[ -f "$f" ]] && all+=$(awk 'tolower($1)=="uris:" {for (i = 2; i <= NF; i++) print $i}' "$f")$'\n'
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -f "$f" ]] && all+=$(awk '$1=="deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; break}}' "$f")$'\n'
-  done
-  if [[ "$kind" == security ]]; then
-    grep -i 'debian' <<<"$all" | grep -- '-security' | head -1 || true
-  else
-    grep -i 'debian' <<<"$all" | grep -v -- '-security' | head -1 | grep . ||
-      die "no Debian mirror in /etc/apt/sources.list{,.d/*}; set DEBIAN_MIRROR"
-  fi
-}
+# debian_mirror [security]: the machine's Debian archives (scripts/debian-mirror.sh).
+# shellcheck source=scripts/debian-mirror.sh
+source scripts/debian-mirror.sh
 
 cmd_base() {
   ensure_tools
@@ -72,7 +56,7 @@ cmd_base() {
     return 0
   fi
   local mirror security tmp ctr mnt t=$SECONDS
-  mirror=$(debian_mirror)
+  mirror=$(debian_mirror) || die "no Debian mirror in the apt sources; set DEBIAN_MIRROR"
   security=$(debian_mirror security)
   tmp=$(mktemp -d /var/tmp/leasehold-debootstrap.XXXXXX)
   BASE_TMP=$tmp

@@ -44,18 +44,9 @@ MBEDTLS_DEB=3.6.6-0.1~deb13u1
 CURL_DEB=8.14.1-2+deb13u5
 SUITE=trixie
 
-# The machine's Debian archive and security archive, from its apt sources (deb822 *.sources
-# URIs: and one-line *.list entries).
-debian_uris() {
-  local f
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [[ -f "$f" ]] && awk 'tolower($1)=="uris:" {for (i = 2; i <= NF; i++) print $i}' "$f"
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -f "$f" ]] && awk '$1=="deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; break}}' "$f"
-  done
-  return 0
-}
+# debian_mirror [security]: the machine's Debian archives (scripts/debian-mirror.sh).
+# shellcheck source=scripts/debian-mirror.sh
+source scripts/debian-mirror.sh
 
 # apt-get source PKG=VERSION from $SUITE, without touching the machine's apt configuration: a
 # private sources list and state directory. Each archive is tried alone as well, since an index
@@ -63,11 +54,9 @@ debian_uris() {
 fetch_source() {
   local pkg=$1 version=$2 dir=$cache/src/$1-$2
   [[ -f "$dir/.done" ]] && { SRC_DIR=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -1); return 0; }
-  local apt=$cache/apt uris main security lists=()
-  uris=$(debian_uris | grep -i debian || true)
-  main=$(grep -v -- '-security' <<<"$uris" | head -1 || true)
-  security=$(grep -- '-security' <<<"$uris" | head -1 || true)
-  [[ -n "$main" ]] || die "no Debian archive in the apt sources"
+  local apt=$cache/apt main security lists=()
+  main=$(debian_mirror) || die "no Debian archive in the apt sources; set DEBIAN_MIRROR"
+  security=$(debian_mirror security)
   rm -rf "$apt/parts" && mkdir -p "$apt/parts" "$apt/cache/archives/partial"
   echo "deb-src $main $SUITE main" >"$apt/main.list"
   lists+=("$apt/main.list")

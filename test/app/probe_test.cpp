@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fakes/fake_environment.h"
+#include "fakes/hostile_peer.h"
 #include "fakes/loopback_listener.h"
 
 namespace leasehold::app {
@@ -201,45 +202,8 @@ TEST_CASE("ProbeOnce: the detail says what answered") {
   CHECK(detail == "127.0.0.1:" + std::to_string(agent.port) + "/readyz: 503 {\"ready\":false}");
 }
 
-// A listener that answers 200 and then never stops sending, or never sends at all: the probe
-// must end within its timeout and keep a bounded detail, whatever listens at --address.
-struct HostileListener {
-  explicit HostileListener(bool talk) : talk_(talk) {
-    const leasehold::testing::LoopbackSocket s = leasehold::testing::ListenOnLoopback();
-    REQUIRE(s.fd >= 0);
-    fd = s.fd;
-    port = s.port;
-    thread = std::thread([this] {
-      const int c = accept(fd, nullptr, nullptr);
-      if (c < 0) return;
-      const std::string head = "HTTP/1.1 200 OK\r\n\r\n";
-      if (talk_) send(c, head.data(), head.size(), MSG_NOSIGNAL);
-      const std::string chunk(4096, 'A');
-      while (!stop.load()) {
-        if (!talk_) {
-          usleep(1000);
-          continue;
-        }
-        if (send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
-        sent += chunk.size();
-      }
-      close(c);
-    });
-  }
-  ~HostileListener() {
-    stop = true;
-    shutdown(fd, SHUT_RDWR);
-    close(fd);
-    thread.join();
-  }
-  bool talk_;
-  int fd = -1;
-  int port = 0;
-  std::atomic<bool> stop{false};
-  std::atomic<size_t> sent{0};
-  std::thread thread;
-};
-
+// Whatever listens at --address: one that answers 200 and then never stops sending, or one that
+// never sends at all. The probe must end within its timeout and keep a bounded detail.
 TEST_CASE("ProbeOnce: a listener that never stops or never starts talking") {
   struct Case {
     const char* name;
@@ -254,13 +218,14 @@ TEST_CASE("ProbeOnce: a listener that never stops or never starts talking") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      HostileListener hostile(c.talk);
+      leasehold::testing::HostilePeer hostile(c.talk ? "HTTP/1.1 200 OK\r\n\r\n" : "",
+                                              c.talk ? 4096 : 0);
       auto cmd =
-          ParseProbeCommand({"--address=127.0.0.1:" + std::to_string(hostile.port)}, EnvWith({}));
+          ParseProbeCommand({"--address=127.0.0.1:" + std::to_string(hostile.port())}, EnvWith({}));
       REQUIRE(cmd.ok());
       std::string detail;
       CHECK(ProbeOnce(*cmd, std::chrono::milliseconds(300), &detail) == c.want_status);
-      const std::string prefix = "127.0.0.1:" + std::to_string(hostile.port);
+      const std::string prefix = "127.0.0.1:" + std::to_string(hostile.port());
       if (c.talk) {
         CHECK(detail == prefix + c.want_detail_start);
       } else {

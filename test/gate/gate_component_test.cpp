@@ -768,6 +768,17 @@ const std::vector<TimingsCase> kTimingsCases = {
     {"while polling", 503},
 };
 
+// Waits until CMD runs (and, when the case streams, the stream is up): CMD's pid.
+pid_t WaitRunning(Gate& g, FakeSidecar& side, TempDir& d, const TimingsCase& c) {
+  REQUIRE(WaitFor(
+      [&] {
+        return g.InState("running") && ReadPid(d / "pid") > 0 &&
+               (c.watch_status != 200 || side.streams() == 1);
+      },
+      seconds(5)));
+  return ReadPid(d / "pid");
+}
+
 TEST_CASE(
     "gate: the sidecar's timings change so that stop-grace no longer fits: CMD stopped, "
     "POST /release, exit 2") {
@@ -781,13 +792,7 @@ TEST_CASE(
              InDir(d, "trap 'date +%s%3N > got-term; exit 0' TERM; " + kTrace +
                           "while :; do sleep 0.02; done"),
              {"--stop-grace", "500ms", "--poll-interval", "50ms"});
-      REQUIRE(WaitFor(
-          [&] {
-            return g.InState("running") && ReadPid(d / "pid") > 0 &&
-                   (c.watch_status != 200 || side.streams() == 1);
-          },
-          seconds(5)));
-      const pid_t child = ReadPid(d / "pid");
+      const pid_t child = WaitRunning(g, side, d, c);
       // Still a yes, 10 s ahead: only the timings stop CMD.
       side.SetLeader(LeaderJson(true, 4, WallMs() + 10000, /*renew_ms=*/2000, /*retry_ms=*/1000));
       if (c.watch_status == 200) side.DropStreams();
@@ -830,13 +835,7 @@ TEST_CASE("gate: the sidecar's timings change and stop-grace still fits: the gat
       Gate g(d, side.port(),
              InDir(d, "trap 'exit 0' TERM; " + kTrace + "while :; do sleep 0.02; done"),
              {"--stop-grace", "500ms", "--poll-interval", "50ms"});
-      REQUIRE(WaitFor(
-          [&] {
-            return g.InState("running") && ReadPid(d / "pid") > 0 &&
-                   (c.watch_status != 200 || side.streams() == 1);
-          },
-          seconds(5)));
-      const pid_t child = ReadPid(d / "pid");
+      const pid_t child = WaitRunning(g, side, d, c);
       side.SetLeader(LeaderJson(true, 4, WallMs() + 10000, /*renew_ms=*/6000, /*retry_ms=*/1000));
       if (c.watch_status == 200) side.DropStreams();
       const std::string fits =

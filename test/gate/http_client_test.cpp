@@ -3,63 +3,25 @@
 // not HTTP. Each read is bounded, whatever the peer does.
 #include "gate/http_client.h"
 
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "fakes/loopback_listener.h"
+#include "fakes/hostile_peer.h"
 
 namespace leasehold::gate {
 namespace {
 
-// Accepts one connection, sends `head`, then (if `flood`) 256 KiB chunks until the client goes.
-struct Listener {
-  Listener(std::string head, bool flood) : head_(std::move(head)), flood_(flood) {
-    const testing::LoopbackSocket s = testing::ListenOnLoopback();
-    REQUIRE(s.fd >= 0);
-    fd = s.fd;
-    port = s.port;
-    thread = std::thread([this] {
-      const int c = accept(fd, nullptr, nullptr);
-      if (c < 0) return;
-      send(c, head_.data(), head_.size(), MSG_NOSIGNAL);
-      const std::string chunk(256 * 1024, 'x');
-      while (flood_ && !stop.load()) {
-        if (send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
-      }
-      if (!flood_) {
-        while (!stop.load()) usleep(1000);
-      }
-      close(c);
-    });
-  }
-  ~Listener() {
-    stop = true;
-    shutdown(fd, SHUT_RDWR);
-    close(fd);
-    thread.join();
-  }
-  Target target() const { return Target{"127.0.0.1", port}; }
+using testing::HostilePeer;
+constexpr size_t kFlood = 256 * 1024;  // bytes per send: faster than one 16 KiB read drains
 
-  std::string head_;
-  bool flood_;
-  int fd = -1;
-  int port = 0;
-  std::atomic<bool> stop{false};
-  std::thread thread;
-};
+Target At(const HostilePeer& peer) { return Target{"127.0.0.1", peer.port()}; }
 
 TEST_CASE("HttpExchange: one OnReady reads at most 64 KiB of body from a flooding peer") {
-  Listener peer("HTTP/1.0 200 OK\r\n\r\n", true);
-  auto ex = HttpExchange::Start(peer.target(), HttpExchange::Get("/leader/watch"));
+  HostilePeer peer("HTTP/1.0 200 OK\r\n\r\n", kFlood);
+  auto ex = HttpExchange::Start(At(peer), HttpExchange::Get("/leader/watch"));
   REQUIRE(ex.ok());
   size_t calls_with_body = 0;
   for (int i = 0; i < 2000 && calls_with_body < 20; ++i) {
@@ -90,8 +52,8 @@ TEST_CASE("FetchOnce: max_body and the status line") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      Listener peer(c.head, c.flood);
-      auto r = FetchOnce(peer.target(), HttpExchange::Get("/readyz"), std::chrono::seconds(2), 300);
+      HostilePeer peer(c.head, c.flood ? kFlood : 0);
+      auto r = FetchOnce(At(peer), HttpExchange::Get("/readyz"), std::chrono::seconds(2), 300);
       REQUIRE(r.ok() == c.want_ok);
       if (c.want_ok) {
         CHECK(r->status == c.want_status);
