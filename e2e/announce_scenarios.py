@@ -342,13 +342,15 @@ def metrics_parse(s):
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
 
-    def renewed():
-        st, text = leader.request("GET", "/metrics", timeout=2.0)
-        return st == 200 and parse_prometheus(text)[0]["leasehold_renew_duration_seconds_count"] >= 3
-
-    wait_until(renewed, 10, what="three writes by the leader")
     lock = ns.lock_name
     L = f'lock_namespace="{ns.name}",lock_name="{lock}"'
+
+    def renewed():
+        st, text = leader.request("GET", "/metrics", timeout=2.0)
+        return (st == 200 and
+                parse_prometheus(text)[0][f"leasehold_renew_duration_seconds_count{{{L}}}"] >= 3)
+
+    wait_until(renewed, 10, what="three writes by the leader")
 
     def v(values, name, extra=""):
         return values[f"{name}{{{L}{',' + extra if extra else ''}}}"]
