@@ -127,10 +127,6 @@ void Elector::AcknowledgeRelease() {
   {
     std::lock_guard<std::mutex> l(mu_);
     release_requested_ = true;
-    // The main container says its leader-only work has stopped: the "yes" answers it was given
-    // are spent, so a rival's acquisition from here on overtakes no promise ("Promises
-    // overtaken" above). No new promise follows: IsLeaderLocked is false from this instant.
-    overtaken_counted_for_ = promised_until_;
     woken_ = true;
   }
   wake_.notify_all();

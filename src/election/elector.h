@@ -253,8 +253,7 @@ class Elector {
   SnapshotListener listener_;
   // The term of this replica's last successful write (its own acquisition or renewal).
   int64_t written_term_ = 0;
-  // promised_until_ when a takeover was last counted, or when the main container released
-  // (AcknowledgeRelease): one count per overtaken promise, none for a spent one.
+  // promised_until_ when a takeover was last counted: one count per overtaken promise.
   MonoTime overtaken_counted_for_{};
   uint64_t renew_failures_total_ = 0;
   uint64_t promise_overtaken_total_ = 0;

@@ -981,20 +981,6 @@ const std::vector<Case>& GaugeCases() {
          f.elector.Observe(Obs(kThem, 1, "b"));
          CHECK(f.elector.gauges().promise_overtaken_total == 0);
        }},
-      {"[overtaken-after-release] after POST /release, a rival's takeover while the last \"yes\" "
-       "still runs overtakes no promise (the main container said its work stopped)",
-       [] {
-         Fixture f;
-         f.BecomeLeader();  // a "yes" valid until start + 10s
-         f.clock.Advance(1s);
-         f.elector.AcknowledgeRelease();
-         f.lock.ExpectGet(Obs(kMe, 1, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
-         f.Step();  // the release itself
-         f.clock.Advance(1s);
-         f.elector.Observe(Obs(kThem, 2, "b"));  // the rival acquires at once, term 2
-         CHECK(f.elector.gauges().promise_overtaken_total == 0);
-         // The same takeover without the release would have counted: see [overtaken-watch].
-       }},
       {"[overtaken-after-expiry] a takeover seen the instant the promise ends does not count",
        [] {
          Fixture f;
