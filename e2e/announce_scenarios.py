@@ -342,36 +342,58 @@ def metrics_parse(s):
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
 
+    lock = ns.lock_name
+    L = f'lock_namespace="{ns.name}",lock_name="{lock}"'
+
     def renewed():
         st, text = leader.request("GET", "/metrics", timeout=2.0)
-        return st == 200 and parse_prometheus(text)[0]["leasehold_renew_duration_seconds_count"] >= 3
+        return (st == 200 and
+                parse_prometheus(text)[0][f"leasehold_renew_duration_seconds_count{{{L}}}"] >= 3)
 
     wait_until(renewed, 10, what="three writes by the leader")
-    lock = ns.lock_name
+
+    def v(values, name, extra=""):
+        return values[f"{name}{{{L}{',' + extra if extra else ''}}}"]
+
+    series = set()
     for a, leading in ((leader, 1), (follower, 0)):
         st, text = a.request("GET", "/metrics", timeout=2.0)
         assert st == 200, (st, text)
         values, types = parse_prometheus(text)
+        # The same series on both, whatever each did (pre-initialised label sets).
+        series.add(frozenset(values))
         assert values[f'leader_election_master_status{{name="{lock}"}}'] == leading
-        assert values["leasehold_is_leader"] == leading
+        assert v(values, "leasehold_is_leader") == leading
+        assert v(values, "leasehold_holder_is_me") == leading
+        assert v(values, "leasehold_lock_held") == 1
+        assert v(values, "leasehold_ready") == 1
+        assert v(values, "leasehold_term_reliable") == 1
+        assert v(values, "leasehold_promise_overtaken_total") == 0
+        assert v(values, "leasehold_lease_duration_seconds") > 0
+        assert values[f'leasehold_lock_info{{{L},lock_type="leases"}}'] == 1
+        now = time.time()
+        end = v(values, "leasehold_promise_end_timestamp_seconds")
+        assert (now < end < now + 30) if leading else end == 0, end
+        last = v(values, "leasehold_last_renew_timestamp_seconds")
+        assert (now - 2 * RETRY < last <= now + 1) if leading else last == 0, last
         assert f'leader_election_slowpath_total{{name="{lock}"}}' in values
         assert types["leasehold_renew_duration_seconds"] == "histogram"
         assert any(k.startswith("leasehold_build_info{version=") for k in values)
-        requests = {k: v for k, v in values.items() if k.startswith("leasehold_api_requests_total{")}
-        assert any(k.endswith('code="200"}') for k in requests), requests
-        count = values["leasehold_renew_duration_seconds_count"]
+        requests = {k: x for k, x in values.items() if k.startswith("leasehold_api_requests_total{")}
+        assert any(k.endswith('code="200"}') and x > 0 for k, x in requests.items()), requests
+        count = v(values, "leasehold_renew_duration_seconds_count")
         if leading:
-            assert values["leasehold_leader_transitions_total"] == 1
+            assert v(values, "leasehold_leader_transitions_total") == 1
             assert count >= 3, count
-            assert values['leasehold_renew_duration_seconds_bucket{le="+Inf"}'] == count
-            assert values["leasehold_last_renew_age_seconds"] < 2 * RETRY
-            assert values['leasehold_api_requests_total{verb="PUT",code="200"}'] >= 2, requests
+            assert v(values, "leasehold_renew_duration_seconds_bucket", 'le="+Inf"') == count
+            assert v(values, "leasehold_api_requests_total", 'verb="PUT",code="200"') >= 2, requests
             measured(f"leader renew latency: mean "
-                     f"{values['leasehold_renew_duration_seconds_sum'] / count * 1000:.1f} ms over "
-                     f"{int(count)} writes")
+                     f"{v(values, 'leasehold_renew_duration_seconds_sum') / count * 1000:.1f} ms "
+                     f"over {int(count)} writes")
         else:
-            assert count == 0 and "leasehold_last_renew_age_seconds" not in values
+            assert count == 0
         log(f"{a.name}: {len(values)} samples parse")
+    assert len(series) == 1, "leader and follower export different series"
 
 
 def leader_events(cp, ns):
@@ -492,7 +514,8 @@ def probe_listener(s):
         assert probe_get(a, "/healthz") == 200
         assert probe_get(a, "/readyz") == 200
         assert probe_get(a, "/is-leader") == (200 if leading else 503)
-        for path in ("/leader", "/metrics", "/leader/watch", "/"):
+        assert probe_get(a, "/metrics") == 200  # Prometheus scrapes it on the pod IP
+        for path in ("/leader", "/leader/watch", "/"):
             assert probe_get(a, path) == 404, path
 
     binary = leasehold_binary()
@@ -578,7 +601,9 @@ def follower_healthz_while_watching(s):
     def gets(a):
         st, text = a.request("GET", "/metrics", timeout=2.0)
         assert st == 200, (st, text)
-        return parse_prometheus(text)[0].get('leasehold_api_requests_total{verb="GET",code="200"}', 0)
+        key = (f'leasehold_api_requests_total{{lock_namespace="{ns.name}",lock_name="{ns.lock_name}",'
+               f'verb="GET",code="200"}}')
+        return parse_prometheus(text)[0][key]
 
     # Let the follower settle on the watch (its first GET, then events only).
     time.sleep(2 * RETRY)

@@ -588,12 +588,20 @@ def wait_single_leader(agents, timeout):
     return wait_until(one, timeout, what="exactly one leader")
 
 
+# What an agent logs when leasehold_promise_overtaken_total moves (elector.cpp, "Promises
+# overtaken"): another holder took the lock while a "you lead" it handed out still ran.
+OVERTAKEN_LOG = "took the lock while this replica's promise to lead runs"
+
+
 class Scenario:
     """Context manager that stops every agent and owned control plane it was given, and prints
-    the agents' logs when the scenario fails."""
+    the agents' logs when the scenario fails. A scenario in which an agent's promise was
+    overtaken fails, unless it sets `expect_overtaken` (a foreign elector made to ignore
+    promises)."""
 
     def __init__(self, name):
         self.name = name
+        self.expect_overtaken = False
         self.agents = []
         self.cps = []
         self.start = time.monotonic()
@@ -615,6 +623,15 @@ class Scenario:
     def __exit__(self, exc_type, exc, tb):
         for a in self.agents:
             a.stop()
+        overtaken = [a.name for a in self.agents if OVERTAKEN_LOG in a.log_text()]
+        if overtaken and not self.expect_overtaken and exc_type is None:
+            try:
+                raise AssertionError(f"promise overtaken (leasehold_promise_overtaken_total "
+                                     f"moved) on {', '.join(overtaken)}")
+            except AssertionError as e:
+                exc_type, exc = AssertionError, e
+        if overtaken:
+            log(f"promise overtaken on {', '.join(overtaken)}")
         if exc_type is not None:
             for a in self.agents:
                 print(f"----- log of {a.name} (last 60 lines)")
@@ -623,6 +640,8 @@ class Scenario:
             cp.close()
         status = "FAILED" if exc_type else "passed"
         log(f"=== scenario {self.name} {status} in {time.monotonic() - self.start:.1f}s")
+        if exc is not None and exc_type is AssertionError and tb is None:
+            raise exc
         return False
 
 

@@ -71,7 +71,7 @@ int Fail(int code, const std::string& message) {
 // depend on each other, so they are destroyed in reverse: the servers and sinks before the
 // publisher, the publisher before the elector, the elector before its lock and clients.
 struct Agent {
-  explicit Agent(AppConfig c) : config(std::move(c)), metrics(config.lock_name, kVersion, clock) {}
+  explicit Agent(AppConfig c) : config(std::move(c)), metrics(clock) {}
 
   AppConfig config;
   // --lock-type none: leader election is off. Nothing may then reach for the API server: no
@@ -245,8 +245,17 @@ Step MakeServers(Agent& a) {
   handler_options.renew_deadline = ec.renew_deadline();
   handler_options.retry_period = ec.retry_period();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
-  handler_options.metrics = [&metrics = a.metrics](const election::Snapshot& s) {
-    return metrics.Render(s);
+  server::MetricsLabels labels;
+  labels.lock_namespace = config.name_space;
+  labels.lock_name = config.lock_name;
+  labels.lock_type = std::string(locks::LockTypeName(config.lock_type));
+  labels.version = kVersion;
+  labels.lease_duration = ec.lease_duration();
+  labels.renew_deadline = ec.renew_deadline();
+  labels.retry_period = ec.retry_period();
+  a.metrics.SetLabels(std::move(labels));
+  handler_options.metrics = [&metrics = a.metrics, &elector] {
+    return metrics.Render(elector.gauges());
   };
   server::ServerOptions server_options;
   server_options.watch = a.hub.get();
@@ -263,7 +272,6 @@ Step MakeServers(Agent& a) {
     server::HandlerOptions probe_handler = handler_options;
     probe_handler.probe_only = true;
     probe_handler.release = nullptr;
-    probe_handler.metrics = nullptr;
     server::ServerOptions probe_options;
     probe_options.max_connections = kProbeConnections;
     auto p = server::HttpServer::Create(config.probe_address, source, a.clock, probe_handler,
@@ -316,7 +324,7 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
       return StepError{kExitCannotRun,
                        "--probe-address " + config.probe_address + ": " + st.message()};
     }
-    spdlog::info("probe listener (/healthz, /readyz, /is-leader) on {}",
+    spdlog::info("probe listener (/healthz, /readyz, /is-leader, /metrics) on {}",
                  Join(a.probe_server->listening()));
   }
   if (a.status_file) spdlog::info("status file: {}", a.status_file->path());

@@ -45,6 +45,20 @@
 // A takeover writes a transition count greater than any this replica has seen on the lock, so
 // the term this replica leads under never repeats one it saw, whatever a foreign writer did to
 // the count. Where the count is not kept by every writer, Snapshot::term_reliable says so.
+//
+// Promises overtaken
+// ------------------
+// By the invariant, a rival's acquisition is written after every "yes" this replica handed out
+// has ended (its validUntil, on this replica's monotonic clock). So an observation of another
+// holder's acquisition while a handed-out validUntil is still in the future proves that two pods
+// were told "you lead" at once: a foreign elector that ignores promises, clock-rate drift beyond
+// the one-second margin, or a bug. Gauges::promise_overtaken_total counts such observations,
+// once per overtaken promise. It only counts: it never changes what this replica does.
+// A Get is issued after the answer to the write the promise stands on, so whatever other holder
+// it reads wrote after that write. A watch event may be older than our own write (a watch lags,
+// and restarts from the watch cache), so from the watch only a record whose transition count
+// exceeds the one this replica last wrote counts; a takeover that keeps the count is left to
+// the Get that the event triggers (a leader re-reads at once on a foreign event).
 
 #include "election/elector.h"
 
@@ -79,6 +93,16 @@ const char* PhaseName(Phase phase) {
       return "done";
   }
   return "unknown";
+}
+
+uint32_t HolderHash(const std::string& identity) {
+  if (identity.empty()) return 0;
+  uint32_t h = 2166136261u;
+  for (const char c : identity) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 16777619u;
+  }
+  return h == 0 ? 1 : h;  // 0 means "no holder"
 }
 
 Elector::Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random)
@@ -121,6 +145,8 @@ void Elector::Observe(const LockObservation& observation) {
   {
     std::lock_guard<std::mutex> l(mu_);
     CheckTermLocked(observation, term_from_watch_);
+    NotePromiseOvertakenLocked(observation, /*from_get=*/false, clock_.MonotonicNow());
+    PublishGaugesLocked();
     if (phase_ == Phase::kLeader) {
       // A leader learns of its own writes from their answers; a watch may lag behind them, so a
       // stale event must not make its view go backwards. But an event naming someone else (a
@@ -185,11 +211,61 @@ bool Elector::LeaseValidLocked(MonoTime now) const {
   return observed_time_ + std::chrono::seconds(ObservedLeaseSecondsLocked()) > now;
 }
 
+std::optional<MonoTime> Elector::LeaderClaimLocked() const {
+  // See "The leadership invariant" at the top of this file: (1) and (3) here, (2) is the claim.
+  if (!stop_requested_ && !release_requested_ && phase_ == Phase::kLeader &&
+      observed_record_.holder_identity == config_.identity()) {
+    return claim_until_;
+  }
+  return std::nullopt;
+}
+
 bool Elector::IsLeaderLocked(MonoTime now) const {
-  // See "The leadership invariant" at the top of this file.
-  return !stop_requested_ && !release_requested_ && phase_ == Phase::kLeader &&
-         observed_record_.holder_identity == config_.identity() && claim_until_.has_value() &&
-         now < *claim_until_;
+  const std::optional<MonoTime> claim = LeaderClaimLocked();
+  return claim.has_value() && now < *claim;
+}
+
+void Elector::NotePromiseOvertakenLocked(const LockObservation& o, bool from_get, MonoTime now) {
+  // See "Promises overtaken" at the top of this file.
+  const std::string& holder = o.record.holder_identity;
+  const bool other = o.opaque || (!holder.empty() && holder != config_.identity());
+  if (!other || !(now < promised_until_) || overtaken_counted_for_ == promised_until_) return;
+  if (!from_get && (o.opaque || !o.record.transitions_recorded ||
+                    o.record.leader_transitions <= written_term_)) {
+    return;
+  }
+  overtaken_counted_for_ = promised_until_;
+  ++promise_overtaken_total_;
+  spdlog::error(
+      "lock {}: {} took the lock while this replica's promise to lead runs for another {}ms: two "
+      "pods were told \"you lead\" at once (a foreign elector that ignores promises, clock drift "
+      "beyond the margin, or a bug)",
+      Where(lock_.Describe()),
+      o.opaque ? std::string("an unreadable record") : EscapeForLog(holder),
+      std::chrono::duration_cast<std::chrono::milliseconds>(promised_until_ - now).count());
+}
+
+void Elector::PublishGaugesLocked() {
+  const auto ns = [](MonoTime t) {
+    return static_cast<int64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
+  const std::string& holder = observed_record_.holder_identity;
+  const bool held = observed_ && (observed_opaque_ || !holder.empty());
+  gauges_.observed.store(observed_);
+  gauges_.term.store(observed_record_.leader_transitions);
+  gauges_.term_reliable.store(term_unreliable_reason_.empty());
+  gauges_.held.store(held);
+  gauges_.holder_is_me.store(observed_ && !observed_opaque_ && holder == config_.identity());
+  gauges_.holder_hash.store(held && !observed_opaque_ ? HolderHash(holder) : 0);
+  const std::optional<MonoTime> claim = LeaderClaimLocked();
+  gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);
+  gauges_.last_renew_ns.store(last_renew_at_ ? ns(*last_renew_at_) : 0);
+  gauges_.last_error.store(static_cast<int>(last_error_.code()));
+  gauges_.slowpath_total.store(slowpath_total_);
+  gauges_.acquired_total.store(acquired_total_);
+  gauges_.renew_failures_total.store(renew_failures_total_);
+  gauges_.promise_overtaken_total.store(promise_overtaken_total_);
 }
 
 Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
@@ -234,6 +310,7 @@ void Elector::Notify() {
   SnapshotListener listener;
   {
     std::lock_guard<std::mutex> l(mu_);
+    PublishGaugesLocked();
     listener = listener_;
   }
   if (listener) listener(Peek());
@@ -383,6 +460,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     std::lock_guard<std::mutex> l(mu_);
     last_error_ = Status::Ok();
     CheckTermLocked(obs, term_from_gets_);
+    NotePromiseOvertakenLocked(obs, /*from_get=*/true, clock_.MonotonicNow());
     if (!observed_ || obs.raw != observed_raw_ ||
         obs.record.holder_identity != observed_record_.holder_identity ||
         obs.opaque != observed_opaque_) {
@@ -429,6 +507,7 @@ void Elector::WriteSucceededLocked(const LeaderElectionRecord& rec, const std::s
   SetObserved(rec, raw, answered);
   // Counted from the send, not the answer: see "The leadership invariant", (2).
   claim_until_ = sent + config_.renew_deadline();
+  written_term_ = rec.leader_transitions;
   last_renew_at_ = answered;
   ++writes_total_;
   last_write_latency_ = answered - sent;
@@ -445,7 +524,11 @@ Status Elector::Release(MonoTime deadline) {
       if (got.code() == Code::kNotFound) return Status::Ok();
       return got.status();
     }
-    if (got->record.holder_identity != config_.identity()) return Status::Ok();
+    if (got->record.holder_identity != config_.identity()) {
+      std::lock_guard<std::mutex> l(mu_);
+      NotePromiseOvertakenLocked(got.value(), /*from_get=*/true, clock_.MonotonicNow());
+      return Status::Ok();
+    }
     LeaderElectionRecord rec;
     rec.holder_identity = "";
     // 1, not 0: a Lease with leaseDurationSeconds 0 fails validation.
@@ -513,6 +596,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   std::lock_guard<std::mutex> l(mu_);
   last_attempt_at_ = after;
   last_progress_at_ = after;
+  if (!ok && was_leader) ++renew_failures_total_;
   if (ok) {
     consecutive_errors_ = 0;
     if (!was_leader) {

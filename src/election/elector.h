@@ -2,7 +2,9 @@
 // that makes the local answer safe (see "The leadership invariant" in elector.cpp).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -77,6 +79,40 @@ struct Snapshot {
   std::string term_unreliable_reason;
 };
 
+// What /metrics reads, as atomics the elector stores under its lock and a scrape loads without
+// it: a scrape never waits for the elector, and the elector never waits for a scrape (a flood of
+// scrapes on the pod IP cannot delay a renew). Each field is exact; two fields read by one
+// scrape may come from two consecutive states. Monotonic instants are nanoseconds of
+// Clock::MonotonicNow() since its epoch; 0 means "none". Written when the elector finishes a
+// change (Notify(), Observe()), so a field may lag behind by at most the attempt in flight.
+struct Gauges {
+  std::atomic<bool> observed{false};
+  // The observed record's transition count, and whether it is a fencing token
+  // (Snapshot::term_reliable).
+  std::atomic<int64_t> term{0};
+  std::atomic<bool> term_reliable{true};
+  // The lock is held (a holder is named, or the record is opaque), and by this replica.
+  std::atomic<bool> held{false};
+  std::atomic<bool> holder_is_me{false};
+  // FNV-1a (32-bit) of the holder's identity; 0 when none is named or the record is opaque.
+  std::atomic<uint32_t> holder_hash{0};
+  // The end of this replica's claim while it is the leader in every respect but the clock
+  // (IsLeaderLocked without "now < claim"); 0 otherwise. A scrape at `now` reports "leader"
+  // exactly when now < leader_until_ns, which is IsLeaderLocked(now) for the stored state.
+  std::atomic<int64_t> leader_until_ns{0};
+  std::atomic<int64_t> last_renew_ns{0};  // the last successful acquire/renew write's answer
+  std::atomic<int> last_error{0};         // the last attempt's Code (kOk = 0)
+  std::atomic<uint64_t> slowpath_total{0};
+  std::atomic<uint64_t> acquired_total{0};
+  // Renew attempts (while leading) that failed; acquisition attempts are not counted.
+  std::atomic<uint64_t> renew_failures_total{0};
+  // See Elector::NotePromiseOvertakenLocked.
+  std::atomic<uint64_t> promise_overtaken_total{0};
+};
+
+// FNV-1a, 32 bits: the holder hash of Gauges (0 is kept for "no holder").
+uint32_t HolderHash(const std::string& identity);
+
 // Called (outside the elector's lock) after every attempt and every phase change, with a
 // Peek()ed snapshot: the listener is no client, so a "yes" in it is no promise. A listener that
 // hands leadership on must Take() for itself.
@@ -123,6 +159,9 @@ class Elector {
 
   void SetListener(SnapshotListener listener);
 
+  // For /metrics; lives as long as the elector. Loaded without the elector's lock.
+  const Gauges& gauges() const { return gauges_; }
+
   const ElectionConfig& config() const { return config_; }
 
  private:
@@ -152,11 +191,18 @@ class Elector {
   // a create has none), and the claim runs until sent + renew-deadline.
   void WriteSucceededLocked(const LeaderElectionRecord& rec, const std::string& raw, MonoTime sent,
                             MonoTime answered);
+  // The claim's end when this replica leads in every respect but the clock, else nullopt.
+  std::optional<MonoTime> LeaderClaimLocked() const;
   bool IsLeaderLocked(MonoTime now) const;
   bool LeaseValidLocked(MonoTime now) const;
   // The lease duration the observed record is judged by, in seconds.
   int ObservedLeaseSecondsLocked() const;
   Snapshot TakeLocked(MonoTime now, bool promise) const;
+  // Stores the state into gauges_.
+  void PublishGaugesLocked();
+  // An observation (`from_get`: by a Get, else by the watch) at `now` names another holder
+  // than this replica: counts it in promise_overtaken_total when a promise is still running.
+  void NotePromiseOvertakenLocked(const LockObservation& o, bool from_get, MonoTime now);
   void Notify();
   // When a candidate's next attempt is due, given what it has observed (watch active only).
   MonoTime CandidateDueLocked(MonoTime now) const;
@@ -205,6 +251,13 @@ class Elector {
   // Failed attempts in a row that were API errors rather than lost races; drives the backoff.
   int consecutive_errors_ = 0;
   SnapshotListener listener_;
+  // The term of this replica's last successful write (its own acquisition or renewal).
+  int64_t written_term_ = 0;
+  // promised_until_ when a takeover was last counted: one count per overtaken promise.
+  MonoTime overtaken_counted_for_{};
+  uint64_t renew_failures_total_ = 0;
+  uint64_t promise_overtaken_total_ = 0;
+  Gauges gauges_;
 };
 
 }  // namespace leasehold::election

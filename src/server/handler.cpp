@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/rfc3339.h"
+#include "server/metrics.h"
 
 namespace leasehold::server {
 namespace {
@@ -24,7 +25,7 @@ constexpr const char* kPostAllow = "POST";
 constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kEndpoints =
     "/leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics";
-constexpr const char* kProbeEndpoints = "/healthz, /readyz, /is-leader";
+constexpr const char* kProbeEndpoints = "/healthz, /readyz, /is-leader, /metrics";
 
 bool WantsPretty(const HttpQuery& q) {
   const auto it = q.params.find("pretty");
@@ -243,8 +244,12 @@ bool IsOutage(Code code) {
 
 HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
   const Code code = s.last_error.code();
+  const bool ready = ReadyFor(s.observed, code);
   std::string reason;
-  if (!s.observed) {
+  if (ready) {
+    // Outages (Unavailable, DeadlineExceeded, TooManyRequests) keep the agent ready, and so do
+    // Conflict/NotFound/AlreadyExists/Gone, which are ordinary races.
+  } else if (!s.observed) {
     reason = NotObservedReason(s);
   } else if (code == Code::kUnauthorized) {
     reason =
@@ -256,12 +261,9 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
         "the API server refuses this agent (check its RBAC: get, create and update on the "
         "lock): " +
         s.last_error.ToString();
-  } else if (code == Code::kInvalid || code == Code::kBadRequest) {
+  } else {
     reason = "the API server rejects the lock record: " + s.last_error.ToString();
   }
-  // Everything else keeps the agent ready: outages (Unavailable, DeadlineExceeded,
-  // TooManyRequests) pass, and Conflict/NotFound/AlreadyExists/Gone are ordinary races.
-  const bool ready = reason.empty();
   return Json(ready ? 200 : 503, WantsPretty(q), [&](auto& w) {
     w.StartObject();
     w.Key("ready");
@@ -296,11 +298,11 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
   });
 }
 
-HttpAnswer Metrics(const Snapshot& s, const HandlerOptions& options) {
+HttpAnswer MetricsAnswer(const HandlerOptions& options) {
   HttpAnswer a;
   a.status = 200;
   a.content_type = kMetricsType;
-  a.body = options.metrics(s);
+  a.body = options.metrics();
   return a;
 }
 
@@ -314,12 +316,17 @@ bool AnswersLeadership(const std::string& path) {
   return path == "/" || path == "/leader" || path == "/is-leader";
 }
 
+bool NeedsSnapshot(const std::string& path) { return path != "/metrics"; }
+
 HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
                   const HandlerOptions& options) {
   const bool get = q.method == "GET" || q.method == "HEAD";
   if (q.path == "/is-leader") return get ? IsLeader(s) : NotAllowed(q, kGetAllow);
   if (q.path == "/healthz") return get ? Healthz(s, clock, options) : NotAllowed(q, kGetAllow);
   if (q.path == "/readyz") return get ? Readyz(q, s) : NotAllowed(q, kGetAllow);
+  if (q.path == "/metrics" && options.metrics) {
+    return get ? MetricsAnswer(options) : NotAllowed(q, kGetAllow);
+  }
   if (options.probe_only) {
     // Reachable from the pod network: nothing that reveals more than a probe needs, and no
     // way to release the lock.
@@ -338,9 +345,6 @@ HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
       return Error(403, q, "POST /release is only accepted from a loopback address");
     }
     return Release(q, s, options);
-  }
-  if (q.path == "/metrics" && options.metrics) {
-    return get ? Metrics(s, options) : NotAllowed(q, kGetAllow);
   }
   if (q.path == "/leader/watch") {
     // The listener streams GET itself when it has a watch hub; reaching here means it has none.

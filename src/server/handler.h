@@ -7,12 +7,15 @@
 //                        403 unless the peer is a loopback address
 //   GET /healthz         200 "ok" | 503 when the election loop looks wedged
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
-//   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics)
+//   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics); also on
+//                        the probe listener: read-only, and it needs no snapshot (see
+//                        NeedsSnapshot), so a flood of scrapes never waits on the elector
 //   GET /leader/watch    Server-Sent Events, routed to the watch hub by router.cpp before this
 //                        function; here only its 405 and, without a hub, its 503
 //   anything else        404 JSON; a known path with another method 405 JSON with Allow
 // HEAD is accepted wherever GET is. `?pretty` (any value but 0/false) indents JSON answers.
-// The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz and /is-leader only.
+// The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz, /is-leader and
+// /metrics only.
 #pragma once
 
 #include <functional>
@@ -58,10 +61,12 @@ struct HandlerOptions {
   Duration retry_period{};
   // POST /release calls this; in production Elector::AcknowledgeRelease. May be empty.
   std::function<void()> release;
-  // GET /metrics answers with this text, given a Peek()ed snapshot; empty = 404.
-  std::function<std::string(const election::Snapshot&)> metrics;
-  // The probe listener (--probe-address, reachable on the pod IP): /healthz, /readyz and
-  // /is-leader only, every other path 404. It never records a promise (see http_server.h).
+  // GET /metrics answers with this text (Metrics::Render, which takes no lock the elector
+  // takes); empty = 404.
+  std::function<std::string()> metrics;
+  // The probe listener (--probe-address, reachable on the pod IP): /healthz, /readyz,
+  // /is-leader and /metrics only, every other path 404. It never records a promise (see
+  // http_server.h).
   bool probe_only = false;
 };
 
@@ -77,6 +82,10 @@ HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pr
 
 // True for the paths whose answer can say "you lead" (/, /leader, /is-leader).
 bool AnswersLeadership(const std::string& path);
+
+// False for /metrics, whose answer reads no snapshot: the router then takes none, so a scrape
+// never takes the elector's lock (a flood of scrapes cannot delay a renew).
+bool NeedsSnapshot(const std::string& path);
 
 // `s` must be taken (Elector::Take) for this request when AnswersLeadership(q.path), else
 // peeked; `clock` gives "now" for validForMs, validUntil and the /healthz age.

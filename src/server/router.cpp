@@ -41,7 +41,8 @@ Routed Router::Route(const RequestHead& head, const RequestSource& from) const {
   } else {
     const bool promise = AnswersLeadership(q.path) && !options_.probe_only;
     try {
-      r.answer = Handle(q, source_(promise), clock_, options_);
+      r.answer = Handle(q, NeedsSnapshot(q.path) ? source_(promise) : election::Snapshot{}, clock_,
+                        options_);
     } catch (const std::exception& e) {
       // Out of memory, most likely: this request fails, the loop and the election go on.
       spdlog::error("http {}: {} {} failed: {}", from.listener, q.method, q.path, e.what());

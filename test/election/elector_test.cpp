@@ -918,6 +918,118 @@ const std::vector<Case>& Cases() {
   return cases;
 }
 
+int64_t Ns(MonoTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// Gauges (what /metrics reads) and promise_overtaken_total: an observation of another holder's
+// acquisition while a handed-out "yes" still runs ("Promises overtaken" in elector.cpp).
+const std::vector<Case>& GaugeCases() {
+  static const std::vector<Case> cases = {
+      {"[overtaken-get] an early foreign takeover read by a Get counts once, and changes nothing "
+       "else",
+       [] {
+         Fixture f;
+         f.BecomeLeader();  // Take(): a "yes" valid until start + 10s was handed out
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+         f.clock.Advance(2s);
+         // A foreign elector that ignores promises wrote its acquisition 2 s into our claim.
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Obs(kThem, 1, "b"));
+         CHECK(f.StepAndWait() == 3200ms);  // the same schedule as without the counter
+         const Gauges& g = f.elector.gauges();
+         CHECK(g.promise_overtaken_total == 1);
+         CHECK(g.renew_failures_total == 1);
+         CHECK(g.leader_until_ns == 0);
+         CHECK_FALSE(g.holder_is_me);
+         CHECK(g.held);
+         CHECK(g.holder_hash == HolderHash(kThem));
+         CHECK(g.term == 1);
+         CHECK_FALSE(f.elector.Take().is_leader);
+         // Read again while the promise still runs: the same takeover, not counted twice.
+         f.clock.Advance(3200ms);
+         f.lock.ExpectGet(Obs(kThem, 1, "b"));
+         f.Step();
+         CHECK(g.promise_overtaken_total == 1);
+       }},
+      {"[overtaken-watch] an early foreign takeover seen by the watch counts",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(1s);
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         CHECK(f.elector.gauges().promise_overtaken_total == 1);
+       }},
+      {"[overtaken-stale-watch] a stale watch event of the previous holder does not count",
+       [] {
+         Fixture f;
+         f.lock.ExpectGet(Obs("", 4, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         REQUIRE(f.elector.Take().is_leader);  // term 5, promised
+         f.clock.Advance(1s);
+         f.elector.Observe(Obs(kThem, 4, "old"));  // replayed from the watch cache
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+       }},
+      {"[overtaken-no-promise] without a \"yes\" handed out, an early takeover is no overtaken "
+       "promise",
+       [] {
+         Fixture f;
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr);
+         f.Step();
+         REQUIRE(f.elector.Peek().is_leader);  // peeked: no promise
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+       }},
+      {"[overtaken-after-expiry] a takeover seen the instant the promise ends does not count",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(10s);  // the promise ran until exactly now
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+       }},
+      {"gauges follow the state: leader, claim end, renew time, failures, stop",
+       [] {
+         Fixture f;
+         const Gauges& g = f.elector.gauges();
+         CHECK_FALSE(g.observed);
+         CHECK(g.leader_until_ns == 0);
+         const MonoTime start = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         CHECK(g.observed);
+         CHECK(g.held);
+         CHECK(g.holder_is_me);
+         CHECK(g.holder_hash == HolderHash(kMe));
+         CHECK(g.leader_until_ns == Ns(start + 10s));
+         CHECK(g.last_renew_ns == Ns(start));
+         CHECK(g.acquired_total == 1);
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+             .ExpectGetError(Err(Code::kUnavailable));
+         f.Step();
+         CHECK(g.renew_failures_total == 1);
+         CHECK(g.last_error == static_cast<int>(Code::kUnavailable));
+         CHECK(g.leader_until_ns == Ns(start + 10s));  // the claim still runs
+         f.elector.Stop();
+         CHECK(g.leader_until_ns == 0);
+       }},
+      {"HolderHash: FNV-1a 32, 0 only for no holder",
+       [] {
+         CHECK(HolderHash("") == 0);
+         CHECK(HolderHash("a") == 0xe40c292cu);  // FNV-1a("a")
+         CHECK(HolderHash("me_0001") != HolderHash("me_0002"));
+       }},
+  };
+  return cases;
+}
+
+TEST_CASE("elector gauges and promise_overtaken_total") {
+  for (const auto& c : GaugeCases()) {
+    SUBCASE(c.name) { c.run(); }
+  }
+}
+
 // The names are on the wire (GET /readyz "phase"): a rename must fail here first.
 TEST_CASE("PhaseName: the wire name of each phase") {
   struct NameCase {

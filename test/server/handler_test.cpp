@@ -441,13 +441,17 @@ TEST_CASE("LeaderAnswer is the /leader answer") {
 TEST_CASE("GET /metrics") {
   FakeClock clock;
   HandlerOptions options;
-  options.metrics = [](const Snapshot& s) {
-    return std::string("leasehold_is_leader ") + (s.is_leader ? "1" : "0") + "\n";
-  };
+  options.metrics = [] { return std::string("leasehold_is_leader 1\n"); };
   HttpAnswer a = Call("GET", "/metrics", Leader(clock, seconds(10)), clock, options);
   CHECK(a.status == 200);
   CHECK(a.content_type == "text/plain; version=0.0.4; charset=utf-8");
   CHECK(a.body == "leasehold_is_leader 1\n");
+  // The router takes no snapshot for it (a scrape never takes the elector's lock).
+  CHECK_FALSE(NeedsSnapshot("/metrics"));
+  for (const char* path : {"/", "/leader", "/is-leader", "/healthz", "/readyz", "/release"}) {
+    CAPTURE(path);
+    CHECK(NeedsSnapshot(path));
+  }
   a = Call("POST", "/metrics", NotObserved(), clock, options);
   CHECK(a.status == 405);
   CHECK(Header(a, "Allow") == "GET, HEAD");
@@ -466,9 +470,9 @@ TEST_CASE("/leader/watch reaching the handler: the listener has no watch hub") {
   CHECK(Header(a, "Allow") == "GET, HEAD");
 }
 
-TEST_CASE("the probe listener: /healthz, /readyz and /is-leader only") {
+TEST_CASE("the probe listener: /healthz, /readyz, /is-leader and /metrics only") {
   FakeClock clock;
-  const std::string endpoints = " (endpoints: /healthz, /readyz, /is-leader)";
+  const std::string endpoints = " (endpoints: /healthz, /readyz, /is-leader, /metrics)";
   struct Case {
     const char* method;
     const char* path;
@@ -479,7 +483,8 @@ TEST_CASE("the probe listener: /healthz, /readyz and /is-leader only") {
       {"GET", "/is-leader", 200},  {"HEAD", "/is-leader", 200},
       {"POST", "/is-leader", 405}, {"GET", "/leader", 404},
       {"GET", "/", 404},           {"POST", "/release", 404},
-      {"GET", "/metrics", 404},    {"GET", "/leader/watch", 404},
+      {"GET", "/metrics", 200},    {"GET", "/leader/watch", 404},
+      {"POST", "/metrics", 405},   {"HEAD", "/metrics", 200},
       {"GET", "/nope", 404},
   };
   for (const Case& c : cases) {
@@ -489,7 +494,7 @@ TEST_CASE("the probe listener: /healthz, /readyz and /is-leader only") {
     HandlerOptions options;
     options.probe_only = true;
     options.release = [&releases] { ++releases; };
-    options.metrics = [](const Snapshot&) { return std::string("m 1\n"); };
+    options.metrics = [] { return std::string("m 1\n"); };
     const HttpAnswer a = Call(c.method, c.path, Leader(clock, seconds(10)), clock, options);
     CHECK(a.status == c.status);
     if (c.status == 404) {

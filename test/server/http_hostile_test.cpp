@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "server/http_request.h"
 #include "server/http_server.h"
 #include "server/listen_address.h"
+#include "server/metrics.h"
 #include "server/publisher.h"
 #include "server/watch_hub.h"
 
@@ -51,7 +53,7 @@ struct Fixture {
     HandlerOptions ho;
     ho.started_at = clock.MonotonicNow();
     ho.release = [this] { ++releases; };
-    ho.metrics = [](const election::Snapshot&) { return std::string("leasehold_is_leader 0\n"); };
+    ho.metrics = [] { return std::string("leasehold_is_leader 0\n"); };
     auto s = HttpServer::Create(
         "127.0.0.1:0", [this](bool) { return snapshot; }, clock, ho, so);
     REQUIRE(s.ok());
@@ -377,7 +379,8 @@ TEST_CASE("a full listener sheds the connection that waited longest, never the n
 }
 
 TEST_CASE(
-    "probes on a fresh connection answer fast while 2,000 slow or idle connections are held") {
+    "probes and scrapes on a fresh connection answer fast while 2,000 slow or idle connections "
+    "are held") {
   ServerOptions so;
   // Below the attack, so that every new connection sheds one, as in production (256, 2,000).
   so.max_connections = kHeldEach / 4;
@@ -420,8 +423,10 @@ TEST_CASE(
   for (int i = 0; i < 200 && Steady::now() < until; ++i) {
     const auto t = Steady::now();
     RawClient probe(f.port);
-    const bool ok = probe.Get(i % 2 ? "/is-leader" : "/healthz") &&
-                    probe.ReadUntil(i % 2 ? "false" : "ok", 1, 2s);
+    // A kubelet probe, and every third time a Prometheus scrape.
+    const char* path = i % 3 == 2 ? "/metrics" : i % 2 ? "/is-leader" : "/healthz";
+    const char* answer = i % 3 == 2 ? "leasehold_is_leader 0" : i % 2 ? "false" : "ok";
+    const bool ok = probe.Get(path) && probe.ReadUntil(answer, 1, 2s);
     ms.push_back(MsSince(t));
     if (!ok) ++failed;
   }
@@ -436,6 +441,67 @@ TEST_CASE(
   CHECK(ms.size() == 200);
   CHECK(failed == 0);
   CHECK(p99 <= kProbeBudgetMs);
+}
+
+TEST_CASE("a /metrics flood on the probe listener never waits for the elector's lock") {
+  // The elector's lock stands in here as a mutex the snapshot source takes, and a renew holds
+  // it for the whole flood. A scrape that needed it would hang; since none does, a renew can
+  // never wait for a scrape either (Metrics::Render loads atomics only).
+  std::mutex elector_mu;
+  std::atomic<int> snapshots{0};
+  FakeClock clock;
+  election::Gauges gauges;
+  Metrics metrics(clock);
+  MetricsLabels labels;
+  labels.lock_namespace = "default";
+  labels.lock_name = "my-lock";
+  metrics.SetLabels(labels);
+  HandlerOptions ho;
+  ho.started_at = clock.MonotonicNow();
+  ho.probe_only = true;
+  ho.metrics = [&] { return metrics.Render(gauges); };
+  ServerOptions so;
+  so.max_connections = 128;  // the probe listener's bound (app.cpp, kProbeConnections)
+  auto server = HttpServer::Create(
+      "127.0.0.1:0",
+      [&](bool) {
+        std::lock_guard<std::mutex> l(elector_mu);
+        ++snapshots;
+        return election::Snapshot{};
+      },
+      clock, ho, so);
+  REQUIRE(server.ok());
+  REQUIRE((*server)->Start().ok());
+  const int port = (*server)->port();
+
+  std::unique_lock<std::mutex> renew(elector_mu);
+  std::atomic<int> answered{0}, failed{0};
+  const auto t = Steady::now();
+  std::vector<std::thread> flood;
+  for (int i = 0; i < 4; ++i) {
+    flood.emplace_back([&] {
+      for (int n = 0; n < 100 && failed == 0; ++n) {
+        RawClient c(port);
+        if (c.Get("/metrics") && c.ReadUntil("leasehold_build_info", 1, 2s)) {
+          ++answered;
+        } else {
+          ++failed;  // stop at the first: a scrape that waits would wait 2 s each
+        }
+      }
+    });
+  }
+  for (std::thread& th : flood) th.join();
+  const double ms = MsSince(t);
+  renew.unlock();
+  MESSAGE(answered.load() << " scrapes in " << ms << " ms while the elector's lock was held");
+  CHECK(failed == 0);
+  CHECK(answered == 400);
+  CHECK(snapshots == 0);
+  // The source is wired: a probe takes its snapshot once the lock is free.
+  RawClient probe(port);
+  REQUIRE(probe.Get("/healthz"));
+  CHECK(probe.ReadUntil("ok", 1, 2s));
+  CHECK(snapshots == 1);
 }
 
 TEST_CASE("an HTTP/1.0 client gets a watch stream it can read: no chunks, ended by the close") {

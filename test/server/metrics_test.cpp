@@ -125,22 +125,55 @@ Exposition Parse(const std::string& text) {
   return e;
 }
 
-election::Snapshot Leading(const Clock& clock) {
-  election::Snapshot s;
-  s.identity = "me";
-  s.lock = {"leases", "ns", "my-lock"};
-  s.observed = true;
-  s.is_leader = true;
-  s.valid_until = clock.MonotonicNow() + 10s;
-  s.last_renew_at = clock.MonotonicNow() - 1500ms;
-  s.slowpath_total = 2;
-  s.acquired_total = 3;
-  return s;
+constexpr const char* kL = "lock_namespace=\"ns\",lock_name=\"my-lock\"";
+
+std::string K(const std::string& name, const std::string& extra = "") {
+  return name + "{" + kL + (extra.empty() ? "" : "," + extra) + "}";
+}
+
+MetricsLabels Labels() {
+  MetricsLabels l;
+  l.lock_namespace = "ns";
+  l.lock_name = "my-lock";
+  l.lock_type = "leases";
+  l.version = "1.2.3";
+  l.lease_duration = 15s;
+  l.renew_deadline = 10s;
+  l.retry_period = 2s;
+  return l;
+}
+
+int64_t Ns(MonoTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// This replica leads until now + 10s; it last renewed 1.5 s ago.
+void Leading(election::Gauges& g, const Clock& clock) {
+  g.observed = true;
+  g.term = 4;
+  g.held = true;
+  g.holder_is_me = true;
+  g.holder_hash = 12345;
+  g.leader_until_ns = Ns(clock.MonotonicNow() + 10s);
+  g.last_renew_ns = Ns(clock.MonotonicNow() - 1500ms);
+  g.slowpath_total = 2;
+  g.acquired_total = 3;
+  g.renew_failures_total = 5;
+  g.promise_overtaken_total = 6;
+}
+
+double Unix(SysTime t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
+std::set<std::string> Keys(const Exposition& e) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : e.values) keys.insert(key);
+  return keys;
 }
 
 TEST_CASE("metrics: the exposition parses, and says what happened") {
   FakeClock clock;
-  Metrics m("my-lock", "1.2.3", clock);
+  Metrics m(clock);
+  m.SetLabels(Labels());
   m.SetWatchers([] { return 7; });
   for (Duration d : std::vector<Duration>{3ms, 3ms, 40ms, 700ms, 20s}) m.ObserveRenew(d);
   m.ObserveRequest("PUT", 200);
@@ -149,78 +182,156 @@ TEST_CASE("metrics: the exposition parses, and says what happened") {
   m.ObserveRequest("PUT", 409);
   m.ObserveRequest("PUT", 0);
   m.ObserveRequest("WATCH", 200);
+  m.ObserveRequest("PUT", 418);     // not listed: "other"
+  m.ObserveRequest("DELETE", 200);  // not listed: "OTHER"
+  election::Gauges g;
+  Leading(g, clock);
 
-  const Exposition e = Parse(m.Render(Leading(clock)));
-  const std::map<std::string, double> want = {
+  const Exposition e = Parse(m.Render(g));
+  std::map<std::string, double> want = {
       {"leader_election_master_status{name=\"my-lock\"}", 1},
       {"leader_election_slowpath_total{name=\"my-lock\"}", 2},
-      {"leasehold_is_leader", 1},
-      {"leasehold_leader_transitions_total", 3},
-      {"leasehold_last_renew_age_seconds", 1.5},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.005\"}", 2},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.01\"}", 2},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.025\"}", 2},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.05\"}", 3},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.1\"}", 3},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.25\"}", 3},
-      {"leasehold_renew_duration_seconds_bucket{le=\"0.5\"}", 3},
-      {"leasehold_renew_duration_seconds_bucket{le=\"1\"}", 4},
-      {"leasehold_renew_duration_seconds_bucket{le=\"2.5\"}", 4},
-      {"leasehold_renew_duration_seconds_bucket{le=\"5\"}", 4},
-      {"leasehold_renew_duration_seconds_bucket{le=\"10\"}", 4},
-      {"leasehold_renew_duration_seconds_bucket{le=\"+Inf\"}", 5},
-      {"leasehold_renew_duration_seconds_sum", 20.746},
-      {"leasehold_renew_duration_seconds_count", 5},
-      {"leasehold_api_requests_total{verb=\"GET\",code=\"404\"}", 1},
-      {"leasehold_api_requests_total{verb=\"PUT\",code=\"200\"}", 2},
-      {"leasehold_api_requests_total{verb=\"PUT\",code=\"409\"}", 1},
-      {"leasehold_api_requests_total{verb=\"PUT\",code=\"error\"}", 1},
-      {"leasehold_api_requests_total{verb=\"WATCH\",code=\"200\"}", 1},
-      {"leasehold_watchers", 7},
+      {"leasehold_lock_info{" + std::string(kL) + ",lock_type=\"leases\"}", 1},
+      {K("leasehold_is_leader"), 1},
+      {K("leasehold_observed"), 1},
+      {K("leasehold_ready"), 1},
+      {K("leasehold_lock_held"), 1},
+      {K("leasehold_holder_is_me"), 1},
+      {K("leasehold_holder_hash"), 12345},
+      {K("leasehold_term"), 4},
+      {K("leasehold_term_reliable"), 1},
+      {K("leasehold_leader_transitions_total"), 3},
+      {K("leasehold_renew_failures_total"), 5},
+      {K("leasehold_promise_overtaken_total"), 6},
+      {K("leasehold_last_renew_timestamp_seconds"), Unix(clock.SystemNow() - 1500ms)},
+      {K("leasehold_promise_end_timestamp_seconds"), Unix(clock.SystemNow() + 10s)},
+      {K("leasehold_lease_duration_seconds"), 15},
+      {K("leasehold_renew_deadline_seconds"), 10},
+      {K("leasehold_retry_period_seconds"), 2},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.005\""), 2},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.01\""), 2},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.025\""), 2},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.05\""), 3},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.1\""), 3},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.25\""), 3},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"0.5\""), 3},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"1\""), 4},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"2.5\""), 4},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"5\""), 4},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"10\""), 4},
+      {K("leasehold_renew_duration_seconds_bucket", "le=\"+Inf\""), 5},
+      {K("leasehold_renew_duration_seconds_sum"), 20.746},
+      {K("leasehold_renew_duration_seconds_count"), 5},
+      {K("leasehold_watchers"), 7},
       {"leasehold_build_info{version=\"1.2.3\"}", 1},
   };
+  for (const char* verb : Metrics::kVerbs) {
+    for (const char* code : Metrics::kCodes) {
+      want[K("leasehold_api_requests_total",
+             std::string("verb=\"") + verb + "\",code=\"" + code + "\"")] = 0;
+    }
+  }
+  auto req = [](const char* verb, const char* code) {
+    return K("leasehold_api_requests_total",
+             std::string("verb=\"") + verb + "\",code=\"" + code + "\"");
+  };
+  want[req("GET", "404")] = 1;
+  want[req("PUT", "200")] = 2;
+  want[req("PUT", "409")] = 1;
+  want[req("PUT", "error")] = 1;
+  want[req("PUT", "other")] = 1;
+  want[req("WATCH", "200")] = 1;
+  want[req("OTHER", "200")] = 1;
   CHECK(e.values.size() == want.size());
   for (const auto& [key, value] : want) {
     CAPTURE(key);
     REQUIRE(e.values.count(key) == 1);
-    CHECK(e.values.at(key) == doctest::Approx(value).epsilon(1e-9));
+    CHECK(e.values.at(key) == doctest::Approx(value).epsilon(1e-12));
   }
-  const std::map<std::string, std::string> types = {
-      {"leader_election_master_status", "gauge"},
-      {"leader_election_slowpath_total", "counter"},
-      {"leasehold_is_leader", "gauge"},
-      {"leasehold_leader_transitions_total", "counter"},
-      {"leasehold_last_renew_age_seconds", "gauge"},
-      {"leasehold_renew_duration_seconds", "histogram"},
-      {"leasehold_api_requests_total", "counter"},
-      {"leasehold_watchers", "gauge"},
-      {"leasehold_build_info", "gauge"},
-  };
-  CHECK(e.types == types);
+  CHECK(e.types.at("leasehold_promise_overtaken_total") == "counter");
+  CHECK(e.types.at("leasehold_renew_failures_total") == "counter");
+  CHECK(e.types.at("leasehold_renew_duration_seconds") == "histogram");
+  CHECK(e.types.at("leasehold_promise_end_timestamp_seconds") == "gauge");
+  for (const Sample& s : e.samples) {
+    CAPTURE(s.name);
+    CHECK(s.labels.count("namespace") == 0);  // the target's own label
+  }
 }
 
-TEST_CASE("metrics: a follower that never wrote; odd label values are escaped") {
+TEST_CASE("metrics: leadership is judged at the scrape's instant; timestamps are 0 for none") {
   FakeClock clock;
-  Metrics m("a\"b\\c\nd", "v", clock);
-  election::Snapshot s;
-  const std::string text = m.Render(s);
+  Metrics m(clock);
+  m.SetLabels(Labels());
+  election::Gauges g;
+  Leading(g, clock);
+  clock.Advance(9999ms);
+  Exposition e = Parse(m.Render(g));
+  CHECK(e.values.at(K("leasehold_is_leader")) == 1);
+  clock.Advance(1ms);  // the claim ends now
+  e = Parse(m.Render(g));
+  CHECK(e.values.at(K("leasehold_is_leader")) == 0);
+  CHECK(e.values.at("leader_election_master_status{name=\"my-lock\"}") == 0);
+  CHECK(e.values.at(K("leasehold_promise_end_timestamp_seconds")) == 0);
+  election::Gauges fresh;
+  e = Parse(m.Render(fresh));
+  CHECK(e.values.at(K("leasehold_last_renew_timestamp_seconds")) == 0);
+  CHECK(e.values.at(K("leasehold_observed")) == 0);
+  CHECK(e.values.at(K("leasehold_ready")) == 0);
+  fresh.observed = true;
+  fresh.last_error = static_cast<int>(Code::kForbidden);
+  CHECK(Parse(m.Render(fresh)).values.at(K("leasehold_ready")) == 0);
+  fresh.last_error = static_cast<int>(Code::kUnavailable);  // an outage keeps it ready
+  CHECK(Parse(m.Render(fresh)).values.at(K("leasehold_ready")) == 1);
+}
+
+TEST_CASE("metrics: every series from the first scrape, and never more (restarts, identities)") {
+  FakeClock clock;
+  // The first scrape of a replica that has done nothing.
+  Metrics first(clock);
+  first.SetLabels(Labels());
+  const std::set<std::string> at_start = Keys(Parse(first.Render(election::Gauges{})));
+  // After everything that can happen: leading, holder changes (any identity, any hash), every
+  // request outcome, renews of every latency.
+  election::Gauges g;
+  for (int i = 0; i < 50; ++i) {
+    Leading(g, clock);
+    g.holder_hash = election::HolderHash("pod-" + std::to_string(i));
+    g.term = i;
+    first.ObserveRequest(i % 2 ? "GET" : "VERB" + std::to_string(i), 100 + i * 10);
+    first.ObserveRequest("PUT", 0);
+    first.ObserveRenew(std::chrono::milliseconds(i * 300));
+    clock.Advance(7s);
+  }
+  CHECK(Keys(Parse(first.Render(g))) == at_start);
+  // A restart (a new process, a new identity): the same series.
+  Metrics restarted(clock);
+  restarted.SetLabels(Labels());
+  CHECK(Keys(Parse(restarted.Render(g))) == at_start);
+  CHECK(at_start.size() == 21 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size());
+}
+
+TEST_CASE("metrics: odd label values are escaped") {
+  FakeClock clock;
+  Metrics m(clock);
+  MetricsLabels l = Labels();
+  l.lock_name = "a\"b\\c\nd";
+  m.SetLabels(l);
+  const std::string text = m.Render(election::Gauges{});
   const Exposition e = Parse(text);
   CHECK(text.find(R"(leader_election_master_status{name="a\"b\\c\nd"} 0)") != std::string::npos);
-  CHECK(e.values.count("leasehold_last_renew_age_seconds") == 0);  // absent, not 0
-  CHECK(e.values.at("leasehold_is_leader") == 0);
-  CHECK(e.values.at("leasehold_renew_duration_seconds_count") == 0);
-  CHECK(e.values.at("leasehold_watchers") == 0);
   CHECK(e.samples[0].labels.at("name") == "a\"b\\c\nd");
 }
 
 TEST_CASE("metrics: the shortest round-tripping number, in plain notation") {
   FakeClock clock;
-  Metrics m("l", "v", clock);
+  Metrics m(clock);
+  m.SetLabels(Labels());
   m.ObserveRenew(39581525ns);
   const std::string text = m.Render({});
-  CHECK(text.find("leasehold_renew_duration_seconds_sum 0.039581525\n") != std::string::npos);
-  CHECK(text.find("{le=\"10\"}") != std::string::npos);
-  CHECK(text.find("{le=\"0.005\"}") != std::string::npos);
+  CHECK(text.find(K("leasehold_renew_duration_seconds_sum") + " 0.039581525\n") !=
+        std::string::npos);
+  CHECK(text.find("le=\"10\"}") != std::string::npos);
+  CHECK(text.find("le=\"0.005\"}") != std::string::npos);
   CHECK(text.find("e+") == std::string::npos);
 }
 

@@ -104,9 +104,7 @@ struct Fixture {
     publisher.AddSink(&hub);
     HandlerOptions ho;
     ho.started_at = clock.MonotonicNow();
-    ho.metrics = [](const Snapshot& s) {
-      return std::string("leasehold_is_leader ") + (s.is_leader ? "1" : "0") + "\n";
-    };
+    ho.metrics = [] { return std::string("leasehold_is_leader 0\n"); };
     server_options.watch = &hub;
     auto s = HttpServer::Create(
         "127.0.0.1:0", [this](bool promise) { return box.Get(promise); }, clock, ho,
@@ -253,20 +251,24 @@ TEST_CASE("HEAD /leader/watch and other methods") {
   CHECK(r->get_header_value("Allow") == "GET, HEAD");
 }
 
-TEST_CASE("GET /metrics is served from a peeked snapshot") {
+TEST_CASE("GET /metrics is served without a snapshot") {
   Fixture f;
   httplib::Client cli("127.0.0.1", f.port);
   cli.set_read_timeout(5s);
   const int promised = f.box.promised();
+  const int peeked = f.box.peeked();
   auto r = cli.Get("/metrics");
   REQUIRE(r);
   CHECK(r->status == 200);
   CHECK(r->get_header_value("Content-Type") == "text/plain; version=0.0.4; charset=utf-8");
   CHECK(r->body == "leasehold_is_leader 0\n");
   CHECK(f.box.promised() == promised);
+  CHECK(f.box.peeked() == peeked);
 }
 
-TEST_CASE("the probe listener serves /healthz, /readyz and /is-leader only, and never promises") {
+TEST_CASE(
+    "the probe listener serves /healthz, /readyz, /is-leader and /metrics only, and never "
+    "promises") {
   FakeClock clock;
   Box box(clock);
   box.Hold("pod-a");
@@ -275,7 +277,7 @@ TEST_CASE("the probe listener serves /healthz, /readyz and /is-leader only, and 
   ho.probe_only = true;
   int releases = 0;
   ho.release = [&] { ++releases; };
-  ho.metrics = [](const Snapshot&) { return std::string("m 1\n"); };
+  ho.metrics = [] { return std::string("m 1\n"); };
   auto server = HttpServer::Create(
       "127.0.0.1:0", [&](bool promise) { return box.Get(promise); }, clock, ho);
   REQUIRE(server.ok());
@@ -290,7 +292,7 @@ TEST_CASE("the probe listener serves /healthz, /readyz and /is-leader only, and 
   const std::vector<Case> cases = {
       {"GET", "/healthz", 200},    {"GET", "/readyz", 200},  {"GET", "/is-leader", 200},
       {"HEAD", "/is-leader", 200}, {"GET", "/leader", 404},  {"GET", "/", 404},
-      {"POST", "/release", 404},   {"GET", "/metrics", 404}, {"GET", "/leader/watch", 404},
+      {"POST", "/release", 404},   {"GET", "/metrics", 200}, {"GET", "/leader/watch", 404},
       {"POST", "/healthz", 405},   {"GET", "/nope", 404},
   };
   for (const Case& c : cases) {
@@ -303,7 +305,8 @@ TEST_CASE("the probe listener serves /healthz, /readyz and /is-leader only, and 
     CHECK(r->status == c.status);
     if (c.status == 404) {
       CHECK(r->body.find("no such endpoint on the probe listener") != std::string::npos);
-      CHECK(r->body.find("(endpoints: /healthz, /readyz, /is-leader)") != std::string::npos);
+      CHECK(r->body.find("(endpoints: /healthz, /readyz, /is-leader, /metrics)") !=
+            std::string::npos);
     }
   }
   CHECK(releases == 0);
