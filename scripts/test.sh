@@ -3,7 +3,8 @@
 # on a real etcd + kube-apiserver built from Go modules (cached in ~/.cache/leasehold-e2e).
 # LEASEHOLD_SKIP_E2E=1 skips the e2e part; LEASEHOLD_SKIP_SANITIZERS=1 the sanitizer builds;
 # LEASEHOLD_SKIP_FUZZ=1 the bounded libFuzzer runs (clang-14, build-fuzz/); LEASEHOLD_SKIP_MODEL=1
-# the SPIN model check (model/check.sh).
+# the SPIN model check (model/check.sh); LEASEHOLD_SKIP_RULES=1 the alert-rule tests
+# (deploy/monitoring/rules_test.py).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 start=$SECONDS
@@ -31,6 +32,12 @@ fi
 if [[ "${LEASEHOLD_SKIP_MODEL:-0}" != 1 ]]; then
   step "model check of the election (model/README.md)"
   bash model/check.sh
+fi
+
+if [[ "${LEASEHOLD_SKIP_RULES:-0}" != 1 ]]; then
+  step "alert rules: promtool check/test on every rendering, rule mutants (docs/runbooks.md)"
+  promtool --version 2>&1 | head -1
+  python3 deploy/monitoring/rules_test.py
 fi
 
 if [[ "${LEASEHOLD_SKIP_FUZZ:-0}" != 1 ]]; then

@@ -25,6 +25,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- .Values.leaderElection.lockName | default (include "leasehold.fullname" .) -}}
 {{- end -}}
 
+{{- define "leasehold.lockNamespace" -}}
+{{- .Values.leaderElection.namespace | default .Release.Namespace -}}
+{{- end -}}
+
 {{- define "leasehold.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- .Values.serviceAccount.name | default (include "leasehold.fullname" .) -}}
