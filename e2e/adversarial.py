@@ -270,14 +270,15 @@ def starve(s, fleet_name, target):
         counters = {"reconnects": 0, "refused": 0}
         holders = hold_connections(port, 1000, 1000, stop, counters)
         time.sleep(2.0)  # every connection opened, the first sheds done
-        lat = {"/healthz": [], "/readyz": [], "/is-leader": []}
+        # The kubelet's probes, and a Prometheus scrape of /metrics.
+        lat = {"/healthz": [], "/readyz": [], "/is-leader": [], "/metrics": []}
         failures = []
         fds_max, threads_max = 0, 0
         deadline = time.monotonic() + 20
         for i in range(300):
             if time.monotonic() > deadline:
                 break
-            path = list(lat)[i % 3]
+            path = list(lat)[i % len(lat)]
             ms, st = probe_ms(port, path)
             lat[path].append(ms)
             if st is None:
@@ -300,6 +301,44 @@ def starve(s, fleet_name, target):
         # 256 connections on the local API, 128 on the probe listener, plus what the agent had.
         assert fds_max <= fds_before + 256 + 128 + 8, fds_max
         assert threads_max == threads_before, (threads_before, threads_max)
+        f.check_leadership_kept()
+
+
+@scenario
+def metrics_flood(s):
+    """Eight clients scraping /metrics on the leader's probe listener as fast as they can (any
+    pod can): the scrapes take no lock the election takes, so the leader keeps renewing every
+    retry-period, and a probe still answers."""
+    with Fleet(s, "e2e-adv-metrics") as f:
+        port = f.leader.probe_port
+        stop = threading.Event()
+        counts = {"ok": 0, "bad": 0}
+        lock = threading.Lock()
+
+        def scrape():
+            while not stop.is_set():
+                ms, st = probe_ms(port, "/metrics")
+                with lock:
+                    counts["ok" if st == 200 else "bad"] += 1
+
+        threads = [threading.Thread(target=scrape, daemon=True) for _ in range(8)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        probes = []
+        while time.monotonic() - t0 < 8 * RETRY:
+            probes.append(probe_ms(port, "/healthz"))
+            time.sleep(0.1)
+        stop.set()
+        for t in threads:
+            t.join(10)
+        elapsed = time.monotonic() - t0
+        ms = [m for m, _ in probes]
+        measured(f"/metrics flood on the probe listener: {counts['ok']} scrapes in {elapsed:.1f}s "
+                 f"({counts['ok'] / elapsed:.0f}/s), {counts['bad']} not 200; /healthz meanwhile "
+                 f"p50 {pct(ms, 50):.2f} ms p99 {pct(ms, 99):.2f} ms")
+        assert counts["bad"] == 0, counts
+        assert all(st == 200 for _, st in probes), probes
         f.check_leadership_kept()
 
 
