@@ -701,6 +701,55 @@ class Gate:
         self.logf.close()
 
 
+def operator_crds():
+    """The PodMonitor and PrometheusRule CRDs of the pinned Prometheus Operator module
+    (e2e/controlplane/prometheus-operator/go.mod, checked against its go.sum)."""
+    d = REPO / "e2e" / "controlplane" / "prometheus-operator"
+    r = subprocess.run(["go", "mod", "download", "-json",
+                        "github.com/prometheus-operator/prometheus-operator"],
+                       cwd=d, capture_output=True, text=True, check=True)
+    crds = Path(json.loads(r.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
+    return [crds / f"monitoring.coreos.com_{k}.yaml" for k in ("podmonitors", "prometheusrules")]
+
+
+@scenario
+def monitoring_dry_run(s):
+    """The shipped PodMonitor and PrometheusRule, from the Kustomize component and the chart,
+    accepted by the apiserver (server-side dry run) with the pinned operator's CRDs installed.
+    The CRDs are removed afterwards: other scenarios share the control plane."""
+    cp = s.control_plane()
+    files = operator_crds()
+    for f in files:
+        cp.kubectl("apply", "--server-side", "-f", str(f))
+    try:
+        for name in ("podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"):
+            cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{name}")
+        ns = ensure_ns(cp, "ship-monitoring")
+        tmp = Path(tempfile.mkdtemp(prefix="leasehold-mon-"))
+        try:
+            kust = overlay(tmp, [DEPLOY / "base"], [DEPLOY / "components" / "monitoring"])
+            objs = dry_run(cp, kbuild(cp, kust), ns)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
+        assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "probes", pm
+        alerts = [r["alert"] for r in pr["spec"]["groups"][0]["rules"]]
+        assert len(alerts) == 7, alerts
+        log(f"Kustomize component: PodMonitor and PrometheusRule ({len(alerts)} alerts) accepted")
+        text = helm_render(cp, ns, "--set", "exampleDeployment.enabled=true",
+                           "--set", "monitoring.podMonitor.enabled=true",
+                           "--set", "monitoring.rules.enabled=true")
+        objs = dry_run(cp, text, ns)
+        pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
+        assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "lh-probes", pm
+        absent = next(r for r in pr["spec"]["groups"][0]["rules"] if r["alert"] == "LeaseholdAbsent")
+        assert f'lock_namespace="{ns}"' in absent["expr"], absent
+        log("chart: PodMonitor and PrometheusRule accepted")
+    finally:
+        for f in files:
+            cp.kubectl("delete", "--ignore-not-found", "-f", str(f))
+
+
 @scenario
 def k8up(s):
     """The K8up example: both variants accepted; the Helm post-renderer; and leader-gate.sh
