@@ -685,6 +685,12 @@ def report(out, meta=None):
         "foreign_releases": foreign,
         "api_requests": aud.get("requests", {}),
     }
+    # leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's own
+    # witness of an overlap, whatever the sampler saw. Reported; the overlap and promise checks
+    # above decide the verdict (a client-go peer may legitimately cause one: see its notes).
+    rep["promise_overtaken_logged"] = sorted(
+        p.stem for p in (out / "logs").glob("*.log")
+        if "took the lock while this replica's promise to lead runs" in p.read_text(errors="replace"))
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
 
     # Timeline PNG.
