@@ -194,8 +194,9 @@ MUTANTS = [
      "",
      "a takeover after this replica released (promises given back) counts as overtaken"),
     ("gauges-leader-ignores-holder", E,
-     "gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);",
-     "gauges_.leader_until_ns.store(claim_until_ ? ns(*claim_until_) : 0);",
+     "  const std::optional<MonoTime> claim = LeaderClaimLocked();\n"
+     "  gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);",
+     "  gauges_.leader_until_ns.store(claim_until_ ? ns(*claim_until_) : 0);",
      "/metrics says leader from the claim alone, after a stop or a foreign holder"),
     ("metrics-scrape-takes-snapshot", "src/server/handler.cpp",
      'bool NeedsSnapshot(const std::string& path) { return path != "/metrics"; }',
