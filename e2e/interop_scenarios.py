@@ -454,6 +454,10 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
         + " ".join(h or '""' for _, h, _ in holders))
     races, explained = check_overlaps(smp, fleet.members)
     blanks = check_blanks(watcher, kind, fleet.members, fleet.terminated)
+    # A client-go release race or a foreign blank lets a rival take the lock while a leasehold
+    # promise runs: its leasehold_promise_overtaken_total then rightly moves (the harness would
+    # otherwise fail the scenario on it; check_overlaps has explained the overlap).
+    s.expect_overtaken = bool(races or blanks)
     log(f"client-go release race: {'SEEN ' + str(len(races)) + 'x' if races else 'not seen'}"
         f"; leasehold locks blanked by others: {len(blanks)}")
     assert counts.get("leasehold→client-go", 0) >= 1 and counts.get("client-go→leasehold", 0) >= 1, \

@@ -54,6 +54,9 @@
 // were told "you lead" at once: a foreign elector that ignores promises, clock-rate drift beyond
 // the one-second margin, or a bug. Gauges::promise_overtaken_total counts such observations,
 // once per overtaken promise. It only counts: it never changes what this replica does.
+// Promises this replica gave up by releasing the lock itself do not count: a release is written
+// only once they ran out (safe mode), or were given back (POST /release), or the user chose not
+// to wait for them (--release-on-shutdown=immediate).
 // A Get is issued after the answer to the write the promise stands on, so whatever other holder
 // it reads wrote after that write. A watch event may be older than our own write (a watch lags,
 // and restarts from the watch cache), so from the watch only a record whose transition count
@@ -230,6 +233,7 @@ void Elector::NotePromiseOvertakenLocked(const LockObservation& o, bool from_get
   const std::string& holder = o.record.holder_identity;
   const bool other = o.opaque || (!holder.empty() && holder != config_.identity());
   if (!other || !(now < promised_until_) || overtaken_counted_for_ == promised_until_) return;
+  if (promised_until_ <= released_promises_until_) return;  // given up by our own release
   if (!from_get && (o.opaque || !o.record.transitions_recorded ||
                     o.record.leader_transitions <= written_term_)) {
     return;
@@ -540,6 +544,7 @@ Status Elector::Release(MonoTime deadline) {
     if (st.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       SetObserved(rec, "", clock_.MonotonicNow());
+      released_promises_until_ = promised_until_;
       spdlog::info("released lease {} (term {})", Where(lock_.Describe()), rec.leader_transitions);
       return st;
     }

@@ -255,6 +255,8 @@ class Elector {
   int64_t written_term_ = 0;
   // promised_until_ when a takeover was last counted: one count per overtaken promise.
   MonoTime overtaken_counted_for_{};
+  // promised_until_ when this replica last released the lock: those promises were given up.
+  MonoTime released_promises_until_{};
   uint64_t renew_failures_total_ = 0;
   uint64_t promise_overtaken_total_ = 0;
   Gauges gauges_;

@@ -989,6 +989,18 @@ const std::vector<Case>& GaugeCases() {
          f.elector.Observe(Obs(kThem, 1, "b"));
          CHECK(f.elector.gauges().promise_overtaken_total == 0);
        }},
+      {"[overtaken-own-release] promises given back (POST /release) and released do not count",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.elector.AcknowledgeRelease();
+         f.lock.ExpectGet(Obs(kMe, 0, "x")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         REQUIRE(f.elector.Take().phase == Phase::kHeldOff);
+         f.clock.Advance(1s);  // the promise handed out runs for another 9 s
+         f.elector.Observe(Obs(kThem, 1, "b"));
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+       }},
       {"gauges follow the state: leader, claim end, renew time, failures, stop",
        [] {
          Fixture f;
