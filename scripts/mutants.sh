@@ -193,6 +193,10 @@ MUTANTS = [
      "  if (promised_until_ <= released_promises_until_) return;  // given up by our own release\n",
      "",
      "a takeover after this replica released (promises given back) counts as overtaken"),
+    ("overtaken-release-marked-late", E,
+     "      released_promises_until_ = promised_until_;\n    }\n    Status st = lock_.Update(rec, deadline);\n    if (st.ok()) {\n      std::lock_guard<std::mutex> l(mu_);\n",
+     "    }\n    Status st = lock_.Update(rec, deadline);\n    if (st.ok()) {\n      std::lock_guard<std::mutex> l(mu_);\n      released_promises_until_ = promised_until_;\n",
+     "the release marks its promises given up only after the write returns: a rival's event during it counts"),
     ("gauges-leader-ignores-holder", E,
      "  const std::optional<MonoTime> claim = LeaderClaimLocked();\n"
      "  gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);",

@@ -540,11 +540,16 @@ Status Elector::Release(MonoTime deadline) {
     rec.acquire_time = clock_.SystemNow();
     rec.renew_time = rec.acquire_time;
     rec.leader_transitions = got->record.leader_transitions;
+    {
+      // The promises are given up by the decision to release, so before the write is sent: once
+      // it is applied, a rival's acquisition may reach Observe() before Update() returns here.
+      std::lock_guard<std::mutex> l(mu_);
+      released_promises_until_ = promised_until_;
+    }
     Status st = lock_.Update(rec, deadline);
     if (st.ok()) {
       std::lock_guard<std::mutex> l(mu_);
       SetObserved(rec, "", clock_.MonotonicNow());
-      released_promises_until_ = promised_until_;
       spdlog::info("released lease {} (term {})", Where(lock_.Describe()), rec.leader_transitions);
       return st;
     }

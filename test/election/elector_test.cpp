@@ -1001,6 +1001,20 @@ const std::vector<Case>& GaugeCases() {
          f.elector.Observe(Obs(kThem, 1, "b"));
          CHECK(f.elector.gauges().promise_overtaken_total == 0);
        }},
+      {"[overtaken-release-in-flight] a rival's acquisition seen while the release write is "
+       "still in flight does not count",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.elector.AcknowledgeRelease();
+         f.lock.ExpectGet(Obs(kMe, 0, "x"))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), [&f](const LeaderElectionRecord&, MonoTime) {
+               // Applied: a rival saw it, acquired, and its event arrives before the answer.
+               f.elector.Observe(Obs(kThem, 1, "b"));
+             });
+         f.Step();
+         CHECK(f.elector.gauges().promise_overtaken_total == 0);
+       }},
       {"gauges follow the state: leader, claim end, renew time, failures, stop",
        [] {
          Fixture f;
