@@ -187,9 +187,11 @@ class Prometheus:
         """{(alertname, labels...): [first, last] firing time} over [start, end], wall clock,
         as the range query sees it (0.2 s steps); each span of an alert that resolved and fired
         again is its own entry, keyed with the span's index."""
-        self.wait_evaluated(end + SCRAPE)
+        # The steps run from `start`; one that falls after the last evaluation before `end`
+        # is needed to see that evaluation's sample: query a scrape past `end`, evaluated too.
+        self.wait_evaluated(end + 2 * SCRAPE)
         out = {}
-        for series in self.query_range('ALERTS{alertstate="firing"}', start, end):
+        for series in self.query_range('ALERTS{alertstate="firing"}', start, end + SCRAPE):
             m = series["metric"]
             key = (m["alertname"],) + tuple(sorted(
                 (k, v) for k, v in m.items() if k not in ("alertname", "alertstate", "__name__")))
@@ -577,8 +579,16 @@ def rapid_leader_changes_fire_flapping(s):
 
 @scenario
 def slow_renewals_fire_renew_slow(s):
-    """Sustained latency of >= half the renew-deadline on the leader's API traffic (the chaos
-    suite's fault proxy): LeaseholdRenewSlowOrFailing fires while the leader still leads."""
+    """Sustained latency on the leader's API traffic (the chaos suite's fault proxy) that makes
+    every renewal slower than the rule's bucket but still survivable:
+    LeaseholdRenewSlowOrFailing fires while the leader still leads, throughout.
+
+    Why not renewals of >= half the renew-deadline: a renew starts a retry-period after the
+    previous answer and must be answered within renew-deadline of the previous send, so a
+    leader survives renewals of at most (renew-deadline - retry-period) / 2 = 1 s here (4 s
+    with the defaults). Measured while writing this test: 1.1 s renewals lost the lease at the
+    second renew. The rule's bucket is the largest below that bound (rules.slow_bound: 0.5 s
+    here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
     from e2e.chaos.faultproxy import ProxyLoop
     cp = s.control_plane()
     ns = fresh_namespace(cp, "prom-slow")
@@ -590,9 +600,12 @@ def slow_renewals_fire_renew_slow(s):
                        "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
         a.wait_leader(4 * LEASE + 10)
         prom = start_prometheus(s, ns, [a])
-        # Each direction delayed: a renew's request and answer each wait `lat`, so a renew
-        # takes >= 2 * lat = 0.6 renew-deadline, above the rule's bucket (the largest <= half).
-        lat = 0.3 * RENEW
+        bucket = rules.slow_bound(rules.params_of(OVERRIDES))
+        survivable = (RENEW - RETRY) / 2
+        # A renew is one PUT on a kept-alive connection: one request and one answer, each
+        # delayed by `lat`.
+        renew = (bucket + survivable) / 2
+        lat = renew / 2
         loop.latency(proxy, lat)
         t_fault = time.time()
         log(f"fault proxy: {lat:.2f}s latency each way on {a.name}'s API traffic")
@@ -607,7 +620,7 @@ def slow_renewals_fire_renew_slow(s):
         th = threading.Thread(target=watch_leading, daemon=True)
         th.start()
         # The 6 s rate must pass one half, then a scrape, an evaluation and `for:`.
-        bound = FOR_5M / 2 + FOR_5M + 2 * lat + SLACK
+        bound = FOR_5M / 2 + FOR_5M + renew + SLACK
         try:
             dt, firing = wait_firing(prom, "LeaseholdRenewSlowOrFailing", t_fault, bound,
                                      pod=a.name)
@@ -621,12 +634,86 @@ def slow_renewals_fire_renew_slow(s):
                           f'sum(rate(leasehold_renew_duration_seconds_count[{int(FOR_5M)}s]))')
         fails = prom.query("sum(leasehold_renew_failures_total)")
         loop.heal(proxy)
-        measured(s, f"{lat:.2f}s latency each way: LeaseholdRenewSlowOrFailing fired {dt:.1f}s "
+        mean = float(slow[0]["value"][1])
+        assert bucket < mean < survivable, (bucket, mean, survivable)
+        assert fails and float(fails[0]["value"][1]) == 0, fails
+        measured(s, f"{lat:.3f}s latency each way: LeaseholdRenewSlowOrFailing fired {dt:.1f}s "
                     f"after the fault (bound {bound:.1f}s) while {a.name} led throughout; mean "
-                    f"renew {float(slow[0]['value'][1]):.2f}s (renew-deadline {RENEW:.0f}s), "
-                    f"renew failures {fails[0]['value'][1] if fails else '?'}")
+                    f"renew {mean:.2f}s ({100 * mean / RENEW:.0f}% of renew-deadline {RENEW:.0f}s,"
+                    f" bucket {bucket}s, survivable {survivable}s), no renew failed")
     finally:
         loop.close()
+
+
+@scenario
+def dashboard_queries_return_data(s):
+    """Every query of every panel of the shipped dashboard (deploy/monitoring/dashboard.py, the
+    one source of leasehold-dashboard.json and the chart's ConfigMap), with its template
+    variables substituted, returns data from the real Prometheus after a failover, evaluated
+    both as an instant and as a range query over the window."""
+    sys.path.insert(0, str(REPO / "deploy" / "monitoring"))
+    import dashboard
+    cp = s.control_plane()
+    ns = fresh_namespace(cp, "prom-dash")
+    agents, leader = fleet(s, ns)
+    prom = start_prometheus(s, ns, agents)
+    # A watch stream on one follower, so that the watchers panel counts one.
+    follower = [a for a in agents if a is not leader][0]
+    import http.client
+    watch = http.client.HTTPConnection("127.0.0.1", follower.port, timeout=30)
+    watch.request("GET", "/leader/watch")
+    resp = watch.getresponse()
+    assert resp.status == 200, resp.status
+    # Some history before and after the failover, as a dashboard's range would show: until
+    # Prometheus holds 8 scrapes of every target, and again after the failover.
+    history = f'min(count_over_time(up{{namespace="{ns.name}"}}[1h])) >= 8'
+    try:
+        wait_until(lambda: prom.query(history), 30, 0.2, what="8 scrapes of every target")
+        t0 = time.monotonic()
+        t_failover = time.time()
+        leader.term_and_wait()
+        new = wait_single_leader([a for a in agents if a is not leader], LEASE + 5)
+        log(f"failover {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
+        # Until a scrape after the failover has been evaluated (the term moved in Prometheus).
+        wait_until(lambda: prom.query(f'max_over_time(leasehold_term{{namespace="{ns.name}"}}'
+                                      f'[1h]) - min_over_time(leasehold_term{{namespace='
+                                      f'"{ns.name}"}}[1h]) > 0'), 15, 0.2,
+                   what="Prometheus to see the term move")
+        t_seen = time.time()
+        wait_until(lambda: prom.query(
+            f'min(count_over_time(up{{namespace="{ns.name}"}}[{int(time.time() - t_seen) + 1}s]))'
+            f' >= 8'), 30, 0.2, what="8 more scrapes after the failover")
+        end = time.time()
+        rng = max(1, int(end - prom.started_wall))
+        subst = {"$namespace": ns.name, "$lock": ns.lock_name,
+                 "$__rate_interval": f"{int(4 * SCRAPE)}s", "$__range": f"{rng}s"}
+        empty, lines, dump = [], [], []
+        for title, legend, expr in dashboard.QUERIES:
+            q = expr
+            for k, v in subst.items():
+                q = q.replace(k, v)
+            assert "$" not in q, q
+            inst = prom.query(q, end)
+            ranged = prom.query_range(q, prom.started_wall, end, 1)
+            values = [float(v) for r in inst for v in [r["value"][1]]]
+            real = [v for v in values if v == v]  # not NaN
+            if not inst or not ranged or not real:
+                empty.append(f"{title} [{legend}]: {q}")
+            lines.append(f"{title} [{legend}]: {len(inst)} series, {len(ranged)} in the range")
+            dump.append({"panel": title, "legend": legend, "query": q, "range": ranged})
+        for ln in lines:
+            log(ln)
+        out = os.environ.get("LEASEHOLD_PROM_OUT")
+        if out:  # for e2e/plot_dashboard.py (docs/dashboard-queries.png)
+            Path(out).mkdir(parents=True, exist_ok=True)
+            (Path(out) / "dashboard-queries.json").write_text(json.dumps(
+                {"start": prom.started_wall, "end": end, "failover": t_failover,
+                 "queries": dump}))
+        assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
+        measured(s, f"all {len(dashboard.QUERIES)} queries of {len(dashboard.PANELS)} panels "
+                    f"returned data after a failover")
+    finally:
+        watch.close()
 
 
 def main():
