@@ -255,6 +255,7 @@ class PromScenario(Scenario):
     def __init__(self, name):
         super().__init__(name)
         self.proms = []
+        self.namespaces = []
 
     def prometheus(self, ns):
         p = Prometheus(ns.name, ns.lock_name)
@@ -266,13 +267,19 @@ class PromScenario(Scenario):
             if exc_type is not None:
                 print(f"----- prometheus log\n{p.log()}")
             p.stop()
-        return super().__exit__(exc_type, exc, tb)
+        try:
+            return super().__exit__(exc_type, exc, tb)
+        finally:
+            # The agents' logs and service-account copies (printed above on failure).
+            for ns in self.namespaces:
+                shutil.rmtree(ns.tmp, ignore_errors=True)
 
 
-def fresh_namespace(cp, name):
+def fresh_namespace(s, cp, name):
     """The namespace with the shipped RBAC and no Lease left from an earlier run (whose record a
     foreign-writer scenario may have made unreliable)."""
     ns = Namespace(cp, name)
+    s.namespaces.append(ns)
     cp.kubectl("delete", "lease", ns.lock_name, "-n", name, "--ignore-not-found")
     return ns
 
@@ -356,7 +363,7 @@ def clean_handovers_fire_nothing(s):
     update of all three replicas (new pods, new targets, the old ones stopped after the new one
     is ready) fire nothing, over the whole window plus every `for:` after it."""
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-clean")
+    ns = fresh_namespace(s, cp, "prom-clean")
     agents, leader = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     start = prom.started_wall
@@ -412,7 +419,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     can acquire; LeaseholdNoLeader and LeaseholdNotReady fire within their bounds, and both
     resolve after the RoleBinding is restored."""
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-rbac")
+    ns = fresh_namespace(s, cp, "prom-rbac")
     agents, leader = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     try:
@@ -457,7 +464,7 @@ def all_stopped_fires_absent(s):
     """Every replica stopped: both renderings of LeaseholdAbsent fire (the plain file's on
     `up`, the chart's per-lock absent(leasehold_lock_info))."""
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-absent")
+    ns = fresh_namespace(s, cp, "prom-absent")
     agents, _ = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     for a in agents:
@@ -490,7 +497,7 @@ def foreign_takeover_fires_promise_overtaken(s):
     normal handover does not fire it: clean_handovers_fire_nothing.)"""
     s.expect_overtaken = True
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-overtaken")
+    ns = fresh_namespace(s, cp, "prom-overtaken")
     agents, leader = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     body = leader.leader_body()
@@ -521,7 +528,7 @@ def record_without_count_fires_foreign_writer(s):
     not keep it), holder unchanged: LeaseholdForeignWriter fires on every replica that sees it,
     and no promise is overtaken."""
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-foreign")
+    ns = fresh_namespace(s, cp, "prom-foreign")
     agents, leader = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     lease_patch(cp, ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
@@ -541,7 +548,7 @@ def rapid_leader_changes_fire_flapping(s):
     the released one steps aside): LeaseholdFlapping fires once the term rose by
     `flapping_changes` within the scaled window."""
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-flap")
+    ns = fresh_namespace(s, cp, "prom-flap")
     agents, leader = fleet(s, ns, extra=("--release-holdoff=2s",))
     prom = start_prometheus(s, ns, agents)
     # The rule compares the term now with the term one window ago: wait until Prometheus holds
@@ -591,7 +598,7 @@ def slow_renewals_fire_renew_slow(s):
     here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
     from e2e.chaos.faultproxy import ProxyLoop
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-slow")
+    ns = fresh_namespace(s, cp, "prom-slow")
     loop = ProxyLoop()
     try:
         proxy = loop.proxy("slow", cp.host, cp.port)
@@ -654,7 +661,7 @@ def dashboard_queries_return_data(s):
     sys.path.insert(0, str(REPO / "deploy" / "monitoring"))
     import dashboard
     cp = s.control_plane()
-    ns = fresh_namespace(cp, "prom-dash")
+    ns = fresh_namespace(s, cp, "prom-dash")
     agents, leader = fleet(s, ns)
     prom = start_prometheus(s, ns, agents)
     # A watch stream on one follower, so that the watchers panel counts one.
