@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -453,7 +452,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     others = {k for k in firing if k[0] not in ("LeaseholdNoLeader", "LeaseholdNotReady")}
     assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
     measured(s, f"RBAC removed: LeaseholdNotReady fired {dt_nr:.1f}s (bound "
-                f"{not_ready_bound:.1f}s, first pods {sorted(nr)}), LeaseholdNoLeader "
+                f"{not_ready_bound:.1f}s, on {sorted(nr)} first), LeaseholdNoLeader "
                 f"{dt_nl:.1f}s (bound {no_leader_bound:.1f}s) after the RoleBindings were "
                 f"deleted; restored: a leader {t_led - t_restore:.1f}s later, NoLeader resolved "
                 f"{dt_nl_res:.1f}s, NotReady {dt_nr_res:.1f}s after the restore")
