@@ -38,6 +38,7 @@ if [[ "${LEASEHOLD_SKIP_RULES:-0}" != 1 ]]; then
   step "alert rules: promtool check/test on every rendering, rule mutants (docs/runbooks.md)"
   promtool --version 2>&1 | head -1
   python3 deploy/monitoring/rules_test.py
+  python3 deploy/monitoring/dashboard.py check  # the checked-in dashboard JSON and its chart copy
 fi
 
 if [[ "${LEASEHOLD_SKIP_FUZZ:-0}" != 1 ]]; then

@@ -68,6 +68,10 @@ def dur(seconds):
     return out
 
 
+def dur_or_s(seconds):
+    return ("%g" % seconds) + "s"
+
+
 def fmt_bucket(b):
     return ("%g" % b)
 
@@ -82,6 +86,25 @@ def pod_ref():
 
 
 LOCK_REF = "{{ $labels.lock_namespace }}/{{ $labels.lock_name }}"
+
+
+def slow_bound(p):
+    """The renew-duration bucket above which LeaseholdRenewSlowOrFailing calls a renewal slow:
+    the largest bucket bound below the slowest renewal a leader survives. A renew starts a
+    retry-period after the previous one was answered and must be answered within renew-deadline
+    of the previous one's send, so two renewals of L seconds in a row fit only while
+    2 L + retry-period <= renew-deadline: L_max = (renew-deadline - retry-period) / 2 (4 s with
+    the defaults, 1 s with the e2e's 3 s / 1 s). A bound at half the renew-deadline (5 s, the
+    first version) could never fire while the pod still led: the e2e on a real Prometheus
+    (e2e/prometheus_scenarios.py, slow_renewals_fire_renew_slow) lost the lease with 1.1 s
+    renewals at renew-deadline 3 s, and the request timeout (renew-deadline / 2) cuts any
+    single write at half the renew-deadline."""
+    k = float(p["scale"])
+    survivable = (p["renew_deadline"] - p["retry_period"]) * k / 2
+    below = [b for b in BUCKETS if b < survivable]
+    if not below:
+        raise ValueError("renew_deadline - retry_period too small for the histogram's buckets")
+    return below[-1]
 
 
 def params_of(overrides):
@@ -104,9 +127,7 @@ def groups(overrides=None, lock=None):
     # (client-go's jitter) in the cluster, plus up to one scrape interval on each side.
     no_leader_window = ld + 2 * si
     no_leader_for = 2 * si
-    slow_bound = max([b for b in BUCKETS if b <= rd / 2] or [0])
-    if slow_bound == 0:
-        raise ValueError("renew_deadline too small for the histogram's buckets")
+    slow = slow_bound(p)
 
     def url(anchor):
         return f"{base}#{anchor}"
@@ -208,7 +229,7 @@ def groups(overrides=None, lock=None):
         "alert": "LeaseholdRenewSlowOrFailing",
         "expr": (
             f"(1 - sum {pod_by} (rate(leasehold_renew_duration_seconds_bucket"
-            f"{{le=\"{fmt_bucket(slow_bound)}\"}}[{rw}])) / "
+            f"{{le=\"{fmt_bucket(slow)}\"}}[{rw}])) / "
             f"sum {pod_by} (rate(leasehold_renew_duration_seconds_count[{rw}]))) > 0.5 or "
             f"sum {pod_by} (increase(leasehold_renew_failures_total[{fw_fail}])) > 0"),
         "for": dur(5 * 60 * k),
@@ -217,7 +238,9 @@ def groups(overrides=None, lock=None):
             "summary": f"Renewals of lock {LOCK_REF} by {pod_ref()} are slow or failing.",
             "description": (
                 f"Pod {pod_ref()} leads lock {LOCK_REF}, but most of its renewals took longer "
-                f"than {fmt_bucket(slow_bound)}s (half the renew-deadline), or renewals failed in "
+                f"than {fmt_bucket(slow)}s (near the slowest renewal it survives: "
+                f"(renew-deadline - retry-period) / 2 = {dur_or_s((rd - p['retry_period'] * k) / 2)}), "
+                f"or renewals failed in "
                 f"every {fw_fail}, for {dur(5 * 60 * k)}. A few more and it loses the lock."),
             "runbook_url": url("leaseholdrenewsloworfailing"),
         },

@@ -109,7 +109,8 @@ def input_series(pods, duration):
             "leasehold_renew_duration_seconds_bucket": lambda s, c: int(c["fast"]),
         }
         extras = {"leasehold_lock_info": {"lock_type": "leases"},
-                  "leasehold_renew_duration_seconds_bucket": {"le": "5"}}
+                  "leasehold_renew_duration_seconds_bucket": {
+                      "le": rules.fmt_bucket(rules.slow_bound(P))}}
         for name, fn in list(metrics.items()) + [("up", None)]:
             values, was_up = [], False
             for tick, (s, c) in enumerate(st):
