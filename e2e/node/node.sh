@@ -158,8 +158,14 @@ kill_all() {
   die "processes survive SIGKILL: $(node_pids)"
 }
 
-down() { # [DIR]
+down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's node is left alone)
   local dir="${1:-}" t=$SECONDS
+  if [[ -n "$dir" ]]; then
+    dir=$(abs_dir "$dir")
+    if [[ -f "$RUN/dir" && "$(cat "$RUN/dir")" != "$dir" ]]; then
+      log "the node belongs to $(cat "$RUN/dir"), not $dir: left alone"; return 0
+    fi
+  fi
   [[ -z "$dir" && -f "$RUN/dir" ]] && dir=$(cat "$RUN/dir")
   [[ -z "$dir" && -f "$STATE/dir" ]] && dir=$(cat "$STATE/dir")
   # The control plane first: its stop removes etcd's data dir on /dev/shm.
@@ -190,6 +196,10 @@ down() { # [DIR]
 }
 
 # ------------------------------------------------------------------ up
+
+# LEASEHOLD_NODE_DIE_AT=STAGE: SIGKILL this launcher there (teardown_test.sh: what does `down`
+# find after the runner died at that point?).
+die_at() { [[ "${LEASEHOLD_NODE_DIE_AT:-}" != "$1" ]] || { log "SIGKILL at $1"; kill -KILL $$; }; }
 
 need() { command -v "$1" >/dev/null || die "$1 not found: run e2e/node/setup.sh"; }
 
@@ -454,6 +464,7 @@ up() { # DIR
   make_netns
   make_mountns
   echo "$dir" >"$RUN/dir"
+  die_at mountns
   write_configs "$dir"
   # Keeper: holds the lock while the node is up; TTL backstop.
   setsid bash -c 'echo $$ >"$1/keeper.pid"; sleep "$2"; exec bash "$3" down' _ \
@@ -467,6 +478,7 @@ up() { # DIR
   log "control plane up in $((SECONDS - t))s"
   start_component containerd "$dir"
   import_images "$dir"
+  die_at containerd
   for c in kube-controller-manager kube-scheduler kubelet kube-proxy; do start_component "$c" "$dir"; done
   wait_for 90 "node Ready" node_ready "$dir"
   log "node Ready $((SECONDS - t0))s after start"
@@ -478,6 +490,7 @@ up() { # DIR
   innet iptables -I FORWARD 1 -j "$FWD_CHAIN"
   wait_for 60 "default ServiceAccount" kc "$dir" get serviceaccount default -n default
   health "$dir"
+  die_at ready
   log "node up in $((SECONDS - t0))s"
 }
 

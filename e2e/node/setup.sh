@@ -9,7 +9,8 @@
 # state directories, inside the node's mount and network namespaces.
 set -euo pipefail
 
-packages=(containerd runc containernetworking-plugins iptables iproute2 util-linux procps)
+packages=(containerd runc containernetworking-plugins iptables iproute2 util-linux procps
+  python3-yaml gcc libc6-dev)  # the scenarios read kustomize output; images.py builds static C
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,298 @@
+"""Scenarios on real pods (CTest label `node`): the shipped overlays run by a real kubelet on the
+one-node cluster of e2e/node (node.sh, started once per run by the e2e_node_start fixture).
+
+    LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_delete_leader
+
+Every scenario checks the fixture's health on entry and on exit, renders the shipped manifests
+(cluster.render; only replicas, images and the test's own app differ, checked), samples every
+pod's "yes" (judge.Sampler), follows the apps' unit logs and the lock's history, and asserts the
+judge's rules. NODE_REPEAT=N repeats the timed part N times in one namespace.
+On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node/evidence/NAME).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import uuid
+from pathlib import Path
+
+from e2e.node import cluster, judge
+from e2e.node.cluster import log, wait_until
+
+SAMPLE_INTERVAL = 0.05
+# Shipped timings (deploy/base): the scenarios run them unchanged.
+LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
+# Graceful failover (deletion of the leader pod -> the next pod's first "yes"), unloaded. The
+# chain: the kubelet's SIGTERM to `app` (which stops at once), then to the sidecar, which
+# releases; the followers see the release on their watch of the lock and take it in one round
+# trip. None of it waits for a configured timing, so the bound is a constant.
+FAILOVER_BOUND = float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND", "0.5"))
+
+
+class LogFollower:
+    """`kubectl logs -f` of one container, from its start, kept in memory (and dumped on
+    failure): the deleted pod's logs are gone from the apiserver once the pod is."""
+
+    def __init__(self, node, ns, pod, container):
+        self.lines, self.pod, self.container = [], pod, container
+        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
+               "-f", "-n", ns, pod, "-c", container, "--timestamps"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def text(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(5)
+
+
+class Run:
+    """One scenario's namespace, sampler, lock watch and log followers."""
+
+    def __init__(self, node, name, variant, replicas=3, configmap=None):
+        self.node, self.name, self.variant = node, name, variant
+        self.ns = f"{variant}-{uuid.uuid4().hex[:6]}"
+        self.replicas, self.configmap = replicas, configmap
+        self.followers = {}
+        self.sampler = self.watch = None
+        self.pod_ips = {}
+        self.stopping = threading.Event()
+
+    def start(self):
+        docs, shipped = cluster.render(self.node, self.variant, self.replicas,
+                                       app_env={"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20},
+                                       configmap=self.configmap)
+        cluster.assert_shipped(docs, shipped, self.configmap)
+        t = time.time()
+        cluster.apply(self.node, self.ns, docs)
+        kind = "configmap" if self.variant == "classic" else "lease"
+        self.watch = judge.LockWatch(self.node, self.ns, kind, "leasehold-lock")
+        self.lister = threading.Thread(target=self._list, daemon=True)
+        self.lister.start()
+        self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
+        self.wait_ready(self.replicas)
+        self.ready_s = time.time() - t
+        log(f"{self.replicas} pods Ready {self.ready_s:.1f}s after apply")
+        return self
+
+    def _list(self):
+        while not self.stopping.is_set():
+            try:
+                for p in self.node.pods(self.ns):
+                    name, ip = p["metadata"]["name"], p["status"].get("podIP")
+                    if ip and name not in self.pod_ips:
+                        self.pod_ips[name] = ip
+                    for c in (p["status"].get("containerStatuses", []) +
+                              p["status"].get("initContainerStatuses", [])):
+                        key = (name, c["name"])
+                        if key not in self.followers and ("running" in c.get("state", {}) or
+                                                          c.get("started")):
+                            self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
+            except Exception as e:
+                log(f"listing pods: {e}")
+            self.stopping.wait(0.5)
+
+    def ready_pods(self):
+        out = []
+        for p in self.node.pods(self.ns):
+            if p["metadata"].get("deletionTimestamp"):
+                continue
+            conds = {c["type"]: c["status"] for c in p["status"].get("conditions", [])}
+            if conds.get("Ready") == "True":
+                out.append(p["metadata"]["name"])
+        return out
+
+    def wait_ready(self, n, timeout=120):
+        return wait_until(lambda: len(self.ready_pods()) == n and self.ready_pods(), timeout,
+                          0.2, f"{n} Ready pods in {self.ns}")
+
+    def single_leader(self, timeout=60, stable=1.0):
+        """The one pod all samples of the last `stable` s agree leads."""
+        def one():
+            ls = self.sampler.leaders_now(stable)
+            return ls[0] if len(ls) == 1 else None
+        return wait_until(one, timeout, 0.1, "exactly one leader")
+
+    def units(self):
+        out = {}
+        for (pod, c), f in self.followers.items():
+            if c == "app":
+                out.setdefault(pod, []).extend(judge.parse_units(f.text()))
+        return out
+
+    def wait_units(self, pod, n, timeout=30):
+        return wait_until(lambda: len(self.units().get(pod, [])) >= n, timeout, 0.1,
+                          f"{n} units of work by {pod}")
+
+    def judge(self, t0, t1):
+        """The rules over [t0, t1]: no definite overlap, no intersecting units, non-vacuity."""
+        by_pod = self.sampler.by_pod()
+        definite, possible = judge.overlaps(by_pod)
+        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+        if possible:
+            log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
+        bad = judge.unit_intersections(self.units())
+        assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+        # Non-vacuity: every pod that lived through [t0, t1] was sampled often enough.
+        for pod, ss in by_pod.items():
+            if not ss or ss[0].send > t0 or ss[-1].send < t1:
+                continue
+            gap, n = judge.sample_gaps(ss, t0, t1)
+            assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
+            assert gap <= 2 * SAMPLE_INTERVAL + 0.05, f"{pod}: {gap * 1000:.0f} ms without a sample"
+        return possible
+
+    def stop(self, failed):
+        self.stopping.set()
+        if self.sampler:
+            self.sampler.stop()
+        if self.watch:
+            self.watch.stop()
+        for f in self.followers.values():
+            f.stop()
+        if failed:
+            out = Path(os.environ.get("LEASEHOLD_NODE_EVIDENCE",
+                                      self.node.dir / "evidence" / self.name))
+            out.mkdir(parents=True, exist_ok=True)
+            if self.sampler:
+                self.sampler.dump(out / "samples.json")
+            if self.watch:
+                (out / "lock-history.json").write_text(json.dumps(self.watch.history))
+            for (pod, c), f in self.followers.items():
+                (out / f"{pod}.{c}.log").write_text(f.text())
+            self.node.evidence(out)
+            log(f"evidence kept in {out}")
+        self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
+                          check=False, timeout=180)
+
+
+def leader_label(run, pod):
+    """Pods labelled leasehold.io/role=leader."""
+    return sorted(p["metadata"]["name"] for p in run.node.pods(run.ns)
+                  if p["metadata"].get("labels", {}).get("leasehold.io/role") == "leader"
+                  and not p["metadata"].get("deletionTimestamp"))
+
+
+def sidecar_events(run, pod):
+    """(SIGTERM time, release time) from the sidecar's JSON log lines, if present."""
+    f = run.followers.get((pod, "leasehold"))
+    term = rel = None
+    for line in f.text().splitlines() if f else []:
+        ts, _, rest = line.partition(" ")
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        msg = json.dumps(rec).lower()
+        t = cluster_time(ts)
+        if term is None and "sigterm" in msg:
+            term = t
+        if rel is None and "releas" in msg and "sigterm" not in msg:
+            rel = t
+    return term, rel
+
+
+def cluster_time(ts):
+    """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
+    import datetime
+    base, _, frac = ts.rstrip("Z").partition(".")
+    d = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return d.timestamp() + (float("0." + frac) if frac else 0.0)
+
+
+def delete_leader_round(run, results):
+    """One handover: delete the leader's pod; measure, and check the kubelet's stop order."""
+    leader = run.single_leader()
+    assert leader_label(run, leader) == [leader], \
+        f"leader label on {leader_label(run, leader)}, leader is {leader}"
+    run.wait_units(leader, 3)
+    t_del = time.time()
+    run.node.kubectl("delete", "pod", "-n", run.ns, leader, "--wait=false")
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
+                     "the next pod's first yes")
+    failover = nxt.recv - t_del
+    log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+    wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
+               0.2, f"{leader} gone")
+    run.wait_ready(run.replicas)
+    new = run.single_leader()
+    assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
+    run.wait_units(new, 3)
+    # The kubelet's order: `app` exits before the sidecar gets SIGTERM; the release follows.
+    app_exit = None
+    f = run.followers.get((leader, "app"))
+    if f:
+        m = judge.EXIT_RE.search(f.text())
+        app_exit = int(m.group(1)) / 1e6 if m else None
+    term, rel = sidecar_events(run, leader)
+    results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
+                    "app_exit": app_exit, "sidecar_sigterm": term, "release": rel,
+                    "t_delete": t_del})
+    assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
+    if term is not None:
+        assert app_exit <= term + 0.001, \
+            f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
+    return failover
+
+
+def native_delete_leader(node):
+    run = Run(node, "native_delete_leader", "native").start()
+    failed = True
+    try:
+        t0 = time.time()
+        leader = run.single_leader()
+        log(f"leader {leader}; label on {leader_label(run, leader)}")
+        results = []
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            delete_leader_round(run, results)
+        t1 = time.time()
+        run.judge(t0 + 1, t1 - 1)
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"lock history: {holders}")
+        for r in results:
+            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        for pod in set(holders):
+            assert run.units().get(pod), f"holder {pod} did no unit of work"
+        fo = [r["failover_s"] for r in results]
+        log(f"failover (s): {[round(x, 3) for x in fo]}; pods Ready in {run.ready_s:.1f}s")
+        log("results: " + json.dumps(results))
+        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+SCENARIOS = {f.__name__: f for f in (native_delete_leader,)}
+
+
+def main():
+    name = sys.argv[1]
+    cluster.enter_netns()
+    node = cluster.Node()
+    node.health()
+    t = time.monotonic()
+    try:
+        SCENARIOS[name](node)
+    except Exception:
+        traceback.print_exc()
+        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
+        sys.exit(1)
+    node.health()
+    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
