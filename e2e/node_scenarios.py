@@ -12,6 +12,7 @@ On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -275,7 +276,123 @@ def native_delete_leader(node):
         run.stop(failed)
 
 
-SCENARIOS = {f.__name__: f for f in (native_delete_leader,)}
+START_RE = re.compile(r"LHSTART at=(\d+) mode=gated")
+
+
+def gated_runs(run):
+    """pod -> [[start, end or None]] of the gated program's runs (its own stamps, in order)."""
+    out = {}
+    for (pod, c), f in list(run.followers.items()):
+        if c != "app":
+            continue
+        runs = out.setdefault(pod, [])
+        for line in f.text().splitlines():
+            m = START_RE.search(line)
+            if m:
+                runs.append([int(m.group(1)) / 1e6, None])
+                continue
+            m = judge.EXIT_RE.search(line)
+            if m and runs and runs[-1][1] is None:
+                runs[-1][1] = int(m.group(1)) / 1e6
+    return out
+
+
+def running_cmd(run):
+    return sorted(p for p, rs in gated_runs(run).items() if rs and rs[-1][1] is None)
+
+
+def assert_gated_runs_disjoint(run):
+    now = time.time()
+    units = {p: [{"start": s, "end": e if e is not None else now} for s, e in rs]
+             for p, rs in gated_runs(run).items()}
+    bad = judge.unit_intersections(units)
+    assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+
+
+def container_id(run, pod, name):
+    p = run.node.kjson("get", "pod", "-n", run.ns, pod)
+    for c in p["status"].get("initContainerStatuses", []) + p["status"].get("containerStatuses", []):
+        if c["name"] == name and c.get("containerID"):
+            return c["containerID"].split("://", 1)[1], c.get("restartCount", 0)
+    raise AssertionError(f"no container {name} in {pod}")
+
+
+def signal_container(run, pod, name, sig):
+    cid, _ = container_id(run, pod, name)
+    run.node.node_sh("enter", "ctr", "--address", "/run/containerd/containerd.sock", "-n",
+                     "k8s.io", "tasks", "kill", "-s", sig, cid)
+
+
+def restarts(run, pod, name):
+    return container_id(run, pod, name)[1]
+
+
+def gate_handovers(node):
+    """The gate component on the native overlay: the install init container, followers Ready
+    without CMD (exec probes), exactly one CMD; deletion of the leader pod; SIGKILL of the
+    sidecar alone (the kubelet restarts it); a liveness restart of a SIGSTOPped sidecar. The
+    gated runs never intersect."""
+    run = Run(node, "gate_handovers", "gate").start()
+    failed = True
+    try:
+        t0 = time.time()
+        leader = run.single_leader()
+        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD running on {leader} only")
+        log(f"gate: leader {leader}, CMD on {running_cmd(run)}, {len(run.ready_pods())} Ready")
+        time.sleep(2)
+        run.judge(t0 + 1, time.time())
+        # 1. deletion of the leader pod
+        results = []
+        t_del = time.time()
+        run.node.kubectl("delete", "pod", "-n", run.ns, leader, "--wait=false")
+        nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
+                         "the next pod's first yes")
+        failover = nxt.recv - t_del
+        log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+        wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
+        results.append(("delete", failover))
+        run.wait_ready(run.replicas)
+        assert_gated_runs_disjoint(run)
+        # 2. SIGKILL of the leader's sidecar alone
+        leader = run.single_leader()
+        r0 = restarts(run, leader, "leasehold")
+        t_kill = time.time()
+        signal_container(run, leader, "leasehold", "SIGKILL")
+        wait_until(lambda: leader not in running_cmd(run), 10, 0.05, f"CMD stopped on {leader}")
+        stop_s = gated_runs(run)[leader][-1][1] - t_kill
+        log(f"gate: sidecar SIGKILLed; CMD stopped {stop_s * 1000:.0f} ms later")
+        assert stop_s <= 1.0, f"CMD ran {stop_s:.3f}s after its sidecar was killed"
+        wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
+        new = run.single_leader(timeout=LEASE + 30)
+        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        results.append(("sigkill-sidecar", stop_s))
+        assert_gated_runs_disjoint(run)
+        # 3. liveness: SIGSTOP the leader's sidecar past period x failureThreshold + timeout
+        leader = new
+        r0 = restarts(run, leader, "leasehold")
+        t_stop = time.time()
+        signal_container(run, leader, "leasehold", "SIGSTOP")
+        wait_until(lambda: leader not in running_cmd(run), LEASE, 0.1, f"CMD stopped on {leader}")
+        log(f"gate: sidecar stopped; CMD stopped {time.time() - t_stop:.1f}s later")
+        wait_until(lambda: restarts(run, leader, "leasehold") > r0, 120, 0.5,
+                   "the kubelet's liveness restart of the stopped sidecar")
+        log(f"gate: liveness restart {time.time() - t_stop:.1f}s after SIGSTOP")
+        new = run.single_leader(timeout=LEASE + 30)
+        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        assert_gated_runs_disjoint(run)
+        by_pod = run.sampler.by_pod()
+        definite, possible = judge.overlaps(by_pod)
+        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"gate: lock history {holders}; results {results}")
+        assert len(set(holders)) >= 3, f"expected >= 3 holders, history {holders}"
+        assert results[0][1] <= FAILOVER_BOUND, f"graceful failover {results[0][1]:.3f}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers)}
 
 
 def main():

@@ -25,9 +25,12 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.node.cluster import log
 
 PROBE_PORT = 8081
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 class Sample:
