@@ -27,11 +27,18 @@ from e2e.node.cluster import log, wait_until
 SAMPLE_INTERVAL = 0.05
 # Shipped timings (deploy/base): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
-# Graceful failover (deletion of the leader pod -> the next pod's first "yes"), unloaded. The
-# chain: the kubelet's SIGTERM to `app` (which stops at once), then to the sidecar, which
-# releases; the followers see the release on their watch of the lock and take it in one round
-# trip. None of it waits for a configured timing, so the bound is a constant.
-FAILOVER_BOUND = float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND", "0.5"))
+# Graceful failover, from the leader pod's DELETE to the next pod's first "yes". Two parts:
+# - the kubelet's: it sees the deletion, SIGTERMs `app` (the test app stops at once), sees `app`
+#   exit (PLEG) and only then SIGTERMs the native sidecar. No configured timing of leasehold is in
+#   it; on this 2-core machine it measured 0.4-1.0 s under load.
+# - leasehold's: on SIGTERM the sidecar releases at once (one request), and the followers, which
+#   watch the lock, take it in one more round trip: no retry-period, no lease-duration, so its
+#   bound is a small constant, asserted always.
+# The whole chain's bound is FAILOVER_BOUND unloaded (LEASEHOLD_NODE_UNLOADED=1: the issue's 0.5 s)
+# and FAILOVER_BOUND_LOADED otherwise: the kubelet's PLEG relist period (1 s) plus the above.
+RELEASE_TO_YES_BOUND = 0.5
+UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
+FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
 
 
 class LogFollower:
@@ -197,11 +204,11 @@ def sidecar_events(run, pod):
             rec = json.loads(rest)
         except ValueError:
             continue
-        msg = json.dumps(rec).lower()
+        msg = str(rec.get("msg", ""))
         t = cluster_time(ts)
-        if term is None and "sigterm" in msg:
+        if term is None and msg.startswith("received SIGTERM"):
             term = t
-        if rel is None and "releas" in msg and "sigterm" not in msg:
+        if term is not None and rel is None and msg.startswith("released "):
             rel = t
     return term, rel
 
@@ -221,7 +228,7 @@ def delete_leader_round(run, results):
         f"leader label on {leader_label(run, leader)}, leader is {leader}"
     run.wait_units(leader, 3)
     t_del = time.time()
-    run.node.kubectl("delete", "pod", "-n", run.ns, leader, "--wait=false")
+    run.node.delete_pod(run.ns, leader)
     nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
                      "the next pod's first yes")
     failover = nxt.recv - t_del
@@ -243,9 +250,15 @@ def delete_leader_round(run, results):
                     "app_exit": app_exit, "sidecar_sigterm": term, "release": rel,
                     "t_delete": t_del})
     assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
-    if term is not None:
-        assert app_exit <= term + 0.001, \
-            f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
+    assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}'s sidecar"
+    # The sidecar's own stamps have ms resolution; the app's us.
+    assert app_exit <= term + 0.001, f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
+    assert term <= rel, "released before SIGTERM"
+    log(f"kubelet: delete->app exit {app_exit - t_del:.3f}s, app exit->sidecar SIGTERM "
+        f"{term - app_exit:.3f}s; sidecar: SIGTERM->released {rel - term:.3f}s, "
+        f"SIGTERM->next yes {nxt.recv - term:.3f}s")
+    assert nxt.recv - term <= RELEASE_TO_YES_BOUND, \
+        f"SIGTERM of the leader's sidecar -> next yes {nxt.recv - term:.3f}s > {RELEASE_TO_YES_BOUND}s"
     return failover
 
 
@@ -344,7 +357,7 @@ def gate_handovers(node):
         # 1. deletion of the leader pod
         results = []
         t_del = time.time()
-        run.node.kubectl("delete", "pod", "-n", run.ns, leader, "--wait=false")
+        run.node.delete_pod(run.ns, leader)
         nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
                          "the next pod's first yes")
         failover = nxt.recv - t_del

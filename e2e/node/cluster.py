@@ -29,8 +29,25 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", flush=True)
 
 
+HOST_NETNS_FD = None
+
+
+def _setns(fd):
+    if ctypes.CDLL(None, use_errno=True).setns(fd, CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "setns")
+
+
+def host_netns():
+    """preexec_fn for a child that must run in the host's network namespace."""
+    if HOST_NETNS_FD is not None:
+        _setns(HOST_NETNS_FD)
+
+
 def enter_netns():
-    """Moves this process (before it starts any thread) into the node's network namespace."""
+    """Moves this process (before it starts any thread) into the node's network namespace,
+    keeping the host's at hand for host_netns()."""
+    global HOST_NETNS_FD
+    HOST_NETNS_FD = os.open("/proc/self/ns/net", os.O_RDONLY)
     libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(NETNS, os.O_RDONLY)
     try:
@@ -48,6 +65,7 @@ class Node:
             if "=" in line and not line.startswith("#"):
                 k, v = line.split("=", 1)
                 env[k] = v.strip("'\"")
+        self.cp_env = env
         self.bin_dir = Path(env["BIN_DIR"])
         self.kubeconfig = self.dir / "cp" / "admin.kubeconfig"
 
@@ -59,18 +77,43 @@ class Node:
             raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
         return r.stdout
 
+    def api(self, method, path, timeout=10):
+        """One request to the apiserver with the admin certificate, no kubectl process (whose
+        start-up, ~0.3 s under load, would count into a measured failover)."""
+        import http.client
+        import ssl
+        env = self.cp_env
+        ctx = ssl.create_default_context(cafile=env["CA_CRT"])
+        ctx.load_cert_chain(env["ADMIN_CRT"], env["ADMIN_KEY"])
+        c = http.client.HTTPSConnection(env["APISERVER_HOST"], int(env["APISERVER_PORT"]),
+                                        context=ctx, timeout=timeout)
+        try:
+            c.request(method, path)
+            r = c.getresponse()
+            body = r.read()
+            if r.status >= 300:
+                raise RuntimeError(f"{method} {path}: {r.status} {body[:300]!r}")
+            return json.loads(body or b"null")
+        finally:
+            c.close()
+
+    def delete_pod(self, ns, pod):
+        self.api("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod}")
+
     def kjson(self, *args):
         return json.loads(self.kubectl(*args, "-o", "json"))
 
     def health(self):
-        r = subprocess.run(["bash", str(NODE_SH), "health", str(self.dir)], capture_output=True,
-                           text=True, timeout=120)
+        r = self.node_sh("health", str(self.dir), check=False)
         if r.returncode != 0:
-            raise AssertionError(f"node fixture unhealthy: {r.stderr.strip()}")
+            raise AssertionError(f"node fixture unhealthy: {(r.stdout + r.stderr).strip()}")
 
     def node_sh(self, *args, check=True):
+        """node.sh from the host's network namespace (this process lives in the node's; the
+        health check reads the host's sysctls)."""
         return subprocess.run(["bash", str(NODE_SH), *args], check=check, capture_output=True,
-                              text=True, timeout=300)
+                              text=True, timeout=300, preexec_fn=host_netns,
+                              pass_fds=() if HOST_NETNS_FD is None else (HOST_NETNS_FD,))
 
     def pods(self, ns, selector="app.kubernetes.io/name=leasehold-example"):
         return self.kjson("get", "pods", "-n", ns, "-l", selector)["items"]

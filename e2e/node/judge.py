@@ -211,8 +211,9 @@ class LockWatch:
 
     def __init__(self, node, ns, kind, name):
         self.history, self.lock = [], threading.Lock()
+        # A watch of the list (the object need not exist yet), filtered to `name`.
         cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
-               name, "-n", ns, "--watch", "-o", "json"]
+               "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
         self.kind = kind
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)

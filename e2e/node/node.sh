@@ -133,7 +133,11 @@ node_pids() { # every process of the node: its cgroups, its netns, its mount ns
   [[ -n "$mnt" ]] && pids+=($(find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/mnt' \
     -lname "mnt:\\[$mnt\\]" 2>/dev/null | cut -d/ -f3))
   [[ -f "$RUN/keeper.pid" ]] && pids+=($(cat "$RUN/keeper.pid"))
-  printf '%s\n' "${pids[@]}" | grep -E '^[0-9]+$' | grep -vx "$$" | sort -un | tr '\n' ' ' || true
+  for p in $(printf '%s\n' "${pids[@]}" | grep -E '^[0-9]+$' | grep -vx "$$" | sort -un); do
+    # alive, and not a zombie (its parent reaps it; SIGKILL cannot)
+    [[ -r /proc/$p/stat ]] && [[ "$(awk '{ print $3 }' /proc/$p/stat 2>/dev/null)" != Z ]] && printf '%s ' "$p"
+  done
+  true
 }
 
 thaw_all() { # a task in a frozen v1 freezer cgroup cannot die
@@ -444,8 +448,10 @@ up() { # DIR
   local t0=$SECONDS t
   for c in nsenter unshare ip iptables containerd runc ctr; do need "$c"; done
   [[ -x /usr/lib/cni/bridge ]] || die "CNI plugins not found: run e2e/node/setup.sh"
-  BIN=$(bash "$REPO/e2e/controlplane/build.sh" | tail -1)
+  mkdir -p "$dir"
+  BIN=${CONTROLPLANE_BIN:-$(SKIP_HELM=1 bash "$REPO/e2e/controlplane/build.sh" | tail -1)}
   NBIN=$(bash "$HERE/build.sh" | tail -1)
+  echo "$BIN" >"$dir/bin-dir"
 
   exec 8>>"$LOCK"
   if ! flock -n 8; then
@@ -466,15 +472,16 @@ up() { # DIR
   echo "$dir" >"$RUN/dir"
   die_at mountns
   write_configs "$dir"
-  # Keeper: holds the lock while the node is up; TTL backstop.
-  setsid bash -c 'echo $$ >"$1/keeper.pid"; sleep "$2"; exec bash "$3" down' _ \
-    "$RUN" "${LEASEHOLD_NODE_TTL:-5400}" "$SELF" </dev/null >>"$dir/logs/keeper.log" 2>&1 8>&8 &
+  # Keeper: holds the lock while the node is up (fd 8); TTL backstop. It lives in the node's
+  # cgroup, so `down` kills it with its sleep; at TTL it leaves the cgroup and runs `down`.
+  setsid bash "$SELF" _keeper "${LEASEHOLD_NODE_TTL:-5400}" </dev/null >>"$dir/logs/keeper.log" 2>&1 &
+  wait_for 10 "the keeper" test -s "$RUN/keeper.pid"
   exec 8>&-
 
   t=$SECONDS
   rm -rf "$dir/cp"
   innet env CONTROLPLANE_BIN="$BIN" CONTROLPLANE_HOST="$NODE_IP" CONTROLPLANE_TTL="${LEASEHOLD_NODE_TTL:-5400}" \
-    EXTRA_APISERVER_ARGS="--endpoint-reconciler-type=lease" bash "$CP_SH" start "$dir/cp" >&2
+    EXTRA_APISERVER_ARGS="--endpoint-reconciler-type=lease --kubelet-preferred-address-types=InternalIP" bash "$CP_SH" start "$dir/cp" >&2
   log "control plane up in $((SECONDS - t))s"
   start_component containerd "$dir"
   import_images "$dir"
@@ -496,7 +503,7 @@ up() { # DIR
 
 health() { # DIR
   local dir; dir=$(abs_dir "$1") bad=()
-  BIN=${BIN:-$(bash "$REPO/e2e/controlplane/build.sh" | tail -1)}
+  BIN=${BIN:-$(cat "$dir/bin-dir")}
   for c in "${COMPONENTS[@]}"; do comp_alive "$c" || bad+=("$c not running"); done
   node_ready "$dir" || bad+=("node not Ready")
   service_rules || bad+=("no kube-proxy rules for the kubernetes Service")
@@ -508,7 +515,7 @@ health() { # DIR
 
 evidence() { # DIR OUT
   local dir; dir=$(abs_dir "$1"); local out=$2
-  BIN=${BIN:-$(bash "$REPO/e2e/controlplane/build.sh" | tail -1)}
+  BIN=${BIN:-$(cat "$dir/bin-dir")}
   mkdir -p "$out"
   cp -r "$dir/logs" "$out/node-logs" 2>/dev/null || true
   cp "$dir/cp/apiserver.log" "$out/node-logs/" 2>/dev/null || true
@@ -527,11 +534,21 @@ case "$cmd" in
   health) health "$1" ;;
   snapshot) snapshot "$1" ;;
   enter) inns "$@" ;;
-  kubectl) d=$1; shift; BIN=$(bash "$REPO/e2e/controlplane/build.sh" | tail -1); kc "$(abs_dir "$d")" "$@" ;;
+  kubectl) d=$(abs_dir "$1"); shift; BIN=$(cat "$d/bin-dir"); kc "$d" "$@" ;;
   stop) stop_comp "$1" ;;
   restart)
-    NBIN=$(bash "$HERE/build.sh" | tail -1); BIN=$(bash "$REPO/e2e/controlplane/build.sh" | tail -1)
+    NBIN=$(bash "$HERE/build.sh" | tail -1); BIN=$(cat "$(abs_dir "$2")/bin-dir")
     stop_comp "$1"; start_component "$1" "$(abs_dir "$2")" ;;
   evidence) evidence "$1" "$2" ;;
+  _keeper)
+    for r in $(cgroup_roots); do echo $$ >"$r/$CGROUP/system/cgroup.procs"; done
+    echo $$ >"$RUN/keeper.pid"
+    sleep "$1" 8>&- &
+    wait $! || true
+    for r in $(cgroup_roots); do echo $$ >"$r/cgroup.procs"; done
+    rm -f "$RUN/keeper.pid"
+    log "TTL of $1 s reached: tearing the node down"
+    down
+    ;;
   *) sed -n '2,/^set -euo/p' "$SELF" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 esac
