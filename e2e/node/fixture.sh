@@ -32,7 +32,7 @@ case "$cmd" in
     bin=$(nice -n 5 bash "$here/build.sh" | tail -1)
     echo "node binaries ready in $((SECONDS - t))s: $bin"
     rm -f "$dir/before.snapshot"
-    bash "$here/node.sh" snapshot "$dir/before.snapshot"
+    bash "$here/node.sh" snapshot "$dir/before.snapshot" "$dir"
     t=$SECONDS
     (cd "$repo" && python3 -m e2e.node.images "$dir/images")
     echo "images ready in $((SECONDS - t))s"
@@ -43,7 +43,7 @@ case "$cmd" in
   stop)
     t=$SECONDS
     bash "$here/node.sh" down "$dir"
-    bash "$here/node.sh" snapshot "$dir/after.snapshot"
+    bash "$here/node.sh" snapshot "$dir/after.snapshot" "$dir"
     echo "node down in $((SECONDS - t))s"
     [[ -f "$dir/before.snapshot" ]] || { echo "no before.snapshot: nothing to compare"; exit 0; }
     diff_snapshots "$dir/before.snapshot" "$dir/after.snapshot"

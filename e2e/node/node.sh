@@ -91,7 +91,8 @@ sysctl_lines() {
   done
 }
 
-snapshot() { # FILE
+snapshot() { # FILE [DIR]
+  local sdir=${2:-}
   (
     set +e +o pipefail
     echo "## ip -d link"; ip -d link show | sed -E 's/^[0-9]+: //'
@@ -108,7 +109,11 @@ snapshot() { # FILE
     echo "## processes"; ps -eo comm=,args= | grep -E '^(containerd|kubelet|kube-proxy|kube-controller|kube-scheduler|runc)' | grep -v grep || true
     echo "## node processes"; node_pids | tr ' ' '\n' | grep . || true
     echo "## host paths"
-    local p; for p in "${NODE_PATHS[@]}" "$STATE" "$RUN" /dev/shm/leasehold-etcd.*; do
+    # (other control planes on this machine have their etcd data on /dev/shm too: only the
+    # node's own, recorded at `up`, is checked)
+    local p etcd=""
+    [[ -n "$sdir" && -f "$sdir/etcd-data-dir" ]] && etcd=$(cat "$sdir/etcd-data-dir")
+    for p in "${NODE_PATHS[@]}" "$STATE" "$RUN" $etcd; do
       [[ -e "$p" ]] && echo "exists $p"
     done
     true
@@ -176,6 +181,10 @@ down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's
   if [[ -n "$dir" && -f "$dir/cp/state" ]]; then bash "$CP_SH" stop "$dir/cp" >/dev/null 2>&1 || true; fi
   # Graceful stop of the kubelet and containerd is not needed: the whole node goes.
   kill_all
+  if [[ -n "$dir" && -f "$dir/etcd-data-dir" ]]; then
+    local e; e=$(cat "$dir/etcd-data-dir")
+    [[ "$e" == /dev/shm/leasehold-etcd.* ]] && rm -rf "$e"
+  fi
   # The mount namespace dies with its last process; its bind mounts go with it.
   if [[ -e "$RUN/mnt" ]]; then umount "$RUN/mnt" 2>/dev/null || umount -l "$RUN/mnt" 2>/dev/null || true; fi
   if grep -q " $RUN " /proc/self/mountinfo; then umount "$RUN" 2>/dev/null || umount -l "$RUN" || true; fi
@@ -461,7 +470,7 @@ up() { # DIR
   # Whatever a killed run left behind (we hold the lock: it is nobody's now).
   down "" 2>/dev/null || true
   mkdir -p "$dir/logs"
-  [[ -f "$dir/before.snapshot" ]] || snapshot "$dir/before.snapshot"
+  [[ -f "$dir/before.snapshot" ]] || snapshot "$dir/before.snapshot" "$dir"
 
   mkdir -p "$STATE" "$RUN"
   echo "$dir" >"$STATE/dir"
@@ -482,6 +491,7 @@ up() { # DIR
   rm -rf "$dir/cp"
   innet env CONTROLPLANE_BIN="$BIN" CONTROLPLANE_HOST="$NODE_IP" CONTROLPLANE_TTL="${LEASEHOLD_NODE_TTL:-5400}" \
     EXTRA_APISERVER_ARGS="--endpoint-reconciler-type=lease --kubelet-preferred-address-types=InternalIP" bash "$CP_SH" start "$dir/cp" >&2
+  (source "$dir/cp/env" && echo "$ETCD_DATA_DIR" >"$dir/etcd-data-dir")
   log "control plane up in $((SECONDS - t))s"
   start_component containerd "$dir"
   import_images "$dir"
@@ -532,7 +542,7 @@ case "$cmd" in
   up) [[ $# == 1 ]] || die "usage: up DIR"; up "$1" ;;
   down) down "${1:-}" ;;
   health) health "$1" ;;
-  snapshot) snapshot "$1" ;;
+  snapshot) snapshot "$1" "${2:-}" ;;
   enter) inns "$@" ;;
   kubectl) d=$(abs_dir "$1"); shift; BIN=$(cat "$d/bin-dir"); kc "$d" "$@" ;;
   stop) stop_comp "$1" ;;

@@ -14,7 +14,7 @@ nice -n 5 bash "$here/build.sh" >/dev/null
 fail=0
 for stage in mountns containerd ready; do
   rm -f "$dir/before.snapshot"
-  bash "$here/node.sh" snapshot "$dir/before.snapshot"
+  bash "$here/node.sh" snapshot "$dir/before.snapshot" "$dir"
   t=$SECONDS rc=0
   LEASEHOLD_NODE_DIE_AT=$stage bash "$here/node.sh" up "$dir" || rc=$?
   [[ $rc == 137 ]] || { echo "up did not die at $stage (exit $rc)"; fail=1; }
@@ -40,7 +40,7 @@ YAML
   echo "== SIGKILL at $stage after $((SECONDS - t))s; down"
   t=$SECONDS
   bash "$here/node.sh" down "$dir"
-  bash "$here/node.sh" snapshot "$dir/after.snapshot"
+  bash "$here/node.sh" snapshot "$dir/after.snapshot" "$dir"
   echo "down took $((SECONDS - t))s"
   bash "$here/fixture.sh" diff "$dir" || fail=1
 done
