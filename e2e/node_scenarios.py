@@ -81,8 +81,10 @@ class Run:
         self.stopping = threading.Event()
 
     def start(self):
-        docs, shipped = cluster.render(self.node, self.variant, self.replicas,
-                                       app_env={"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20},
+        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20}
+        if self.variant == "classic":  # the files of the shipped preStop hook
+            env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
+        docs, shipped = cluster.render(self.node, self.variant, self.replicas, app_env=env,
                                        configmap=self.configmap)
         cluster.assert_shipped(docs, shipped, self.configmap)
         t = time.time()
@@ -406,7 +408,59 @@ def gate_handovers(node):
         run.stop(failed)
 
 
-SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers)}
+STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
+
+
+def classic_delete_leader(node):
+    """The shipped classic overlay unchanged (ConfigMap lock, release-on-shutdown safe, the
+    app's preStop hook: stop file, then POST /release): deletion of the leader's pod. The kubelet
+    SIGTERMs the sidecar while the hook runs; the sidecar stops saying yes at once and releases
+    only on the hook's POST, which comes after the app stopped: never before the promises it
+    gave were dead."""
+    run = Run(node, "classic_delete_leader", "classic").start()
+    failed = True
+    try:
+        t0 = time.time()
+        results = []
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            leader = run.single_leader()
+            run.wait_units(leader, 3)
+            t_del = time.time()
+            run.node.delete_pod(run.ns, leader)
+            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
+                             0.05, "the next pod's first yes")
+            failover = nxt.recv - t_del
+            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
+                       60, 0.2, f"{leader} gone")
+            run.wait_ready(run.replicas)
+            run.wait_units(run.single_leader(), 3)
+            app = run.followers[(leader, "app")].text()
+            m = STOPPED_RE.search(app)
+            assert m, f"{leader}'s app never saw the preStop hook's stop file"
+            stopped = int(m.group(1)) / 1e6
+            last_end = max(u["end"] for u in judge.parse_units(app))
+            term, rel = sidecar_events(run, leader)
+            assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
+            # safe: the release follows the app's stop (ms stamps against us stamps)
+            assert rel + 0.001 >= stopped >= last_end, (rel, stopped, last_end)
+            log(f"classic: deleted {leader}; app stopped +{stopped - t_del:.3f}s, released "
+                f"+{rel - t_del:.3f}s, {nxt.pod} said yes +{failover:.3f}s")
+            results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
+                            "stopped": stopped - t_del, "released": rel - t_del})
+        run.judge(t0 + 1, time.time() - 1)
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"classic: lock history {holders}")
+        for r in results:
+            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        fo = [r["failover_s"] for r in results]
+        log(f"classic: failover (s) {[round(x, 3) for x in fo]}")
+        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader)}
 
 
 def main():

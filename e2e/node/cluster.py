@@ -166,8 +166,7 @@ def app_container(shipped_app, variant, env):
     if variant == "gate":
         c["command"] = cmd[:cmd.index("--") + 1] + ["/lhapp", "gated"]
     else:
-        c["command"] = ["/lhapp", "work"]
-        c.pop("lifecycle", None)
+        c["command"] = ["/lhapp", "work"]  # the classic overlay's preStop hook is kept
     c["env"] = [{"name": k, "value": str(v)} for k, v in env.items()]
     return c
 

@@ -40,6 +40,10 @@ def _tar_bytes(members):
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
         for path, data, mode in members:
+            if "/" in path and not any(m[0] == path.rsplit("/", 1)[0] for m in members):
+                d = tarfile.TarInfo(path.rsplit("/", 1)[0])
+                d.type, d.mode, d.mtime = tarfile.DIRTYPE, 0o755, 0
+                t.addfile(d)
             ti = tarfile.TarInfo(path)
             ti.size, ti.mode, ti.mtime, ti.uid, ti.gid = len(data), mode, 0, 0, 0
             t.addfile(ti, io.BytesIO(data))
@@ -64,14 +68,32 @@ def docker_archive(out, tag, files, entrypoint, user="65532:65532"):
         ("manifest.json", manifest, 0o644)]))
 
 
+def busybox_static(tmp):
+    """Debian's busybox-static binary, from its package (`apt-get download`: nothing is
+    installed on the host). It stands in for the distroless debug image's /busybox/sh, which
+    the classic overlay's preStop hook runs."""
+    subprocess.run(["apt-get", "download", "-qq", "busybox-static"], cwd=tmp, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deb = next(Path(tmp).glob("busybox-static_*.deb"))
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(Path(tmp) / "bb")], check=True)
+    return (Path(tmp) / "bb" / "bin" / "busybox").read_bytes()
+
+
 def build_local(outdir):
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for name, tag, entry in (("pause", PAUSE, ["/pause"]), ("lhapp", APP, ["/lhapp"])):
+        os.chmod(tmp, 0o755)
+        bins = {}
+        for name in ("pause", "lhapp"):
             b = Path(tmp) / name
             _static_binary(HERE / "images" / f"{name}.c", b)
-            docker_archive(outdir / f"{name}.tar", tag, [(name, b.read_bytes(), 0o755)], entry)
+            bins[name] = b.read_bytes()
+        docker_archive(outdir / "pause.tar", PAUSE, [("pause", bins["pause"], 0o755)], ["/pause"])
+        # busybox runs its applets itself (sh, wget, sleep, touch): one file, named sh.
+        docker_archive(outdir / "lhapp.tar", APP,
+                       [("lhapp", bins["lhapp"], 0o755), ("busybox/sh", busybox_static(tmp), 0o755)],
+                       ["/lhapp"])
 
 
 def export_leasehold(outdir):

@@ -9,6 +9,8 @@
 //                  Between units (and after a "no") it waits $LHAPP_IDLE_MS (default 20).
 //   lhapp gated    for `leasehold gate -- lhapp gated`: stamps its start, runs until a signal,
 //                  stamps its end.
+// With $LHAPP_STOP_FILE (the classic overlay's /run/app/stop, created by its preStop hook) it
+// stops taking work when the file appears, creates $LHAPP_STOPPED_FILE and waits for a signal.
 // SIGTERM ends any wait or unit at once (an interruptible wait: failover is not delayed by a
 // sleep that ignores the signal). Lines on stdout (the CRI log):
 //   LHUNIT ask=US ans=US term=N valid_ms=N start=US end=US cut=0|1|2   (cut 1: validUntil, 2: signal)
@@ -24,6 +26,8 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_signal = 0;
@@ -105,8 +109,20 @@ int main(int argc, char** argv) {
   int port = (int)env_long("LHAPP_PORT", 4040);
   long unit_ms = env_long("LHAPP_UNIT_MS", 100), idle_ms = env_long("LHAPP_IDLE_MS", 20);
   long margin_ms = env_long("LHAPP_MARGIN_MS", 50);
+  const char* stop_file = getenv("LHAPP_STOP_FILE");
+  const char* stopped_file = getenv("LHAPP_STOPPED_FILE");
   int last_yes = -1;
   while (!g_signal) {
+    struct stat st;
+    if (stop_file && *stop_file && stat(stop_file, &st) == 0) {
+      printf("LHSTOPPED at=%lld\n", now_us());
+      if (stopped_file && *stopped_file) {
+        int fd = open(stopped_file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd >= 0) close(fd);
+      }
+      while (!g_signal) pause();
+      break;
+    }
     int code, yes;
     long valid_ms, term;
     long long t_ask = now_us();
