@@ -71,8 +71,9 @@ class LogFollower:
 class Run:
     """One scenario's namespace, sampler, lock watch and log followers."""
 
-    def __init__(self, node, name, variant, replicas=3, configmap=None):
+    def __init__(self, node, name, variant, replicas=3, configmap=None, app_env=None):
         self.node, self.name, self.variant = node, name, variant
+        self.app_env = app_env or {}
         self.ns = f"{variant}-{uuid.uuid4().hex[:6]}"
         self.replicas, self.configmap = replicas, configmap
         self.followers = {}
@@ -81,7 +82,7 @@ class Run:
         self.stopping = threading.Event()
 
     def start(self):
-        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20}
+        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20, **self.app_env}
         if self.variant == "classic":  # the files of the shipped preStop hook
             env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
         docs, shipped = cluster.render(self.node, self.variant, self.replicas, app_env=env,
@@ -357,18 +358,23 @@ def gate_handovers(node):
         log(f"gate: leader {leader}, CMD on {running_cmd(run)}, {len(run.ready_pods())} Ready")
         time.sleep(2)
         run.judge(t0 + 1, time.time())
-        # 1. deletion of the leader pod
+        # 1. deletion of the leader pod (NODE_REPEAT times: the timing-bound part)
         results = []
-        t_del = time.time()
-        run.node.delete_pod(run.ns, leader)
-        nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
-                         "the next pod's first yes")
-        failover = nxt.recv - t_del
-        log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
-        wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
-        results.append(("delete", failover))
-        run.wait_ready(run.replicas)
-        assert_gated_runs_disjoint(run)
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            leader = run.single_leader()
+            wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+            t_del = time.time()
+            run.node.delete_pod(run.ns, leader)
+            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
+                             0.05, "the next pod's first yes")
+            failover = nxt.recv - t_del
+            log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+            wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
+            results.append(("delete", failover))
+            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
+                       60, 0.2, f"{leader} gone")
+            run.wait_ready(run.replicas)
+            assert_gated_runs_disjoint(run)
         # 2. SIGKILL of the leader's sidecar alone
         leader = run.single_leader()
         r0 = restarts(run, leader, "leasehold")
@@ -381,7 +387,7 @@ def gate_handovers(node):
         wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
         new = run.single_leader(timeout=LEASE + 30)
         wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
-        results.append(("sigkill-sidecar", stop_s))
+        sigkill_stop = stop_s
         assert_gated_runs_disjoint(run)
         # 3. liveness: SIGSTOP the leader's sidecar past period x failureThreshold + timeout
         leader = new
@@ -402,7 +408,10 @@ def gate_handovers(node):
         holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
         log(f"gate: lock history {holders}; results {results}")
         assert len(set(holders)) >= 3, f"expected >= 3 holders, history {holders}"
-        assert results[0][1] <= FAILOVER_BOUND, f"graceful failover {results[0][1]:.3f}s"
+        log(f"gate: failover (s) {[round(x, 3) for _, x in results]}; CMD stopped "
+            f"{sigkill_stop:.3f}s after its sidecar's SIGKILL")
+        worst = max(x for _, x in results)
+        assert worst <= FAILOVER_BOUND, f"graceful failover {worst:.3f}s > {FAILOVER_BOUND}s"
         failed = False
     finally:
         run.stop(failed)
@@ -460,7 +469,36 @@ def classic_delete_leader(node):
         run.stop(failed)
 
 
-SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader)}
+def native_sidecar_alone(node):
+    """Issue 20, item 3 (NOT registered in CTest: it fails today, by design of the shipped
+    overlay). SIGTERM of the native sidecar alone (what a liveness failure, `crictl stop` or an
+    in-place resize that restarts it does) while `app` is inside a unit of leader-only work it
+    began on a "yes" still valid for seconds: with --release-on-shutdown=immediate the sidecar
+    releases at once, a rival takes the lock, and two pods' units intersect.
+        LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_sidecar_alone"""
+    run = Run(node, "native_sidecar_alone", "native",
+              app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}).start()
+    failed = True
+    try:
+        leader = run.single_leader()
+        run.wait_units(leader, 1, timeout=60)
+        time.sleep(0.5)  # inside the next unit, begun on a fresh yes
+        t = time.time()
+        signal_container(run, leader, "leasehold", "SIGTERM")
+        nxt = wait_until(lambda: run.sampler.first_yes_after(t, exclude=(leader,)), 30, 0.05,
+                         "a rival's yes")
+        log(f"sidecar of {leader} SIGTERMed alone; {nxt.pod} said yes {nxt.recv - t:.3f}s later")
+        time.sleep(4)
+        bad = judge.unit_intersections(run.units())
+        log(f"intersecting units: {[(a, b, round(x, 3)) for a, b, x in bad]}")
+        assert not bad, f"units of two pods intersect after the sidecar stopped alone: {bad[:3]}"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader,
+                                     native_sidecar_alone)}
 
 
 def main():

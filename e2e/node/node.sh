@@ -421,6 +421,8 @@ start_component() { # NAME DIR
       launch containerd "$L/containerd.log" containerd --config "$dir/config/containerd.toml" --log-level info
       wait_for 30 "containerd" test -S "$STATE/paths/run-containerd/containerd.sock"
       wait_for 30 "containerd CRI" inns ctr --address /run/containerd/containerd.sock version
+      # containerd's events (task exits with ns stamps) for the evidence, for the node's life.
+      launch containerd-events "$L/containerd-events.log" ctr --address /run/containerd/containerd.sock events
       ;;
     kubelet)
       launch kubelet "$L/kubelet.log" "$NBIN/kubelet" --config "$dir/config/kubelet.yaml" \
@@ -533,7 +535,6 @@ evidence() { # DIR OUT
   kc "$dir" get pods -A -o wide >"$out/pods.txt" 2>&1 || true
   innet iptables-save >"$out/iptables-save.txt" 2>&1 || true
   cp -r "$STATE/paths/var-log-pods" "$out/pod-logs" 2>/dev/null || true
-  timeout 1 inns ctr --address /run/containerd/containerd.sock events >"$out/containerd-events-tail.txt" 2>&1 || true
 }
 
 [[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0  # sourced (tests): functions only
