@@ -218,7 +218,8 @@ def assert_shipped(docs, shipped, configmap=None):
                 if name == "app":
                     continue
                 m = dict(mine[name])
-                assert m.pop("image") == LEASEHOLD_IMAGE and m.pop("imagePullPolicy") == "Never"
+                image, policy = m.pop("image", None), m.pop("imagePullPolicy", None)
+                assert (image, policy) == (LEASEHOLD_IMAGE, "Never"), f"{name}: {image} {policy}"
                 c = dict(c)
                 c.pop("image")
                 assert json.dumps(m, sort_keys=True) == json.dumps(c, sort_keys=True), \
