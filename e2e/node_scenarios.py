@@ -209,7 +209,8 @@ def sidecar_events(run, pod):
         except ValueError:
             continue
         msg = str(rec.get("msg", ""))
-        t = cluster_time(ts)
+        # the sidecar's own stamp (ms, its clock: the node's); the CRI stamp is taken later
+        t = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else cluster_time(ts)
         if term is None and msg.startswith("received SIGTERM"):
             term = t
         if term is not None and rel is None and msg.startswith("released "):
