@@ -106,7 +106,9 @@ snapshot() { # FILE [DIR]
       find "$r" -maxdepth 1 -mindepth 1 -type d -name "$CGROUP*"
       find "$r" -maxdepth 2 -mindepth 1 -type d -name 'kubepods*'
     done
-    echo "## processes"; ps -eo comm=,args= | grep -E '^(containerd|kubelet|kube-proxy|kube-controller|kube-scheduler|runc)' | grep -v grep || true
+    # (a zombie holds nothing but its pid, and init reaps it: not listed, see wait_reaped)
+    echo "## processes"; ps -eo stat=,comm=,args= | awk '$1 !~ /^Z/ { $1 = ""; print }' |
+      grep -E '^ (containerd|kubelet|kube-proxy|kube-controller|kube-scheduler|runc)' || true
     echo "## node processes"; node_pids | tr ' ' '\n' | grep . || true
     echo "## host paths"
     # (other control planes on this machine have their etcd data on /dev/shm too: only the
@@ -167,6 +169,18 @@ kill_all() {
   die "processes survive SIGKILL: $(node_pids)"
 }
 
+# Processes whose parent died with a SIGKILLed launcher are reaped by init, a little later:
+# wait (bounded) until none of the node's commands is left as a zombie.
+wait_reaped() {
+  local i
+  for ((i = 0; i < 50; i++)); do
+    ps -eo stat=,comm= | awk '$1 ~ /^Z/' |
+      grep -qE ' (containerd|kubelet|kube-proxy|kube-controller|kube-scheduler|runc|etcd|kube-apiserver|lhapp|pause|leasehold)' || return 0
+    sleep 0.1
+  done
+  log "zombies left for init to reap: $(ps -eo pid=,stat=,comm= | awk '$2 ~ /^Z/' | tr '\n' ' ')"
+}
+
 down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's node is left alone)
   local dir="${1:-}" t=$SECONDS
   if [[ -n "$dir" ]]; then
@@ -181,6 +195,7 @@ down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's
   if [[ -n "$dir" && -f "$dir/cp/state" ]]; then bash "$CP_SH" stop "$dir/cp" >/dev/null 2>&1 || true; fi
   # Graceful stop of the kubelet and containerd is not needed: the whole node goes.
   kill_all
+  wait_reaped
   if [[ -n "$dir" && -f "$dir/etcd-data-dir" ]]; then
     local e; e=$(cat "$dir/etcd-data-dir")
     [[ "$e" == /dev/shm/leasehold-etcd.* ]] && rm -rf "$e"
