@@ -24,7 +24,10 @@ from pathlib import Path
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
 
-SAMPLE_INTERVAL = 0.05
+# Per pod, one /is-leader sample per interval; non-vacuity: no gap longer than 2 x interval. At
+# 50 ms, this process's other threads (kubectl output, log followers) delayed a sample past 150 ms
+# under load average 10; 100 ms keeps the rule exact (2 x interval, no slack) with room for that.
+SAMPLE_INTERVAL = 0.1
 # Shipped timings (deploy/base): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
 # Graceful failover, from the leader pod's DELETE to the next pod's first "yes". Two parts:
@@ -115,7 +118,7 @@ class Run:
                             self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
             except Exception as e:
                 log(f"listing pods: {e}")
-            self.stopping.wait(0.5)
+            self.stopping.wait(1.0)
 
     def ready_pods(self):
         out = []
@@ -164,7 +167,7 @@ class Run:
                 continue
             gap, n = judge.sample_gaps(ss, t0, t1)
             assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
-            assert gap <= 2 * SAMPLE_INTERVAL + 0.05, f"{pod}: {gap * 1000:.0f} ms without a sample"
+            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample"
         return possible
 
     def stop(self, failed):
