@@ -103,22 +103,44 @@ class Run:
         log(f"{self.replicas} pods Ready {self.ready_s:.1f}s after apply")
         return self
 
+    def _see(self, p):
+        name, ip = p["metadata"]["name"], p["status"].get("podIP")
+        if ip and name not in self.pod_ips:
+            self.pod_ips[name] = ip
+        for c in (p["status"].get("containerStatuses", []) +
+                  p["status"].get("initContainerStatuses", [])):
+            key = (name, c["name"])
+            if key not in self.followers and ("running" in c.get("state", {}) or c.get("started")):
+                self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
+
     def _list(self):
+        """Pods from a watch (a new pod is sampled as soon as it has an IP: a replacement pod
+        can take the lock within a second of its start), re-listed if the watch ends."""
         while not self.stopping.is_set():
+            cmd = [str(self.node.bin_dir / "kubectl"), "--kubeconfig", str(self.node.kubeconfig),
+                   "get", "pods", "-n", self.ns, "--watch", "-o", "json"]
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    text=True)
+            self.pod_watch = proc
+            dec, buf = json.JSONDecoder(), ""
             try:
-                for p in self.node.pods(self.ns):
-                    name, ip = p["metadata"]["name"], p["status"].get("podIP")
-                    if ip and name not in self.pod_ips:
-                        self.pod_ips[name] = ip
-                    for c in (p["status"].get("containerStatuses", []) +
-                              p["status"].get("initContainerStatuses", [])):
-                        key = (name, c["name"])
-                        if key not in self.followers and ("running" in c.get("state", {}) or
-                                                          c.get("started")):
-                            self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
+                for line in proc.stdout:
+                    buf += line
+                    while True:
+                        buf = buf.lstrip()
+                        try:
+                            obj, n = dec.raw_decode(buf)
+                        except ValueError:
+                            break
+                        buf = buf[n:]
+                        self._see(obj)
             except Exception as e:
-                log(f"listing pods: {e}")
-            self.stopping.wait(1.0)
+                log(f"watching pods: {e}")
+            finally:
+                if proc.poll() is None:
+                    proc.terminate()
+                proc.wait(5)
+            self.stopping.wait(0.2)
 
     def ready_pods(self):
         out = []
@@ -172,6 +194,8 @@ class Run:
 
     def stop(self, failed):
         self.stopping.set()
+        if getattr(self, "pod_watch", None) is not None and self.pod_watch.poll() is None:
+            self.pod_watch.terminate()
         if self.sampler:
             self.sampler.stop()
         if self.watch:

@@ -67,7 +67,7 @@ class Sampler:
                         t.start()
             except Exception as e:  # the apiserver may be briefly busy; keep going
                 log(f"sampler: listing pods: {e}")
-            self.stopping.wait(0.5)
+            self.stopping.wait(0.05)
 
     def _sample(self, pod, ip):
         conn = None
