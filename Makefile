@@ -7,7 +7,7 @@ test:
 build:
 	bash scripts/setup.sh && cmake -S . -B build -G Ninja && cmake --build build
 unit: build
-	ctest --test-dir build -LE e2e --output-on-failure
+	ctest --test-dir build -LE 'e2e|node' --output-on-failure
 e2e: build
 	ctest --test-dir build -L e2e --output-on-failure
 clean:

@@ -317,10 +317,10 @@ MUTANTS = [
 GROUPS = [
     ["-R", "^(election_test|locks_test)$"],
     ["-R", "^election_component_test$"],
-    ["-LE", "e2e", "-E", "^(election_test|locks_test|election_component_test)$"],
+    ["-LE", "e2e|node", "-E", "^(election_test|locks_test|election_component_test)$"],
 ]
 if os.environ.get("MUTANTS_TESTS"):
-    GROUPS = [["-LE", "e2e", "-R", os.environ["MUTANTS_TESTS"]]]
+    GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
 
 
 def usage(code):

@@ -43,6 +43,12 @@
 #   CONTROLPLANE_TTL           watchdog stops the control plane after this many
 #                              seconds (default 10800; 0 = never).
 #   CONTROLPLANE_START_TIMEOUT seconds to wait for readiness (default 120).
+#   CONTROLPLANE_HOST          address etcd and the apiserver bind and advertise
+#                              (default 127.0.0.1; kept in DIR/state). The
+#                              one-node cluster (e2e/node) runs the control
+#                              plane inside the node's network namespace on an
+#                              address its pods reach; it is added to the
+#                              apiserver certificate's SANs.
 #   TOKEN_DURATION             token lifetime for sa-dir (default 24h).
 #   CONTROLPLANE_AUTO_FEATURE_GATES=0  do not add
 #                              --feature-gates=APIServerIdentity=false when
@@ -51,7 +57,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SELF="$HERE/$(basename "${BASH_SOURCE[0]}")"
-HOST=127.0.0.1
+HOST=${CONTROLPLANE_HOST:-127.0.0.1}
 
 die() { echo "controlplane.sh: $*" >&2; exit 1; }
 log() { echo "controlplane.sh: $*" >&2; }
@@ -207,6 +213,7 @@ save_state() {
     printf 'BIN_DIR=%q\n' "$BIN_DIR"
     printf 'ETCD_PORT=%q\nETCD_PEER_PORT=%q\nAPISERVER_PORT=%q\n' "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"
     printf 'ETCD_DATA_DIR=%q\n' "$ETCD_DATA_DIR"
+    printf 'HOST=%q\n' "$HOST"
   } >"$DIR/state.tmp"
   mv "$DIR/state.tmp" "$DIR/state"
 }
@@ -271,7 +278,7 @@ gen_certs() {
 basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
-subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1
+subjectAltName=IP:$HOST,IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:10.0.0.1
 EOF
     openssl req -new -newkey rsa:2048 -nodes -keyout apiserver.key -out apiserver.csr -subj "/CN=kube-apiserver"
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 \

@@ -1,0 +1,231 @@
+"""The node tier's view of the one-node cluster that e2e/node/node.sh brings up.
+
+A scenario process enters the node's network namespace first (enter_netns): the apiserver
+listens on the node IP there, and the sampler reaches the pods' IPs on the node's bridge without
+anything being forwarded.
+"""
+
+import ctypes
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+NODE_SH = REPO / "e2e" / "node" / "node.sh"
+DEPLOY = REPO / "deploy"
+NETNS = "/run/netns/lh-node"
+CLONE_NEWNET = 0x40000000
+
+LEASEHOLD_IMAGE = "leasehold.local/leasehold:dev"
+APP_IMAGE = "leasehold.local/lhapp:1"
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", flush=True)
+
+
+HOST_NETNS_FD = None
+
+
+def _setns(fd):
+    if ctypes.CDLL(None, use_errno=True).setns(fd, CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "setns")
+
+
+def host_netns():
+    """preexec_fn for a child that must run in the host's network namespace."""
+    if HOST_NETNS_FD is not None:
+        _setns(HOST_NETNS_FD)
+
+
+def enter_netns():
+    """Moves this process (before it starts any thread) into the node's network namespace,
+    keeping the host's at hand for host_netns()."""
+    global HOST_NETNS_FD
+    HOST_NETNS_FD = os.open("/proc/self/ns/net", os.O_RDONLY)
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(NETNS, os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns({NETNS})")
+    finally:
+        os.close(fd)
+
+
+class Node:
+    def __init__(self, node_dir=None):
+        self.dir = Path(node_dir or os.environ["LEASEHOLD_NODE_DIR"]).resolve()
+        env = {}
+        for line in (self.dir / "cp" / "env").read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                env[k] = v.strip("'\"")
+        self.cp_env = env
+        self.bin_dir = Path(env["BIN_DIR"])
+        self.kubeconfig = self.dir / "cp" / "admin.kubeconfig"
+
+    def kubectl(self, *args, input=None, check=True, timeout=120):
+        cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.kubeconfig),
+               "--cache-dir", str(self.dir / ".kube-cache"), *args]
+        r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
+        return r.stdout
+
+    def api(self, method, path, timeout=10):
+        """One request to the apiserver with the admin certificate, no kubectl process (whose
+        start-up, ~0.3 s under load, would count into a measured failover)."""
+        import http.client
+        import ssl
+        env = self.cp_env
+        ctx = ssl.create_default_context(cafile=env["CA_CRT"])
+        ctx.load_cert_chain(env["ADMIN_CRT"], env["ADMIN_KEY"])
+        c = http.client.HTTPSConnection(env["APISERVER_HOST"], int(env["APISERVER_PORT"]),
+                                        context=ctx, timeout=timeout)
+        try:
+            c.request(method, path)
+            r = c.getresponse()
+            body = r.read()
+            if r.status >= 300:
+                raise RuntimeError(f"{method} {path}: {r.status} {body[:300]!r}")
+            return json.loads(body or b"null")
+        finally:
+            c.close()
+
+    def delete_pod(self, ns, pod):
+        self.api("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod}")
+
+    def kjson(self, *args):
+        return json.loads(self.kubectl(*args, "-o", "json"))
+
+    def health(self):
+        r = self.node_sh("health", str(self.dir), check=False)
+        if r.returncode != 0:
+            raise AssertionError(f"node fixture unhealthy: {(r.stdout + r.stderr).strip()}")
+
+    def node_sh(self, *args, check=True):
+        """node.sh from the host's network namespace (this process lives in the node's; the
+        health check reads the host's sysctls)."""
+        return subprocess.run(["bash", str(NODE_SH), *args], check=check, capture_output=True,
+                              text=True, timeout=300, preexec_fn=host_netns,
+                              pass_fds=() if HOST_NETNS_FD is None else (HOST_NETNS_FD,))
+
+    def pods(self, ns, selector="app.kubernetes.io/name=leasehold-example"):
+        return self.kjson("get", "pods", "-n", ns, "-l", selector)["items"]
+
+    def evidence(self, out):
+        self.node_sh("evidence", str(self.dir), str(out), check=False)
+
+
+def wait_until(pred, timeout, interval=0.1, what="condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+# ------------------------------------------------------------------ rendering
+
+VARIANTS = {
+    # variant -> (overlay, components)
+    "native": ("overlays/native-sidecar", ["rbac/leader-label"]),
+    "classic": ("overlays/classic-sidecar", []),
+    "gate": ("overlays/native-sidecar", ["components/gate", "rbac/leader-label"]),
+}
+
+
+def kustomize(node, variant):
+    """The shipped overlay (plus its components) exactly as `kubectl kustomize` renders it."""
+    overlay, components = VARIANTS[variant]
+    with tempfile.TemporaryDirectory(dir=node.dir) as tmp:
+        rel = lambda p: os.path.relpath(DEPLOY / p, tmp)  # noqa: E731
+        lines = ["apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization",
+                 "resources:", f"  - {rel(overlay)}"]
+        if components:
+            lines += ["components:"] + [f"  - {rel(c)}" for c in components]
+        (Path(tmp) / "kustomization.yaml").write_text("\n".join(lines) + "\n")
+        return list(yaml.safe_load_all(node.kubectl("kustomize", tmp)))
+
+
+def app_container(shipped_app, variant, env):
+    """The test's app in place of the example's: same name, mounts, resources and security
+    context; the image is lhapp. Under the gate, the gate's command prefix is kept."""
+    c = dict(shipped_app)
+    c["image"], c["imagePullPolicy"] = APP_IMAGE, "Never"
+    c.pop("args", None)
+    cmd = shipped_app.get("command", [])
+    if variant == "gate":
+        c["command"] = cmd[:cmd.index("--") + 1] + ["/lhapp", "gated"]
+    else:
+        c["command"] = ["/lhapp", "work"]  # the classic overlay's preStop hook is kept
+    c["env"] = [{"name": k, "value": str(v)} for k, v in env.items()]
+    return c
+
+
+def render(node, variant, replicas, app_env=None, configmap=None):
+    """Returns (docs, shipped): the objects to apply, and the shipped rendering they came from.
+    Only the replicas, the images and the app container differ (assert_shipped checks it);
+    `configmap` (test timings) is an explicit, named exception when given."""
+    shipped = kustomize(node, variant)
+    docs = json.loads(json.dumps(shipped))
+    for d in docs:
+        if d["kind"] == "Deployment":
+            d["spec"]["replicas"] = replicas
+            spec = d["spec"]["template"]["spec"]
+            for c in spec.get("initContainers", []) + spec["containers"]:
+                if c["image"].startswith("leasehold"):
+                    c["image"], c["imagePullPolicy"] = LEASEHOLD_IMAGE, "Never"
+            spec["containers"] = [app_container(c, variant, app_env or {}) if c["name"] == "app"
+                                  else c for c in spec["containers"]]
+        if d["kind"] == "ConfigMap" and configmap:
+            d["data"].update(configmap)
+    return docs, shipped
+
+
+def assert_shipped(docs, shipped, configmap=None):
+    """Every object but the Deployment is the shipped one; in the Deployment only replicas,
+    images (and imagePullPolicy) and the `app` container differ."""
+    assert len(docs) == len(shipped)
+    for d, s in zip(docs, shipped):
+        if d["kind"] == "ConfigMap" and configmap:
+            s = json.loads(json.dumps(s))
+            s["data"].update(configmap)
+        if d["kind"] != "Deployment":
+            assert d == s, f"{d['kind']}/{d['metadata']['name']} differs from the shipped one"
+            continue
+        a, b = json.loads(json.dumps(d)), json.loads(json.dumps(s))
+        a["spec"].pop("replicas"), b["spec"].pop("replicas")
+        ap, bp = a["spec"]["template"].pop("spec"), b["spec"]["template"].pop("spec")
+        assert a == b, "Deployment metadata/selector differ from the shipped one"
+        for key in set(ap) | set(bp):
+            if key in ("containers", "initContainers"):
+                continue
+            assert ap.get(key) == bp.get(key), f"pod spec field {key} differs"
+        for key in ("containers", "initContainers"):
+            mine = {c["name"]: c for c in ap.get(key, [])}
+            theirs = {c["name"]: c for c in bp.get(key, [])}
+            assert mine.keys() == theirs.keys(), f"{key}: {mine.keys()} vs {theirs.keys()}"
+            for name, c in theirs.items():
+                if name == "app":
+                    continue
+                m = dict(mine[name])
+                image, policy = m.pop("image", None), m.pop("imagePullPolicy", None)
+                assert (image, policy) == (LEASEHOLD_IMAGE, "Never"), f"{name}: {image} {policy}"
+                c = dict(c)
+                c.pop("image")
+                assert json.dumps(m, sort_keys=True) == json.dumps(c, sort_keys=True), \
+                    f"container {name} differs from the shipped one"
+
+
+def apply(node, ns, docs):
+    node.kubectl("create", "namespace", ns, check=False)
+    node.kubectl("apply", "-n", ns, "-f", "-", input=yaml.safe_dump_all(docs))

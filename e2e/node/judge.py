@@ -1,0 +1,261 @@
+"""The judge of every node scenario: one sampler of every pod's "yes", a watch of the lock's
+history, the apps' own work logs, and the rules they must meet.
+
+- Sampling: GET http://POD_IP:8081/is-leader (the probe listener: a peek, not a promise, so
+  sampling cannot delay a safe release) every `interval` per pod, one thread per pod, with a
+  send and a receive stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too).
+- Definite overlap (fails): a yes of pod B lies strictly between two yes answers of pod A with no
+  other answer of A between them (A answered yes before B's request was sent, and again to a
+  request sent after B's answer arrived).
+- Possible overlap (reported with its size): two pods' runs of consecutive yes answers, each
+  spanning [first send, last receive], intersect.
+- Units: each app logs, per unit of leader-only work, when it asked, the answer and when the
+  unit started and ended (CLOCK_REALTIME us; one kernel, one clock): no two pods' units may
+  intersect.
+- Non-vacuity: per pod and window, a minimum sample count and a maximum gap between samples
+  (<= 2 x interval), at least one unit per leader term, and the expected holders in the lock's
+  history from a watch.
+"""
+
+import http.client
+import json
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+
+PROBE_PORT = 8081
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Sample:
+    __slots__ = ("pod", "send", "recv", "yes", "status")
+
+    def __init__(self, pod, send, recv, yes, status):
+        self.pod, self.send, self.recv, self.yes, self.status = pod, send, recv, yes, status
+
+    def row(self):
+        return [self.pod, round(self.send, 6), round(self.recv, 6), self.yes, self.status]
+
+
+class Sampler:
+    """Samples every pod the `pods` callable lists (name -> IP), until stop()."""
+
+    def __init__(self, pods, interval=0.05, timeout=1.0):
+        self.pods_fn, self.interval, self.timeout = pods, interval, timeout
+        self.samples, self.lock = [], threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = {}
+        self.finder = threading.Thread(target=self._find, daemon=True)
+
+    def start(self):
+        self.finder.start()
+        return self
+
+    def _find(self):
+        while not self.stopping.is_set():
+            try:
+                for name, ip in self.pods_fn().items():
+                    if name not in self.threads and ip:
+                        t = threading.Thread(target=self._sample, args=(name, ip), daemon=True)
+                        self.threads[name] = t
+                        t.start()
+            except Exception as e:  # the apiserver may be briefly busy; keep going
+                log(f"sampler: listing pods: {e}")
+            self.stopping.wait(0.05)
+
+    def _sample(self, pod, ip):
+        conn = None
+        next_at = time.monotonic()
+        while not self.stopping.is_set():
+            send = time.time()
+            yes, status = False, "error"
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection(ip, PROBE_PORT, timeout=self.timeout)
+                conn.request("GET", "/is-leader")
+                r = conn.getresponse()
+                r.read()
+                status = r.status
+                yes = r.status == 200
+            except (OSError, http.client.HTTPException) as e:
+                status = type(e).__name__
+                if conn is not None:
+                    conn.close()
+                conn = None
+            recv = time.time()
+            with self.lock:
+                self.samples.append(Sample(pod, send, recv, yes, status))
+            next_at += self.interval
+            delay = next_at - time.monotonic()
+            if delay < 0:
+                next_at = time.monotonic()
+            else:
+                self.stopping.wait(delay)
+        if conn is not None:
+            conn.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.finder.join(5)
+        for t in self.threads.values():
+            t.join(5)
+        return self
+
+    def by_pod(self):
+        out = {}
+        with self.lock:
+            for s in sorted(self.samples, key=lambda s: s.send):
+                out.setdefault(s.pod, []).append(s)
+        return out
+
+    def first_yes_after(self, t, exclude=()):
+        with self.lock:
+            ys = [s for s in self.samples if s.yes and s.send >= t and s.pod not in exclude]
+        return min(ys, key=lambda s: s.send) if ys else None
+
+    def leaders_now(self, window=0.3):
+        """Pods whose latest sample, taken within `window` s, said yes."""
+        now, latest = time.time(), {}
+        with self.lock:
+            for s in self.samples:
+                if s.recv >= now - window and (s.pod not in latest or s.send > latest[s.pod].send):
+                    latest[s.pod] = s
+        return sorted(p for p, s in latest.items() if s.yes)
+
+    def dump(self, path):
+        with self.lock:
+            Path(path).write_text(json.dumps([s.row() for s in self.samples]))
+
+
+def yes_runs(samples):
+    """Per pod: [(first_send, first_recv, last_send, last_recv)] of consecutive yes answers."""
+    runs = []
+    cur = None
+    for s in samples:
+        if s.yes:
+            cur = [s.send, s.recv, s.send, s.recv] if cur is None else [cur[0], cur[1], s.send, s.recv]
+        else:
+            if cur:
+                runs.append(tuple(cur))
+            cur = None
+    if cur:
+        runs.append(tuple(cur))
+    return runs
+
+
+def overlaps(by_pod):
+    """(definite, possible): definite = [(podA, podB, t)], possible = [(podA, podB, seconds)]."""
+    runs = {p: yes_runs(ss) for p, ss in by_pod.items()}
+    definite, possible = [], []
+    pods = sorted(runs)
+    for a in pods:
+        for b in pods:
+            if a == b:
+                continue
+            for (a_fs, a_fr, a_ls, a_lr) in runs[a]:
+                for s in by_pod[b]:
+                    # A answered yes (received a_fr) before B's request, and yes again to a request
+                    # sent (a_ls) after B's answer arrived, with only yes answers of A between.
+                    if s.yes and a_fr < s.send and s.recv < a_ls:
+                        definite.append((a, b, s.send))
+                if a < b:
+                    for (b_fs, b_fr, b_ls, b_lr) in runs[b]:
+                        lo, hi = max(a_fs, b_fs), min(a_lr, b_lr)
+                        if lo < hi:
+                            possible.append((a, b, hi - lo))
+    return definite, possible
+
+
+def sample_gaps(samples, t0, t1):
+    """Max gap between consecutive sample sends inside [t0, t1], and the count there."""
+    ts = [s.send for s in samples if t0 <= s.send <= t1]
+    gaps = [b - a for a, b in zip(ts, ts[1:])]
+    return (max(gaps) if gaps else float("inf")), len(ts)
+
+
+UNIT_RE = re.compile(r"LHUNIT ask=(\d+) ans=(\d+) term=(-?\d+) valid_ms=(\d+) start=(\d+) end=(\d+) cut=(\d)")
+EXIT_RE = re.compile(r"LHEXIT at=(\d+) sig=(\d+)")
+
+
+def parse_units(text):
+    units = []
+    for m in UNIT_RE.finditer(text):
+        ask, ans, term, valid, start, end, cut = (int(x) for x in m.groups())
+        units.append({"ask": ask / 1e6, "ans": ans / 1e6, "term": term, "valid_ms": valid,
+                      "start": start / 1e6, "end": end / 1e6, "cut": cut})
+    return units
+
+
+def unit_intersections(units_by_pod):
+    """[(podA, podB, seconds)] of intersecting units of different pods."""
+    allu = sorted(((u["start"], u["end"], p) for p, us in units_by_pod.items() for u in us))
+    bad = []
+    for i, (s1, e1, p1) in enumerate(allu):
+        for s2, e2, p2 in allu[i + 1:]:
+            if s2 >= e1:
+                break
+            if p1 != p2:
+                bad.append((p1, p2, min(e1, e2) - s2))
+    return bad
+
+
+class LockWatch:
+    """`kubectl get lease|configmap NAME --watch -o json`: the holder history, with the time each
+    change was seen."""
+
+    def __init__(self, node, ns, kind, name):
+        self.history, self.lock = [], threading.Lock()
+        # A watch of the list (the object need not exist yet), filtered to `name`.
+        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
+               "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
+        self.kind = kind
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _holder(self, obj):
+        if self.kind.startswith("lease"):
+            return (obj.get("spec") or {}).get("holderIdentity") or ""
+        ann = (obj.get("metadata", {}).get("annotations") or {}).get(
+            "control-plane.alpha.kubernetes.io/leader")
+        return json.loads(ann).get("holderIdentity", "") if ann else ""
+
+    def _read(self):
+        dec, buf = json.JSONDecoder(), ""
+        for line in self.proc.stdout:
+            buf += line
+            while True:
+                buf = buf.lstrip()
+                try:
+                    obj, n = dec.raw_decode(buf)
+                except ValueError:
+                    break
+                buf = buf[n:]
+                h = self._holder(obj)
+                with self.lock:
+                    if not self.history or self.history[-1][1] != h:
+                        self.history.append((time.time(), h))
+
+    def holders(self):
+        with self.lock:
+            return [h for _, h in self.history]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(5)
+        return self
+
+
+def pod_of(identity, pods):
+    """The pod whose name the holder identity starts with (identity = POD_NAME_suffix)."""
+    for p in pods:
+        if identity == p or identity.startswith(p + "_") or identity.startswith(p + "-"):
+            return p
+    return None

@@ -1,0 +1,549 @@
+"""Scenarios on real pods (CTest label `node`): the shipped overlays run by a real kubelet on the
+one-node cluster of e2e/node (node.sh, started once per run by the e2e_node_start fixture).
+
+    LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_delete_leader
+
+Every scenario checks the fixture's health on entry and on exit, renders the shipped manifests
+(cluster.render; only replicas, images and the test's own app differ, checked), samples every
+pod's "yes" (judge.Sampler), follows the apps' unit logs and the lock's history, and asserts the
+judge's rules. NODE_REPEAT=N repeats the timed part N times in one namespace.
+On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node/evidence/NAME).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import uuid
+from pathlib import Path
+
+from e2e.node import cluster, judge
+from e2e.node.cluster import log, wait_until
+
+# Per pod, one /is-leader sample per interval; non-vacuity: no gap longer than 2 x interval. At
+# 50 ms, this process's other threads (kubectl output, log followers) delayed a sample past 150 ms
+# under load average 10; 100 ms keeps the rule exact (2 x interval, no slack) with room for that.
+SAMPLE_INTERVAL = 0.1
+# Shipped timings (deploy/base): the scenarios run them unchanged.
+LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
+# Graceful failover, from the leader pod's DELETE to the next pod's first "yes". Two parts:
+# - the kubelet's: it sees the deletion, SIGTERMs `app` (the test app stops at once), sees `app`
+#   exit (PLEG) and only then SIGTERMs the native sidecar. No configured timing of leasehold is in
+#   it; on this 2-core machine it measured 0.4-1.0 s under load.
+# - leasehold's: on SIGTERM the sidecar releases at once (one request), and the followers, which
+#   watch the lock, take it in one more round trip: no retry-period, no lease-duration, so its
+#   bound is a small constant (two apiserver round trips and a watch event), asserted always:
+#   0.5 s unloaded, 1.0 s loaded (measured up to 0.52 s at load average 15 on 2 cores).
+# The whole chain's bound is FAILOVER_BOUND unloaded (LEASEHOLD_NODE_UNLOADED=1: the issue's 0.5 s)
+# and FAILOVER_BOUND_LOADED otherwise: the kubelet's PLEG relist period (1 s) plus the above.
+UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
+FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
+RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else 1.0
+
+
+class LogFollower:
+    """`kubectl logs -f` of one container, from its start, kept in memory (and dumped on
+    failure): the deleted pod's logs are gone from the apiserver once the pod is."""
+
+    def __init__(self, node, ns, pod, container):
+        self.lines, self.pod, self.container = [], pod, container
+        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
+               "-f", "-n", ns, pod, "-c", container, "--timestamps"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+
+    def text(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(5)
+
+
+class Run:
+    """One scenario's namespace, sampler, lock watch and log followers."""
+
+    def __init__(self, node, name, variant, replicas=3, configmap=None, app_env=None):
+        self.node, self.name, self.variant = node, name, variant
+        self.app_env = app_env or {}
+        self.ns = f"{variant}-{uuid.uuid4().hex[:6]}"
+        self.replicas, self.configmap = replicas, configmap
+        self.followers = {}
+        self.sampler = self.watch = None
+        self.pod_ips = {}
+        self.stopping = threading.Event()
+
+    def start(self):
+        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20, **self.app_env}
+        if self.variant == "classic":  # the files of the shipped preStop hook
+            env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
+        docs, shipped = cluster.render(self.node, self.variant, self.replicas, app_env=env,
+                                       configmap=self.configmap)
+        cluster.assert_shipped(docs, shipped, self.configmap)
+        t = time.time()
+        cluster.apply(self.node, self.ns, docs)
+        kind = "configmap" if self.variant == "classic" else "lease"
+        self.watch = judge.LockWatch(self.node, self.ns, kind, "leasehold-lock")
+        self.lister = threading.Thread(target=self._list, daemon=True)
+        self.lister.start()
+        self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
+        self.wait_ready(self.replicas)
+        self.ready_s = time.time() - t
+        log(f"{self.replicas} pods Ready {self.ready_s:.1f}s after apply")
+        return self
+
+    def _see(self, p):
+        name, ip = p["metadata"]["name"], p["status"].get("podIP")
+        if ip and name not in self.pod_ips:
+            self.pod_ips[name] = ip
+        for c in (p["status"].get("containerStatuses", []) +
+                  p["status"].get("initContainerStatuses", [])):
+            key = (name, c["name"])
+            if key not in self.followers and ("running" in c.get("state", {}) or c.get("started")):
+                self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
+
+    def _list(self):
+        """Pods from a watch (a new pod is sampled as soon as it has an IP: a replacement pod
+        can take the lock within a second of its start), re-listed if the watch ends."""
+        while not self.stopping.is_set():
+            cmd = [str(self.node.bin_dir / "kubectl"), "--kubeconfig", str(self.node.kubeconfig),
+                   "get", "pods", "-n", self.ns, "--watch", "-o", "json"]
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    text=True)
+            self.pod_watch = proc
+            dec, buf = json.JSONDecoder(), ""
+            try:
+                for line in proc.stdout:
+                    buf += line
+                    while True:
+                        buf = buf.lstrip()
+                        try:
+                            obj, n = dec.raw_decode(buf)
+                        except ValueError:
+                            break
+                        buf = buf[n:]
+                        self._see(obj)
+            except Exception as e:
+                log(f"watching pods: {e}")
+            finally:
+                if proc.poll() is None:
+                    proc.terminate()
+                proc.wait(5)
+            self.stopping.wait(0.2)
+
+    def ready_pods(self):
+        out = []
+        for p in self.node.pods(self.ns):
+            if p["metadata"].get("deletionTimestamp"):
+                continue
+            conds = {c["type"]: c["status"] for c in p["status"].get("conditions", [])}
+            if conds.get("Ready") == "True":
+                out.append(p["metadata"]["name"])
+        return out
+
+    def wait_ready(self, n, timeout=120):
+        return wait_until(lambda: len(self.ready_pods()) == n and self.ready_pods(), timeout,
+                          0.2, f"{n} Ready pods in {self.ns}")
+
+    def single_leader(self, timeout=60, stable=1.0):
+        """The one pod all samples of the last `stable` s agree leads."""
+        def one():
+            ls = self.sampler.leaders_now(stable)
+            return ls[0] if len(ls) == 1 else None
+        return wait_until(one, timeout, 0.1, "exactly one leader")
+
+    def units(self):
+        out = {}
+        for (pod, c), f in self.followers.items():
+            if c == "app":
+                out.setdefault(pod, []).extend(judge.parse_units(f.text()))
+        return out
+
+    def wait_units(self, pod, n, timeout=30):
+        return wait_until(lambda: len(self.units().get(pod, [])) >= n, timeout, 0.1,
+                          f"{n} units of work by {pod}")
+
+    def judge(self, t0, t1):
+        """The rules over [t0, t1]: no definite overlap, no intersecting units, non-vacuity."""
+        by_pod = self.sampler.by_pod()
+        definite, possible = judge.overlaps(by_pod)
+        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+        if possible:
+            log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
+        bad = judge.unit_intersections(self.units())
+        assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+        # Non-vacuity: every pod that lived through [t0, t1] was sampled often enough.
+        for pod, ss in by_pod.items():
+            if not ss or ss[0].send > t0 or ss[-1].send < t1:
+                continue
+            gap, n = judge.sample_gaps(ss, t0, t1)
+            assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
+            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample"
+        return possible
+
+    def stop(self, failed):
+        self.stopping.set()
+        if getattr(self, "pod_watch", None) is not None and self.pod_watch.poll() is None:
+            self.pod_watch.terminate()
+        if self.sampler:
+            self.sampler.stop()
+        if self.watch:
+            self.watch.stop()
+        for f in self.followers.values():
+            f.stop()
+        if failed:
+            out = Path(os.environ.get("LEASEHOLD_NODE_EVIDENCE",
+                                      self.node.dir / "evidence" / self.name))
+            out.mkdir(parents=True, exist_ok=True)
+            if self.sampler:
+                self.sampler.dump(out / "samples.json")
+            if self.watch:
+                (out / "lock-history.json").write_text(json.dumps(self.watch.history))
+            for (pod, c), f in self.followers.items():
+                (out / f"{pod}.{c}.log").write_text(f.text())
+            self.node.evidence(out)
+            log(f"evidence kept in {out}")
+        self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
+                          check=False, timeout=180)
+
+
+def leader_label(run, pod):
+    """Pods labelled leasehold.io/role=leader."""
+    return sorted(p["metadata"]["name"] for p in run.node.pods(run.ns)
+                  if p["metadata"].get("labels", {}).get("leasehold.io/role") == "leader"
+                  and not p["metadata"].get("deletionTimestamp"))
+
+
+def sidecar_events(run, pod):
+    """(SIGTERM time, release time) from the sidecar's JSON log lines, if present."""
+    f = run.followers.get((pod, "leasehold"))
+    term = rel = None
+    for line in f.text().splitlines() if f else []:
+        ts, _, rest = line.partition(" ")
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        msg = str(rec.get("msg", ""))
+        # the sidecar's own stamp (ms, its clock: the node's); the CRI stamp is taken later
+        t = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else cluster_time(ts)
+        if term is None and msg.startswith("received SIGTERM"):
+            term = t
+        if term is not None and rel is None and msg.startswith("released "):
+            rel = t
+    return term, rel
+
+
+def cluster_time(ts):
+    """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
+    import datetime
+    base, _, frac = ts.rstrip("Z").partition(".")
+    d = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return d.timestamp() + (float("0." + frac) if frac else 0.0)
+
+
+def delete_leader_round(run, results):
+    """One handover: delete the leader's pod; measure, and check the kubelet's stop order."""
+    leader = run.single_leader()
+    assert leader_label(run, leader) == [leader], \
+        f"leader label on {leader_label(run, leader)}, leader is {leader}"
+    run.wait_units(leader, 3)
+    t_del = time.time()
+    run.node.delete_pod(run.ns, leader)
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
+                     "the next pod's first yes")
+    failover = nxt.recv - t_del
+    log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+    wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
+               0.2, f"{leader} gone")
+    run.wait_ready(run.replicas)
+    new = run.single_leader()
+    assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
+    run.wait_units(new, 3)
+    # The kubelet's order: `app` exits before the sidecar gets SIGTERM; the release follows.
+    app_exit = None
+    f = run.followers.get((leader, "app"))
+    if f:
+        m = judge.EXIT_RE.search(f.text())
+        app_exit = int(m.group(1)) / 1e6 if m else None
+    term, rel = sidecar_events(run, leader)
+    results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
+                    "app_exit": app_exit, "sidecar_sigterm": term, "release": rel,
+                    "t_delete": t_del})
+    assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
+    assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}'s sidecar"
+    # The sidecar's own stamps have ms resolution; the app's us.
+    assert app_exit <= term + 0.001, f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
+    assert term <= rel, "released before SIGTERM"
+    log(f"kubelet: delete->app exit {app_exit - t_del:.3f}s, app exit->sidecar SIGTERM "
+        f"{term - app_exit:.3f}s; sidecar: SIGTERM->released {rel - term:.3f}s, "
+        f"SIGTERM->next yes {nxt.recv - term:.3f}s")
+    assert nxt.recv - term <= RELEASE_TO_YES_BOUND, \
+        f"SIGTERM of the leader's sidecar -> next yes {nxt.recv - term:.3f}s > {RELEASE_TO_YES_BOUND}s"
+    return failover
+
+
+def native_delete_leader(node):
+    run = Run(node, "native_delete_leader", "native").start()
+    failed = True
+    try:
+        t0 = time.time()
+        leader = run.single_leader()
+        log(f"leader {leader}; label on {leader_label(run, leader)}")
+        results = []
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            delete_leader_round(run, results)
+        t1 = time.time()
+        run.judge(t0 + 1, t1 - 1)
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"lock history: {holders}")
+        for r in results:
+            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        for pod in set(holders):
+            assert run.units().get(pod), f"holder {pod} did no unit of work"
+        fo = [r["failover_s"] for r in results]
+        log(f"failover (s): {[round(x, 3) for x in fo]}; pods Ready in {run.ready_s:.1f}s")
+        log("results: " + json.dumps(results))
+        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+START_RE = re.compile(r"LHSTART at=(\d+) mode=gated")
+
+
+def gated_runs(run):
+    """pod -> [[start, end or None]] of the gated program's runs (its own stamps, in order)."""
+    out = {}
+    for (pod, c), f in list(run.followers.items()):
+        if c != "app":
+            continue
+        runs = out.setdefault(pod, [])
+        for line in f.text().splitlines():
+            m = START_RE.search(line)
+            if m:
+                runs.append([int(m.group(1)) / 1e6, None])
+                continue
+            m = judge.EXIT_RE.search(line)
+            if m and runs and runs[-1][1] is None:
+                runs[-1][1] = int(m.group(1)) / 1e6
+    return out
+
+
+def running_cmd(run):
+    return sorted(p for p, rs in gated_runs(run).items() if rs and rs[-1][1] is None)
+
+
+def assert_gated_runs_disjoint(run):
+    now = time.time()
+    units = {p: [{"start": s, "end": e if e is not None else now} for s, e in rs]
+             for p, rs in gated_runs(run).items()}
+    bad = judge.unit_intersections(units)
+    assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+
+
+def container_id(run, pod, name):
+    p = run.node.kjson("get", "pod", "-n", run.ns, pod)
+    for c in p["status"].get("initContainerStatuses", []) + p["status"].get("containerStatuses", []):
+        if c["name"] == name and c.get("containerID"):
+            return c["containerID"].split("://", 1)[1], c.get("restartCount", 0)
+    raise AssertionError(f"no container {name} in {pod}")
+
+
+def signal_container(run, pod, name, sig):
+    cid, _ = container_id(run, pod, name)
+    run.node.node_sh("enter", "ctr", "--address", "/run/containerd/containerd.sock", "-n",
+                     "k8s.io", "tasks", "kill", "-s", sig, cid)
+
+
+def restarts(run, pod, name):
+    return container_id(run, pod, name)[1]
+
+
+def gate_handovers(node):
+    """The gate component on the native overlay: the install init container, followers Ready
+    without CMD (exec probes), exactly one CMD; deletion of the leader pod; SIGKILL of the
+    sidecar alone (the kubelet restarts it); a liveness restart of a SIGSTOPped sidecar. The
+    gated runs never intersect."""
+    run = Run(node, "gate_handovers", "gate").start()
+    failed = True
+    try:
+        t0 = time.time()
+        leader = run.single_leader()
+        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD running on {leader} only")
+        log(f"gate: leader {leader}, CMD on {running_cmd(run)}, {len(run.ready_pods())} Ready")
+        time.sleep(2)
+        run.judge(t0 + 1, time.time())
+        # 1. deletion of the leader pod (NODE_REPEAT times: the timing-bound part)
+        results = []
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            leader = run.single_leader()
+            wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+            t_del = time.time()
+            run.node.delete_pod(run.ns, leader)
+            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
+                             0.05, "the next pod's first yes")
+            failover = nxt.recv - t_del
+            log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+            wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
+            results.append(("delete", failover))
+            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
+                       60, 0.2, f"{leader} gone")
+            run.wait_ready(run.replicas)
+            assert_gated_runs_disjoint(run)
+        # 2. SIGKILL of the leader's sidecar alone
+        leader = run.single_leader()
+        r0 = restarts(run, leader, "leasehold")
+        t_kill = time.time()
+        signal_container(run, leader, "leasehold", "SIGKILL")
+        wait_until(lambda: leader not in running_cmd(run), 10, 0.05, f"CMD stopped on {leader}")
+        stop_s = gated_runs(run)[leader][-1][1] - t_kill
+        log(f"gate: sidecar SIGKILLed; CMD stopped {stop_s * 1000:.0f} ms later")
+        assert stop_s <= 1.0, f"CMD ran {stop_s:.3f}s after its sidecar was killed"
+        wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
+        new = run.single_leader(timeout=LEASE + 30)
+        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        sigkill_stop = stop_s
+        assert_gated_runs_disjoint(run)
+        # 3. liveness: SIGSTOP the leader's sidecar past period x failureThreshold + timeout
+        leader = new
+        r0 = restarts(run, leader, "leasehold")
+        t_stop = time.time()
+        signal_container(run, leader, "leasehold", "SIGSTOP")
+        wait_until(lambda: leader not in running_cmd(run), LEASE, 0.1, f"CMD stopped on {leader}")
+        log(f"gate: sidecar stopped; CMD stopped {time.time() - t_stop:.1f}s later")
+        wait_until(lambda: restarts(run, leader, "leasehold") > r0, 120, 0.5,
+                   "the kubelet's liveness restart of the stopped sidecar")
+        log(f"gate: liveness restart {time.time() - t_stop:.1f}s after SIGSTOP")
+        new = run.single_leader(timeout=LEASE + 30)
+        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        assert_gated_runs_disjoint(run)
+        by_pod = run.sampler.by_pod()
+        definite, possible = judge.overlaps(by_pod)
+        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"gate: lock history {holders}; results {results}")
+        assert len(set(holders)) >= 3, f"expected >= 3 holders, history {holders}"
+        log(f"gate: failover (s) {[round(x, 3) for _, x in results]}; CMD stopped "
+            f"{sigkill_stop:.3f}s after its sidecar's SIGKILL")
+        worst = max(x for _, x in results)
+        assert worst <= FAILOVER_BOUND, f"graceful failover {worst:.3f}s > {FAILOVER_BOUND}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
+
+
+def classic_delete_leader(node):
+    """The shipped classic overlay unchanged (ConfigMap lock, release-on-shutdown safe, the
+    app's preStop hook: stop file, then POST /release): deletion of the leader's pod. The kubelet
+    SIGTERMs the sidecar while the hook runs; the sidecar stops saying yes at once and releases
+    only on the hook's POST, which comes after the app stopped: never before the promises it
+    gave were dead."""
+    run = Run(node, "classic_delete_leader", "classic").start()
+    failed = True
+    try:
+        t0 = time.time()
+        results = []
+        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            leader = run.single_leader()
+            run.wait_units(leader, 3)
+            t_del = time.time()
+            run.node.delete_pod(run.ns, leader)
+            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
+                             0.05, "the next pod's first yes")
+            failover = nxt.recv - t_del
+            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
+                       60, 0.2, f"{leader} gone")
+            run.wait_ready(run.replicas)
+            run.wait_units(run.single_leader(), 3)
+            app = run.followers[(leader, "app")].text()
+            m = STOPPED_RE.search(app)
+            assert m, f"{leader}'s app never saw the preStop hook's stop file"
+            stopped = int(m.group(1)) / 1e6
+            last_end = max(u["end"] for u in judge.parse_units(app))
+            term, rel = sidecar_events(run, leader)
+            assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
+            # safe: the release follows the app's stop (ms stamps against us stamps)
+            assert rel + 0.001 >= stopped >= last_end, (rel, stopped, last_end)
+            log(f"classic: deleted {leader}; app stopped +{stopped - t_del:.3f}s, released "
+                f"+{rel - t_del:.3f}s, {nxt.pod} said yes +{failover:.3f}s")
+            results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
+                            "stopped": stopped - t_del, "released": rel - t_del})
+        run.judge(t0 + 1, time.time() - 1)
+        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        log(f"classic: lock history {holders}")
+        for r in results:
+            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        fo = [r["failover_s"] for r in results]
+        log(f"classic: failover (s) {[round(x, 3) for x in fo]}")
+        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+def native_sidecar_alone(node):
+    """Issue 20, item 3 (NOT registered in CTest: it fails today, by design of the shipped
+    overlay). SIGTERM of the native sidecar alone (what a liveness failure, `crictl stop` or an
+    in-place resize that restarts it does) while `app` is inside a unit of leader-only work it
+    began on a "yes" still valid for seconds: with --release-on-shutdown=immediate the sidecar
+    releases at once, a rival takes the lock, and two pods' units intersect.
+        LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_sidecar_alone"""
+    run = Run(node, "native_sidecar_alone", "native",
+              app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}).start()
+    failed = True
+    try:
+        leader = run.single_leader()
+        run.wait_units(leader, 1, timeout=60)
+        time.sleep(0.5)  # inside the next unit, begun on a fresh yes
+        t = time.time()
+        signal_container(run, leader, "leasehold", "SIGTERM")
+        nxt = wait_until(lambda: run.sampler.first_yes_after(t, exclude=(leader,)), 30, 0.05,
+                         "a rival's yes")
+        log(f"sidecar of {leader} SIGTERMed alone; {nxt.pod} said yes {nxt.recv - t:.3f}s later")
+        time.sleep(4)
+        bad = judge.unit_intersections(run.units())
+        log(f"intersecting units: {[(a, b, round(x, 3)) for a, b, x in bad]}")
+        assert not bad, f"units of two pods intersect after the sidecar stopped alone: {bad[:3]}"
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader,
+                                     native_sidecar_alone)}
+
+
+def main():
+    name = sys.argv[1]
+    cluster.enter_netns()
+    node = cluster.Node()
+    node.health()
+    t = time.monotonic()
+    try:
+        SCENARIOS[name](node)
+    except Exception:
+        traceback.print_exc()
+        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
+        sys.exit(1)
+    node.health()
+    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
