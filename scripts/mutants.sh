@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# mutants.sh [--list] [--check] [--skip-baseline] [NAME...]: mutation testing of src/election and
-# src/locks.
+# mutants.sh [--list] [--check] [--skip-baseline] [NAME...]: mutation testing of src/election,
+# src/locks and the local API's guards (listeners, peers, promises).
 #
 # Each mutant is a named text patch that removes or weakens one safety guard. It is applied, one
 # at a time, to a COPY of the source tree (the working tree is never modified), built there
 # incrementally, and run against the non-e2e tests (`ctest -LE e2e`, the most relevant binaries
 # first, stopping at the first failure). A mutant no test kills is a guard no test pins.
 #
-#   scripts/mutants.sh                     every mutant (38 builds and test runs: long)
+#   scripts/mutants.sh                     every mutant (one build and test run each: long)
 #   scripts/mutants.sh NAME...             only these
-#   scripts/mutants.sh --list              names, files and what each breaks
+#   scripts/mutants.sh --list              names, file:line and what each breaks
 #   scripts/mutants.sh --check             only check that every patch still applies
 #
 # A patch whose text no longer matches exactly once fails loudly before anything is built: update
@@ -37,6 +37,11 @@ LOGS = os.path.join(WORK, "logs")
 
 E = "src/election/elector.cpp"
 C = "src/election/config.cpp"
+# The local API's guards (issue 21): which listener shows which route, who may release, and which
+# answers are promises. Killed by server_test's routes test (test/server/routes_test.cpp).
+H = "src/server/handler.cpp"
+R = "src/server/router.cpp"
+PUB = "src/server/publisher.cpp"
 
 # (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
 MUTANTS = [
@@ -162,6 +167,43 @@ MUTANTS = [
      "std::max(max_transitions_seen_, obs.record.leader_transitions) + 1;",
      "std::max(max_transitions_seen_, obs.record.leader_transitions);",
      "a takeover does not bump the term (fencing token)"),
+    # --- the local API: listeners, peers and promises (issue 21) -------------------------------
+    ("probe-serves-every-route", H,
+     "  if (options.probe_only) {\n    // Reachable from the pod network",
+     "  if (false) {\n    // Reachable from the pod network",
+     "the probe listener (pod IP) serves /leader and /release"),
+    ("probe-streams-watch", R,
+     "return path == \"/leader/watch\" && watch_ != nullptr && !options_.probe_only;",
+     "return path == \"/leader/watch\" && watch_ != nullptr;",
+     "the probe listener streams /leader/watch"),
+    ("probe-takes-promise", R,
+     "const bool promise = AnswersLeadership(q.path) && !options_.probe_only;",
+     "const bool promise = AnswersLeadership(q.path);",
+     "the probe listener's /is-leader records a promise: every kubelet probe delays a safe release"),
+    ("release-from-any-peer", H,
+     "if (!q.loopback_peer) {",
+     "if (false) {",
+     "POST /release is accepted from a peer off the loopback"),
+    ("release-on-any-method", H,
+     "if (q.method != \"POST\") return NotAllowed(q, kPostAllow);",
+     "",
+     "GET (or any method) on /release releases the lock"),
+    ("is-leader-peeks", H,
+     "return path == \"/\" || path == \"/leader\" || path == \"/is-leader\";",
+     "return path == \"/\" || path == \"/leader\";",
+     "a loopback /is-leader 'yes' is no promise: a safe release does not wait for it"),
+    ("leader-peeks", H,
+     "return path == \"/\" || path == \"/leader\" || path == \"/is-leader\";",
+     "return path == \"/\" || path == \"/is-leader\";",
+     "a loopback /leader 'yes' is no promise"),
+    ("root-peeks", H,
+     "return path == \"/\" || path == \"/leader\" || path == \"/is-leader\";",
+     "return path == \"/leader\" || path == \"/is-leader\";",
+     "a loopback / 'yes' is no promise"),
+    ("watch-attach-peeks", PUB,
+     "  PollLocked(/*force_promise=*/true);",
+     "  PollLocked(/*force_promise=*/false);",
+     "a watch stream's first event 'yes' is no promise"),
     # --- release ------------------------------------------------------------------------------
     ("release-if-not-holder", E,
      "    if (got->record.holder_identity != config_.identity()) {\n"
@@ -321,6 +363,24 @@ GROUPS = [
 ]
 if os.environ.get("MUTANTS_TESTS"):
     GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
+# Files whose mutants the listed tests kill first (tried before GROUPS; unless MUTANTS_TESTS).
+FIRST = {H: "^server_test$", R: "^server_test$", PUB: "^server_test$"}
+
+
+def groups_for(path):
+    if os.environ.get("MUTANTS_TESTS") or path not in FIRST:
+        return GROUPS
+    return [["-R", FIRST[path]]] + GROUPS
+
+
+def line_of(tree, path, old):
+    # The 1-based line where the patched text starts in `tree` (0 when it does not occur).
+    try:
+        text = open(os.path.join(tree, path)).read()
+    except OSError:
+        return 0
+    at = text.find(old)
+    return text.count("\n", 0, at) + 1 if at >= 0 else 0
 
 
 def usage(code):
@@ -359,9 +419,9 @@ def failed_detail(log):
     return current
 
 
-def run_tests(log):
+def run_tests(log, groups=None):
     # Returns (passed, failing test, detail).
-    for group in GROUPS:
+    for group in groups or GROUPS:
         failed_log = os.path.join(BUILD, "Testing", "Temporary", "LastTestsFailed.log")
         if os.path.exists(failed_log):
             os.remove(failed_log)
@@ -425,8 +485,10 @@ def main():
     names = []
     for a in ARGS:
         if a == "--list":
-            for n, f, _, _, why in MUTANTS:
-                print(f"{n:36} {f:30} {why}")
+            # name, file:line (where the patch applies in this checkout), what it breaks
+            for n, f, old, _, why in MUTANTS:
+                where = f"{f}:{line_of(SRC, f, old)}"
+                print(f"{n:36} {where:36} {why}")
             return 0
         elif a == "--skip-baseline":
             skip_baseline = True
@@ -506,7 +568,7 @@ def main():
             if not build(log):
                 result, by = "BUILD-FAILED", "(fix the patch)"
             else:
-                ok, name, detail = run_tests(log)
+                ok, name, detail = run_tests(log, groups_for(f))
                 result = "survived" if ok else "killed"
                 by = name + (f": {detail}" if detail else "")
         finally:

@@ -13,6 +13,7 @@
 #include "app/duration.h"
 #include "base/version.h"
 #include "fakes/fake_environment.h"
+#include "fakes/golden.h"
 
 namespace leasehold::app {
 namespace {
@@ -755,6 +756,14 @@ TEST_CASE("EnvVarFor") {
   CHECK(EnvVarFor("lock-name") == "LEASEHOLD_LOCK_NAME");
   CHECK(EnvVarFor("serviceaccount-dir") == "LEASEHOLD_SERVICEACCOUNT_DIR");
   CHECK(EnvVarFor("context") == "LEASEHOLD_CONTEXT");
+}
+
+// Issue 21: the local API's part of --help is to be derived from its route table; the whole text
+// is pinned byte for byte first (test/golden/help/).
+TEST_CASE("golden: leasehold --help") {
+  auto h = ParseCommandLine({"--help"}, FakeEnvironment({}, {}));
+  REQUIRE(h.ok());
+  CheckGolden("help/leasehold.txt", h->output);
 }
 
 }  // namespace

@@ -1,0 +1,195 @@
+// The local API's answers as bytes (issue 21, step 1): /leader, its watch events, the status
+// file's line, /readyz, compared byte for byte with test/golden/, which was captured from the code
+// before it moved. A key renamed, reordered or re-spelled fails here, whatever both sides agree on.
+#include "fakes/golden.h"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+
+#include "fakes/fake_clock.h"
+#include "fakes/temp_dir.h"
+#include "server/handler.h"
+#include "server/publisher.h"
+#include "server/status_file.h"
+#include "server/watch_hub.h"
+
+namespace leasehold::server {
+namespace {
+
+using election::Phase;
+using election::Snapshot;
+using namespace std::chrono_literals;
+
+// FakeClock starts at 2026-01-02T03:00:00.000Z.
+SysTime At(const Clock& clock, Duration since) {
+  return clock.SystemNow() + std::chrono::duration_cast<SysTime::duration>(since);
+}
+
+Snapshot Unobserved() {
+  Snapshot s;
+  s.identity = "pod-a_0badcafe";
+  s.lock = {"leases", "default", "my-lock"};
+  s.last_error = Status(Code::kUnavailable, "connection refused");
+  return s;
+}
+
+Snapshot HeldBy(const Clock& clock, const std::string& holder) {
+  Snapshot s = Unobserved();
+  s.last_error = Status::Ok();
+  s.observed = true;
+  s.phase = Phase::kCandidate;
+  s.record.holder_identity = holder;
+  s.record.lease_duration_seconds = 15;
+  s.record.acquire_time = At(clock, -60s);
+  s.record.renew_time = At(clock, -1s + 123456789ns);
+  s.record.leader_transitions = 4;
+  s.last_attempt_at = clock.MonotonicNow();
+  s.last_progress_at = s.last_attempt_at;
+  return s;
+}
+
+Snapshot Leading(const Clock& clock) {
+  Snapshot s = HeldBy(clock, "pod-a_0badcafe");
+  s.phase = Phase::kLeader;
+  s.is_leader = true;
+  s.valid_until = clock.MonotonicNow() + 9876ms;
+  return s;
+}
+
+Snapshot Opaque(const Clock& clock) {
+  Snapshot s = HeldBy(clock, "");
+  s.record.acquire_time.reset();
+  s.record.renew_time.reset();
+  s.record.leader_transitions = 0;
+  s.opaque = true;
+  s.unreadable = "control-plane.alpha.kubernetes.io/leader: not JSON";
+  s.term_reliable = false;
+  s.term_unreliable_reason = "an unreadable record";
+  return s;
+}
+
+Snapshot UnreliableTerm(const Clock& clock) {
+  Snapshot s = HeldBy(clock, "pod-b_12345678");
+  s.lock.type = "configmapsleases";
+  s.term_reliable = false;
+  s.term_unreliable_reason = "a change of holder did not raise leaderTransitions (4 to 4)";
+  return s;
+}
+
+HandlerOptions WithTimings(bool timings) {
+  HandlerOptions o;
+  o.lease_duration = 15s;
+  if (timings) {
+    o.renew_deadline = 10s;
+    o.retry_period = 2s;
+  }
+  return o;
+}
+
+HttpAnswer Get(const std::string& path, const Snapshot& s, const Clock& clock,
+               const HandlerOptions& options) {
+  HttpQuery q;
+  q.method = "GET";
+  q.path = path;
+  q.loopback_peer = true;
+  return Handle(q, s, clock, options);
+}
+
+struct Case {
+  const char* name;
+  Snapshot (*make)(const Clock&);
+  int status;
+};
+
+Snapshot UnobservedAt(const Clock&) { return Unobserved(); }
+Snapshot Follower(const Clock& clock) { return HeldBy(clock, "pod-b_12345678"); }
+
+const Case kCases[] = {
+    {"leader", Leading, 200},
+    {"follower", Follower, 200},
+    {"unobserved", UnobservedAt, 503},
+    {"opaque", Opaque, 200},
+    {"unreliable-term", UnreliableTerm, 200},
+};
+
+TEST_CASE("golden: GET /leader, with and without timings") {
+  FakeClock clock;
+  for (const Case& c : kCases) {
+    for (bool timings : {false, true}) {
+      CAPTURE(c.name);
+      CAPTURE(timings);
+      const HttpAnswer a = Get("/leader", c.make(clock), clock, WithTimings(timings));
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == "application/json");
+      CheckGolden(std::string("leader/") + c.name + (timings ? ".timings" : "") + ".json", a.body);
+    }
+  }
+}
+
+// The README's sample (`curl -s localhost:4040/leader`): a K8up leader, as the README shows it.
+Snapshot K8upLeader(const Clock& clock) {
+  Snapshot s;
+  s.identity = "k8up-7d9f_1a2b3c4d";
+  s.lock = {"leases", "k8up", "k8up-leader"};
+  s.observed = true;
+  s.phase = Phase::kLeader;
+  s.is_leader = true;
+  s.record.holder_identity = s.identity;
+  s.record.lease_duration_seconds = 15;
+  s.record.acquire_time = At(clock, -218s + 123ms);
+  s.record.renew_time = At(clock, -127ms);
+  s.record.leader_transitions = 3;
+  s.valid_until = clock.MonotonicNow() + 9873ms;
+  return s;
+}
+
+TEST_CASE("golden: the README's GET /leader sample") {
+  FakeClock clock;
+  const HttpAnswer a = Get("/leader", K8upLeader(clock), clock, WithTimings(true));
+  CheckGolden("leader/readme.json", a.body);
+}
+
+TEST_CASE("golden: GET /readyz") {
+  FakeClock clock;
+  for (const Case& c : kCases) {
+    CAPTURE(c.name);
+    const HttpAnswer a = Get("/readyz", c.make(clock), clock, WithTimings(false));
+    CheckGolden(std::string("readyz/") + c.name + ".json", a.body);
+  }
+  Snapshot forbidden = Follower(clock);
+  forbidden.last_error = Status(Code::kForbidden, "leases.coordination.k8s.io is forbidden");
+  CheckGolden("readyz/forbidden.json", Get("/readyz", forbidden, clock, WithTimings(false)).body);
+}
+
+// The watch events and the status file carry what the publisher renders: no timings.
+struct Published final : PublicationSink {
+  void Publish(const Publication& p) override { last = p; }
+  bool HandsOutLeadership() const override { return false; }
+  Publication last;
+};
+
+TEST_CASE("golden: the watch stream's event frames and the status file's content") {
+  for (const Case& c : kCases) {
+    CAPTURE(c.name);
+    FakeClock clock;
+    const Snapshot s = c.make(clock);
+    Publisher publisher([&s](bool) { return s; }, clock);
+    Published sink;
+    publisher.AddSink(&sink);
+    publisher.Poll();
+    REQUIRE(sink.last.sequence == 1);
+    CheckGolden(std::string("sse/") + c.name + ".txt", WatchHub::EventFrame(sink.last.json));
+
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/status.json";
+    auto file = StatusFile::Create(path, sink.last.json);
+    REQUIRE(file.ok());
+    CheckGolden(std::string("status-file/") + c.name + ".json", ReadWholeFile(path));
+  }
+  CheckGolden("sse/ping.txt", WatchHub::kPing);
+}
+
+}  // namespace
+}  // namespace leasehold::server
