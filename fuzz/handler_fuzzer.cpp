@@ -97,7 +97,7 @@ void Fuzz(const uint8_t* data, size_t size) {
   if (p.ConsumeBool()) options.release = [&released] { ++released; };
   int metrics_calls = 0;
   if (p.ConsumeBool()) {
-    options.metrics = [&metrics_calls](const Snapshot&) {
+    options.metrics = [&metrics_calls] {
       ++metrics_calls;
       return std::string("leasehold_is_leader 1\n");
     };
@@ -119,11 +119,13 @@ void Fuzz(const uint8_t* data, size_t size) {
 
   const bool get = q.method == "GET" || q.method == "HEAD";
   // The endpoints of handler.h; a new one belongs here too.
-  const bool probe_path = q.path == "/healthz" || q.path == "/readyz" || q.path == "/is-leader";
+  // Both listeners serve the probes and, when given metrics, /metrics (issue 22: scrapeable on
+  // the pod IP); only the loopback API serves the rest.
+  const bool probe_path = q.path == "/healthz" || q.path == "/readyz" || q.path == "/is-leader" ||
+                          (q.path == "/metrics" && options.metrics);
   const bool known =
-      probe_path || (!options.probe_only &&
-                     (q.path == "/" || q.path == "/leader" || q.path == "/release" ||
-                      q.path == "/leader/watch" || (q.path == "/metrics" && options.metrics)));
+      probe_path || (!options.probe_only && (q.path == "/" || q.path == "/leader" ||
+                                             q.path == "/release" || q.path == "/leader/watch"));
   FUZZ_CHECK(AnswersLeadership(q.path) ==
              (q.path == "/" || q.path == "/leader" || q.path == "/is-leader"));
   FUZZ_CHECK(!a.content_type.empty());
