@@ -309,7 +309,14 @@ def manifests_dry_run(s):
     checked = 0
     deploy = REPO / "deploy"
     kustom_dirs = sorted({p.parent for p in deploy.rglob("kustomization.yaml")})
+    # Objects of the prometheus-operator's CRDs (PodMonitor, PrometheusRule) need those CRDs:
+    # e2e/ship_scenarios.py monitoring_dry_run installs them and dry-runs this component there.
+    # deploy/monitoring/ holds Prometheus's own files (rules, dashboard), not Kubernetes objects.
+    needs_crds = {deploy / "components" / "monitoring"}
+    not_objects = deploy / "monitoring"
     for d in kustom_dirs:
+        if d in needs_crds:
+            continue
         target = d
         if re.search(r"^kind:\s*Component\s*$", (d / "kustomization.yaml").read_text(), re.M) and \
                 "behavior: merge" in (d / "kustomization.yaml").read_text():
@@ -324,8 +331,8 @@ def manifests_dry_run(s):
         cp.kubectl("apply", "--dry-run=server", "-n", ns.name, "-f", "-", input=rendered)
         checked += 1
     for p in sorted(deploy.rglob("*.yaml")):
-        if p.name == "kustomization.yaml" or "helm" in p.parts or any(
-                p.is_relative_to(d) for d in kustom_dirs if d != deploy):
+        if p.name == "kustomization.yaml" or "helm" in p.parts or p.is_relative_to(
+                not_objects) or any(p.is_relative_to(d) for d in kustom_dirs if d != deploy):
             continue
         cp.kubectl("apply", "--dry-run=server", "-n", ns.name, "-f", str(p))
         checked += 1
