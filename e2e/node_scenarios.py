@@ -122,18 +122,9 @@ class Run:
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     text=True)
             self.pod_watch = proc
-            dec, buf = json.JSONDecoder(), ""
             try:
-                for line in proc.stdout:
-                    buf += line
-                    while True:
-                        buf = buf.lstrip()
-                        try:
-                            obj, n = dec.raw_decode(buf)
-                        except ValueError:
-                            break
-                        buf = buf[n:]
-                        self._see(obj)
+                for obj in judge.json_objects(proc.stdout):
+                    self._see(obj)
             except Exception as e:
                 log(f"watching pods: {e}")
             finally:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import yaml
 
+from e2e.lib.harness import wait_until  # noqa: F401 (re-exported for the node scenarios)
+
 REPO = Path(__file__).resolve().parents[2]
 NODE_SH = REPO / "e2e" / "node" / "node.sh"
 DEPLOY = REPO / "deploy"
@@ -120,17 +122,6 @@ class Node:
 
     def evidence(self, out):
         self.node_sh("evidence", str(self.dir), str(out), check=False)
-
-
-def wait_until(pred, timeout, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 # ------------------------------------------------------------------ rendering

@@ -228,20 +228,11 @@ class LockWatch:
         return json.loads(ann).get("holderIdentity", "") if ann else ""
 
     def _read(self):
-        dec, buf = json.JSONDecoder(), ""
-        for line in self.proc.stdout:
-            buf += line
-            while True:
-                buf = buf.lstrip()
-                try:
-                    obj, n = dec.raw_decode(buf)
-                except ValueError:
-                    break
-                buf = buf[n:]
-                h = self._holder(obj)
-                with self.lock:
-                    if not self.history or self.history[-1][1] != h:
-                        self.history.append((time.time(), h))
+        for obj in json_objects(self.proc.stdout):
+            h = self._holder(obj)
+            with self.lock:
+                if not self.history or self.history[-1][1] != h:
+                    self.history.append((time.time(), h))
 
     def holders(self):
         with self.lock:
@@ -251,6 +242,22 @@ class LockWatch:
         self.proc.terminate()
         self.proc.wait(5)
         return self
+
+
+def json_objects(lines):
+    """The JSON documents of a stream such as `kubectl get --watch -o json` (pretty-printed,
+    one after another, no separator), each as soon as its last line has arrived."""
+    dec, buf = json.JSONDecoder(), ""
+    for line in lines:
+        buf += line
+        while True:
+            buf = buf.lstrip()
+            try:
+                obj, n = dec.raw_decode(buf)
+            except ValueError:
+                break
+            buf = buf[n:]
+            yield obj
 
 
 def pod_of(identity, pods):
