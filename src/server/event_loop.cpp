@@ -131,7 +131,18 @@ void EventLoop::Run() {
       spdlog::error("http {}: epoll_wait: {}", label_, std::strerror(errno));
       break;
     }
-    for (int i = 0; i < n; ++i) Dispatch(events[i]);
+    // The listener goes last: the hang-ups and requests that arrived with it in this batch are
+    // taken first, so that a connection whose peer has already closed it is gone before Accept
+    // counts connections against max_connections and sheds a live one in its place.
+    const epoll_event* listener = nullptr;
+    for (int i = 0; i < n; ++i) {
+      if (static_cast<Tag>(events[i].data.u64 >> 56) == Tag::kListen) {
+        listener = &events[i];
+      } else {
+        Dispatch(events[i]);
+      }
+    }
+    if (listener != nullptr) Dispatch(*listener);
   }
   std::vector<Connection*> all;
   for (auto& [fd, c] : conns_) all.push_back(c.get());
@@ -179,6 +190,10 @@ void EventLoop::Dispatch(const epoll_event& event) {
 
 void EventLoop::Accept() {
   for (int i = 0; i < kAcceptsPerWake && !stopping_; ++i) {
+    // At the limit after accepting in this wake: the connections just answered may have been
+    // closed by their peers already, unseen until the next epoll_wait. The listener is
+    // level-triggered, so it is back in the next batch, after those hang-ups; shed only then.
+    if (i > 0 && ordinary_ >= options_.max_connections) return;
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     const int fd =
