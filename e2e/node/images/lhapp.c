@@ -12,9 +12,13 @@
 // With $LHAPP_STOP_FILE (the classic overlay's /run/app/stop, created by its preStop hook) it
 // stops taking work when the file appears, creates $LHAPP_STOPPED_FILE and waits for a signal.
 // SIGTERM ends any wait or unit at once (an interruptible wait: failover is not delayed by a
-// sleep that ignores the signal). Lines on stdout (the CRI log):
+// sleep that ignores the signal); then, as the example app of deploy/base does, `work` POSTs
+// /release to the sidecar (bounded: 1 s per socket operation), so that a sidecar running
+// --release-on-shutdown=safe releases at once instead of waiting out the "yes" it gave, and
+// exits. A SIGTERM of the sidecar alone brings no POST. Lines on stdout (the CRI log):
 //   LHUNIT ask=US ans=US term=N valid_ms=N start=US end=US cut=0|1|2   (cut 1: validUntil, 2: signal)
 //   LHNO ask=US ans=US code=N            (only when the answer changes from yes to no / at start)
+//   LHRELEASE ask=US ans=US code=N       (the POST /release at SIGTERM; code -1: no answer)
 //   LHSTART at=US mode=M / LHEXIT at=US sig=N
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,12 +59,15 @@ static int sleep_until(long long until_us) {
   return 1;
 }
 
-// GET /leader; fills code, is_leader, valid_ms, term. Returns 0 on an HTTP answer.
-static int ask(int port, int* code, int* is_leader, long* valid_ms, long* term) {
-  *code = 0; *is_leader = 0; *valid_ms = 0; *term = -1;
+// One HTTP/1.1 request `req` to 127.0.0.1:port, the answer (up to size - 1 bytes) into buf.
+// Returns 0 and the status in *code on an HTTP answer, -1 otherwise. Bounded: 1 s per socket
+// operation (a hung sidecar is a "no").
+static int http(int port, const char* req, char* buf, size_t size, int* code) {
+  *code = 0;
+  buf[0] = 0;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
-  struct timeval tv = {1, 0};  // bounded: a hung sidecar is a "no"
+  struct timeval tv = {1, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   struct sockaddr_in a = {0};
@@ -68,19 +75,27 @@ static int ask(int port, int* code, int* is_leader, long* valid_ms, long* term) 
   a.sin_port = htons((unsigned short)port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, (struct sockaddr*)&a, sizeof a) != 0) { close(fd); return -1; }
-  const char req[] = "GET /leader HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
-  if (write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) { close(fd); return -1; }
-  char buf[8192];
+  size_t len = strlen(req);
+  if (write(fd, req, len) != (ssize_t)len) { close(fd); return -1; }
   size_t n = 0;
   for (;;) {
-    ssize_t r = read(fd, buf + n, sizeof buf - 1 - n);
+    ssize_t r = read(fd, buf + n, size - 1 - n);
     if (r <= 0) break;
     n += (size_t)r;
-    if (n >= sizeof buf - 1) break;
+    if (n >= size - 1) break;
   }
   close(fd);
   buf[n] = 0;
-  if (sscanf(buf, "HTTP/1.%*d %d", code) != 1) return -1;
+  return sscanf(buf, "HTTP/1.%*d %d", code) == 1 ? 0 : -1;
+}
+
+// GET /leader; fills code, is_leader, valid_ms, term. Returns 0 on an HTTP answer.
+static int ask(int port, int* code, int* is_leader, long* valid_ms, long* term) {
+  *is_leader = 0; *valid_ms = 0; *term = -1;
+  char buf[8192];
+  if (http(port, "GET /leader HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", buf,
+           sizeof buf, code) != 0)
+    return -1;
   const char* body = strstr(buf, "\r\n\r\n");
   if (!body || *code != 200) return 0;
   *is_leader = strstr(body, "\"isLeader\":true") != NULL;
@@ -143,6 +158,16 @@ int main(int argc, char** argv) {
     }
     sleep_until(now_us() + idle_ms * 1000LL);
   }
+  // The work has stopped (any unit was cut above): acknowledge, so that a safe sidecar releases
+  // the lock now rather than when the last "yes" it gave runs out.
+  char buf[1024];
+  int code;
+  long long t_ask = now_us();
+  int rc = http(port,
+                "POST /release HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n"
+                "Connection: close\r\n\r\n",
+                buf, sizeof buf, &code);
+  printf("LHRELEASE ask=%lld ans=%lld code=%d\n", t_ask, now_us(), rc == 0 ? code : -1);
   printf("LHEXIT at=%lld sig=%d\n", now_us(), (int)g_signal);
   return 0;
 }

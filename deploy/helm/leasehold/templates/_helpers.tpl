@@ -59,11 +59,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | 
 {{- if .Values.leaderElection.enabled -}}{{ .Values.leaderElection.lockType }}{{- else -}}none{{- end -}}
 {{- end -}}
 
-{{/* With a gate always safe (a sidecar restarted alone must not release while the gated program
-may still be inside its stop-grace); else immediate for a native sidecar, safe for a classic one. */}}
+{{/* safe unless set, native sidecar or classic, gate or not: a native sidecar is also stopped
+alone while the main container runs on (a liveness failure, `crictl stop`, an in-place resize
+restart), and immediate would then release while that container may still act on a "yes" whose
+validUntil has not passed. At pod shutdown the main container POSTs /release once its work
+stopped (the example's SIGTERM trap, a classic preStop hook, the gate), and the sidecar releases
+at once. */}}
 {{- define "leasehold.releaseOnShutdown" -}}
-{{- $gate := and .Values.gate .Values.gate.enabled -}}
-{{- .Values.leaderElection.releaseOnShutdown | default (ternary "immediate" "safe" (and (not $gate) (eq (include "leasehold.native" .) "true"))) -}}
+{{- .Values.leaderElection.releaseOnShutdown | default "safe" -}}
 {{- end -}}
 
 {{/*
