@@ -16,22 +16,22 @@
 // /release to the sidecar (bounded: 1 s per socket operation), so that a sidecar running
 // --release-on-shutdown=safe releases at once instead of waiting out the "yes" it gave, and
 // exits. A SIGTERM of the sidecar alone brings no POST. Lines on stdout (the CRI log):
-//   LHUNIT ask=US ans=US term=N valid_ms=N start=US end=US cut=0|1|2   (cut 1: validUntil, 2: signal)
-//   LHNO ask=US ans=US code=N            (only when the answer changes from yes to no / at start)
-//   LHRELEASE ask=US ans=US code=N       (the POST /release at SIGTERM; code -1: no answer)
+//   LHUNIT ask=US ans=US term=N valid_ms=N start=US end=US cut=0|1|2   (cut 1: validUntil, 2:
+//   signal) LHNO ask=US ans=US code=N            (only when the answer changes from yes to no / at
+//   start) LHRELEASE ask=US ans=US code=N       (the POST /release at SIGTERM; code -1: no answer)
 //   LHSTART at=US mode=M / LHEXIT at=US sig=N
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_signal = 0;
@@ -74,9 +74,15 @@ static int http(int port, const char* req, char* buf, size_t size, int* code) {
   a.sin_family = AF_INET;
   a.sin_port = htons((unsigned short)port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, (struct sockaddr*)&a, sizeof a) != 0) { close(fd); return -1; }
+  if (connect(fd, (struct sockaddr*)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
   size_t len = strlen(req);
-  if (write(fd, req, len) != (ssize_t)len) { close(fd); return -1; }
+  if (write(fd, req, len) != (ssize_t)len) {
+    close(fd);
+    return -1;
+  }
   size_t n = 0;
   for (;;) {
     ssize_t r = read(fd, buf + n, size - 1 - n);
@@ -91,7 +97,9 @@ static int http(int port, const char* req, char* buf, size_t size, int* code) {
 
 // GET /leader; fills code, is_leader, valid_ms, term. Returns 0 on an HTTP answer.
 static int ask(int port, int* code, int* is_leader, long* valid_ms, long* term) {
-  *is_leader = 0; *valid_ms = 0; *term = -1;
+  *is_leader = 0;
+  *valid_ms = 0;
+  *term = -1;
   char buf[8192];
   if (http(port, "GET /leader HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", buf,
            sizeof buf, code) != 0)
@@ -145,9 +153,13 @@ int main(int argc, char** argv) {
     long long t_ans = now_us();
     if (rc == 0 && yes && valid_ms > margin_ms) {
       long long start = now_us();
-      long long until = start + unit_ms * 1000LL, valid_end = t_ask + (valid_ms - margin_ms) * 1000LL;
+      long long until = start + unit_ms * 1000LL,
+                valid_end = t_ask + (valid_ms - margin_ms) * 1000LL;
       int cut = 0;
-      if (valid_end < until) { until = valid_end; cut = 1; }
+      if (valid_end < until) {
+        until = valid_end;
+        cut = 1;
+      }
       if (sleep_until(until)) cut = 2;
       printf("LHUNIT ask=%lld ans=%lld term=%ld valid_ms=%ld start=%lld end=%lld cut=%d\n", t_ask,
              t_ans, term, valid_ms, start, now_us(), cut);
