@@ -33,7 +33,8 @@ REFDEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(\s|$)")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 # path.md#anchor in code: a repository-relative path (or a GitHub blob URL of this repository).
-CODE_REF = re.compile(r"(?:https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/)?((?:[\w.-]+/)*[\w.-]+\.md)#([\w-]+)")
+CODE_REF = re.compile(r"(?:https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/)?"
+                      r"((?:[\w.-]+/)*[\w.-]+\.md)#([\w-]+)")
 
 
 def slug(text):
@@ -173,11 +174,14 @@ def check(root, counts=None):
 def self_test():
     """The checker finds what it must: each case's tree, and whether it must pass."""
     good_docs = {
-        "README.md": "# T\n\n## The gate: `leasehold gate -- CMD` for programs\n## Twice\n## Twice\n"
-                     "[a](docs/a.md) [b](docs/a.md#a-section) [c](#twice-1) [d](https://x.invalid/y)\n"
+        "README.md": "# T\n\n## The gate: `leasehold gate -- CMD` for programs\n"
+                     "## Twice\n## Twice\n"
+                     "[a](docs/a.md) [b](docs/a.md#a-section) [c](#twice-1)\n"
+                     "[d](https://x.invalid/y)\n"
                      "[e](#the-gate-leasehold-gate----cmd-for-programs) `[not](a link.md)`\n"
                      "```\n[in a fence](nowhere.md)\n```\n[ref]: docs/a.md#a-section\n",
-        "docs/a.md": "# A\n\n## A section\n<a id=\"custom\"></a>\n[up](../README.md#twice) [x](#custom)\n",
+        "docs/a.md": "# A\n\n## A section\n<a id=\"custom\"></a>\n"
+                     "[up](../README.md#twice) [x](#custom)\n",
         "src/x.cpp": "// see docs/a.md#a-section\n",
     }
     cases = [
@@ -187,7 +191,8 @@ def self_test():
          {"README.md": good_docs["README.md"] + "[z](docs/a.md#no-such)\n"}, 1),
         ("missing anchor in the same file", {"docs/a.md": good_docs["docs/a.md"] + "[z](#nope)\n"},
          1),
-        ("a repeated heading has no -2", {"README.md": good_docs["README.md"] + "[z](#twice-2)\n"}, 1),
+        ("a repeated heading has no -2",
+         {"README.md": good_docs["README.md"] + "[z](#twice-2)\n"}, 1),
         ("missing anchor from code", {"src/x.cpp": "// docs/a.md#gone\n"}, 1),
         ("reference definition to a missing file",
          {"README.md": good_docs["README.md"] + "[r2]: docs/none.md\n"}, 1),
