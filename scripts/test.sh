@@ -14,6 +14,10 @@ step() { echo; echo "=== $* ($((SECONDS - start))s)"; }
 step "setup"
 bash scripts/setup.sh
 
+step "docs: every Markdown link and anchor resolves (scripts/check_links.py)"
+python3 scripts/check_links.py --self-test >/dev/null
+python3 scripts/check_links.py
+
 step "build"
 bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step "unit and component tests"
