@@ -288,15 +288,12 @@ def delete_leader_round(run, results):
         ack = {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6, "code": int(m.group(3))}
     last_end = max((u["end"] for u in judge.parse_units(text)), default=None)
     term, _, rel = sidecar_log_events(run, leader)
-    side = run.followers.get((leader, "leasehold"))
     results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
                     "app_exit": app_exit, "ack": ack, "sidecar_sigterm": term, "release": rel,
                     "t_delete": t_del})
     assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
     assert ack is not None and ack["code"] in (200, 202), f"{leader}'s app did not ack: {ack}"
     assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}'s sidecar"
-    assert "main container released the lock" in (side.text() if side else ""), \
-        f"{leader}'s sidecar did not release on the app's POST /release"
     # The sidecar's own stamps have ms resolution; the app's us.
     assert app_exit <= term + 0.001, f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
     assert last_end is None or last_end <= ack["ask"], "acknowledged before the last unit ended"

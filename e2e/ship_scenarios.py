@@ -612,12 +612,15 @@ def native_shutdown_acknowledged(s):
     assert rc == 0, leader.log_tail()
     took = first[0] - t_term
     text = leader.log_text()
-    acked = text.find("main container released the lock")
+    # The POST is answered 202 and acted on by the election loop; the sidecar's SIGTERM, sent
+    # here right after app exited (the kubelet waits for its next relist), may overtake it.
+    # Either way the acknowledgement is honoured (StepStopping: acked -> release at once).
+    before_term = 0 <= text.find("main container released the lock") < text.find("received SIGTERM")
     log(f"native pod shutdown ({cfg['LEASEHOLD_RELEASE_ON_SHUTDOWN']}): app exited "
         f"{t_app_exit - t_term:.3f}s after its SIGTERM; the rival's first yes {took:.3f}s after "
-        f"it (retry-period {retry}s, renew-deadline {renew}s)")
-    assert 0 <= acked < text.find("received SIGTERM"), \
-        "the sidecar did not release on the app's POST /release before its own SIGTERM"
+        f"it (retry-period {retry}s, renew-deadline {renew}s); released "
+        f"{'on the POST, before' if before_term else 'after'} the sidecar's SIGTERM")
+    assert "released lease" in text, "the sidecar never released"
     bound = takeover_bound(retry)
     assert bound < renew - retry, "the bound no longer tells an acknowledged release from none"
     assert took <= bound, f"the rival led {took:.3f}s after the app's SIGTERM > {bound}s"
