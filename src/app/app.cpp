@@ -24,6 +24,7 @@
 #include "base/version.h"
 #include "cluster/announcer.h"
 #include "cluster/lock_watcher.h"
+#include "contract/leader.h"
 #include "election/elector.h"
 #include "kube/cluster_config.h"
 #include "kube/curl_api_client.h"
@@ -201,8 +202,8 @@ Step MakeSinks(Agent& a) {
   }
 
   if (!config.status_file.empty()) {
-    std::string initial = server::LeaderAnswer(elector.Peek(), a.clock).body;
-    if (!initial.empty() && initial.back() == '\n') initial.pop_back();
+    const std::string initial =
+        contract::EncodeLeader(server::LeaderDocOf(elector.Peek(), a.clock));
     auto file = server::StatusFile::Create(config.status_file, initial);
     if (!file.ok()) return StepError{kExitBadConfig, "--status-file: " + file.status().message()};
     a.status_file = std::move(file).value();

@@ -23,7 +23,7 @@
 #include "base/version.h"
 #include "kube/names.h"
 #include "locks/lock_type.h"
-#include "server/listen_address.h"
+#include "base/listen_address.h"
 
 namespace leasehold::app {
 namespace {
@@ -567,7 +567,7 @@ Status ReadTimings(const FlagReader& f, Draft& d) {
 Status ReadListeners(const FlagReader& f, Draft& d) {
   const Value http = f.get("http-address");
   d.http_address = http.set ? http.text : "localhost:4040";
-  if (auto a = server::ParseListenAddress(d.http_address); !a.ok()) {
+  if (auto a = ParseListenAddress(d.http_address); !a.ok()) {
     return Invalid(http, a.status().message());
   }
 
@@ -589,7 +589,7 @@ Status ReadListeners(const FlagReader& f, Draft& d) {
 
   d.probe = f.get("probe-address");
   if (d.probe.set) {
-    auto a = server::ParseListenAddress(d.probe.text);
+    auto a = ParseListenAddress(d.probe.text);
     if (!a.ok()) return Invalid(d.probe, a.status().message());
   }
   return Status::Ok();

@@ -36,13 +36,13 @@ struct AppConfig {
   // does Main let the kubeconfig context's namespace take over.
   std::string namespace_source;
   locks::LockType lock_type = locks::LockType::kAuto;
-  std::string http_address;  // checked by server::ParseListenAddress
+  std::string http_address;  // checked by ParseListenAddress
   // Most open GET /leader/watch streams; 0 turns the stream off. 0..10000.
   int max_watchers = 100;
   // --status-file; "" = none. Free of control characters; Main writes it once at start, which
   // checks the rest.
   std::string status_file;
-  // --probe-address; "" = no probe listener. Checked by server::ParseListenAddress.
+  // --probe-address; "" = no probe listener. Checked by ParseListenAddress.
   std::string probe_address;
   // --leader-label; "" = none. A valid label key; then pod_name is set (from POD_NAME) and
   // pod_namespace is POD_NAMESPACE, or "" when unset: the pod is in the lock's namespace.

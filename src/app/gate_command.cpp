@@ -15,8 +15,8 @@
 #include "app/logging.h"
 #include "base/file.h"
 #include "base/text.h"
+#include "contract/loopback_client.h"
 #include "gate/status.h"
-#include "server/listen_address.h"
 
 namespace leasehold::app {
 namespace {
@@ -165,15 +165,10 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
     address = *e;
     origin = "LEASEHOLD_HTTP_ADDRESS (--address)";
   }
-  auto parsed = server::ParseListenAddress(address);
-  if (!parsed.ok()) return Status(Code::kInvalid, origin + ": " + parsed.status().message());
-  if (parsed->port == 0 || parsed->endpoints.empty()) {
-    return Status(Code::kInvalid, origin + ": the port must not be 0");
-  }
-  std::string host = parsed->endpoints.front().host;
-  if (host == "0.0.0.0") host = "127.0.0.1";
-  if (host == "::") host = "::1";
-  c.options.sidecar = gate::Target{host, parsed->port};
+  // Every endpoint, in order, as `leasehold probe` asks (the one rule: contract::SidecarTargets).
+  auto targets = contract::SidecarTargets(address);
+  if (!targets.ok()) return Status(Code::kInvalid, origin + ": " + targets.status().message());
+  c.options.sidecars = std::move(targets).value();
 
   if (auto v = get("stop-signal", &origin)) {
     auto s = ParseSignal(*v);
@@ -278,7 +273,8 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
                  EscapeForLog(content.status().message()).c_str());
     return 1;
   }
-  const Status st = gate::JudgeStatus(*content, gate::BootMillis(BootClock::now()), ready);
+  const Status st =
+      gate::JudgeStatus(*content, gate::BootMillis(RealClock().MonotonicNow()), ready);
   if (st.ok()) return 0;
   std::fprintf(stderr, "leasehold gate-probe: %s: %s\n", EscapeForLog(path).c_str(),
                EscapeForLog(st.message()).c_str());

@@ -3,8 +3,7 @@
 #include <cstdio>
 
 #include "base/text.h"
-#include "gate/http_client.h"
-#include "server/listen_address.h"
+#include "contract/loopback_client.h"
 
 namespace leasehold::app {
 namespace {
@@ -65,28 +64,25 @@ Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
       origin = "LEASEHOLD_HTTP_ADDRESS (--address)";
     }
   }
-  auto parsed = server::ParseListenAddress(address);
-  if (!parsed.ok()) return Status(Code::kInvalid, origin + ": " + parsed.status().message());
-  if (parsed->port == 0) return Status(Code::kInvalid, origin + ": the port must not be 0");
+  // The one address rule (contract::SidecarTargets), as `leasehold gate` asks.
+  auto targets = contract::SidecarTargets(address);
+  if (!targets.ok()) return Status(Code::kInvalid, origin + ": " + targets.status().message());
   c.address = address;
-  for (const server::ListenEndpoint& ep : parsed->endpoints) {
-    std::string host = ep.host;
-    if (host == "0.0.0.0") host = "127.0.0.1";
-    if (host == "::") host = "::1";
-    c.targets.emplace_back(host, parsed->port);
-  }
+  for (const contract::Target& t : *targets) c.targets.emplace_back(t.host, t.port);
   return c;
 }
 
 int ProbeOnce(const ProbeCommand& command, Duration timeout, std::string* detail) {
-  // The gate's loopback client (HTTP/1.0, numeric hosts, a bounded body): whatever listens at
-  // --address answers, and only the first 300 bytes of what it says are kept.
+  // The contract's loopback client (HTTP/1.0, numeric hosts, a bounded body): whatever listens
+  // at --address answers, and only the first 300 bytes of what it says are kept.
   constexpr size_t kMaxDetail = 300;
+  RealClock clock;
   std::string tried;
   for (const auto& [host, port] : command.targets) {
-    const gate::Target target{host, port};
+    const contract::Target target{host, port};
     const std::string where = target.ToString() + command.path;
-    auto res = gate::FetchOnce(target, gate::HttpExchange::Get(command.path), timeout, kMaxDetail);
+    auto res = contract::FetchOnce(target, contract::HttpExchange::Get(command.path), timeout,
+                                   clock, kMaxDetail);
     if (!res.ok()) {
       tried += (tried.empty() ? "" : "; ") + where + ": " + res.status().message();
       continue;

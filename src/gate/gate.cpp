@@ -14,13 +14,19 @@
 #include <memory>
 #include <optional>
 
+#include "contract/leader.h"
+#include "contract/loopback_client.h"
+#include "contract/sse.h"
 #include "gate/process.h"
-#include "gate/sidecar_json.h"
 #include "gate/status.h"
 
 namespace leasehold::gate {
 namespace {
 
+using contract::FetchFirst;
+using contract::HttpExchange;
+using contract::LeaderTimings;
+using contract::SseParser;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -38,6 +44,17 @@ std::string SigName(int signo) {
 }
 
 int64_t Millis(Duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
+
+// What the core decides on, from the /leader contract (see contract/leader.h for the readings of
+// absent keys: termReliable false, a validUntil that does not parse none).
+LeaderView ViewOf(const contract::LeaderDoc& d) {
+  LeaderView v;
+  v.is_leader = d.is_leader;
+  v.term = d.term;
+  v.valid_until = d.valid_until;
+  v.term_reliable = d.term_reliable;
+  return v;
+}
 
 // `name`=`value` in `env`, replacing any value inherited from the gate's own environment.
 void SetEnv(std::vector<std::string>& env, const std::string& name, const std::string& value) {
@@ -74,8 +91,18 @@ class Shell {
   void StartExchange(MonoTime now);
   void HandleExchange(MonoTime now);
   void OnAnswer(MonoTime now, int status, const std::string& body);
-  bool CheckTimings(const std::optional<SidecarTimings>& timings);
+  bool CheckTimings(const std::optional<LeaderTimings>& timings);
   void Failed(MonoTime now, const std::string& why);
+  // The endpoint the next exchange goes to: o_.sidecars in turn, moving on only when one cannot
+  // be reached (contract::SidecarTargets' rule).
+  const contract::Target& Sidecar() const { return o_.sidecars[sidecar_index_]; }
+  // "127.0.0.1:4040 or [::1]:4040", for the start line.
+  std::string SidecarList() const {
+    std::string out;
+    for (const contract::Target& t : o_.sidecars) out += (out.empty() ? "" : " or ") + t.ToString();
+    return out;
+  }
+  void NextSidecar() { sidecar_index_ = (sidecar_index_ + 1) % o_.sidecars.size(); }
   void ArmTimer(int tfd, MonoTime at);
   void WriteStatus(MonoTime now);
   void SetSidecar(const char* state);
@@ -97,9 +124,10 @@ class Shell {
   bool unreachable_logged_ = false;
   bool poll_logged_ = false;
   SseParser sse_;
+  size_t sidecar_index_ = 0;
   std::string body_;
   bool timings_checked_ = false;
-  std::optional<SidecarTimings> timings_;  // as last checked
+  std::optional<LeaderTimings> timings_;  // as last checked
   // After a configuration error found at run time: CMD is being stopped, the sidecar is no
   // longer asked (only POST /release is left).
   bool leaving_ = false;
@@ -194,7 +222,7 @@ void Shell::Apply(Actions actions) {
         break;
       }
       case Action::kRelease: {
-        auto r = FetchOnce(o_.sidecar, HttpExchange::Post("/release"), kReleaseTimeout);
+        auto r = FetchFirst(o_.sidecars, HttpExchange::Post("/release"), kReleaseTimeout, clock_);
         if (r.ok()) {
           spdlog::info("gate: POST /release answered {}", r->status);
         } else {
@@ -255,9 +283,11 @@ Duration Shell::Backoff() const {
 
 void Shell::StartExchange(MonoTime now) {
   const std::string path = mode_ == Mode::kStream ? "/leader/watch" : "/leader";
-  auto ex = HttpExchange::Start(o_.sidecar, HttpExchange::Get(path));
+  const contract::Target& target = Sidecar();
+  auto ex = HttpExchange::Start(target, HttpExchange::Get(path));
   if (!ex.ok()) {
-    Failed(now, "cannot connect to " + o_.sidecar.ToString() + ": " + ex.status().message());
+    NextSidecar();
+    Failed(now, "cannot connect to " + target.ToString() + ": " + ex.status().message());
     return;
   }
   ex_ = std::move(ex).value();
@@ -287,7 +317,7 @@ void Shell::Failed(MonoTime now, const std::string& why) {
 
 void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
   ex_.reset();
-  auto parsed = ParseLeaderJson(body);
+  auto parsed = contract::ParseLeader(body);
   if (!parsed.ok()) {
     Failed(now, "GET /leader answered " + std::to_string(status) + " without leader JSON");
     return;
@@ -306,8 +336,8 @@ void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
     reconnect_at_ = now + o_.poll_interval;
     if (now >= poll_until_) mode_ = Mode::kStream;
   }
-  LogView("GET /leader", parsed->view);
-  Apply(core_.OnLeader(parsed->view));
+  LogView("GET /leader", ViewOf(*parsed));
+  Apply(core_.OnLeader(ViewOf(*parsed)));
 }
 
 // --stop-grace against the sidecar's timings, at the first answer and again whenever they differ
@@ -322,7 +352,7 @@ void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
 // only defers by the sidecar's hold-off, while every probe of the gate passes. Exiting gives the
 // outcome a restarted gate would reach anyway with these timings, and shows it: the container
 // restarts, its log names --stop-grace, and once the timings are fixed it runs again.
-bool Shell::CheckTimings(const std::optional<SidecarTimings>& t) {
+bool Shell::CheckTimings(const std::optional<LeaderTimings>& t) {
   const bool first = !timings_checked_;
   if (!first && t == timings_) return true;
   timings_checked_ = true;
@@ -365,6 +395,8 @@ bool Shell::CheckTimings(const std::optional<SidecarTimings>& t) {
 
 void Shell::HandleExchange(MonoTime now) {
   if (Status st = ex_->OnReady(); !st.ok()) {
+    // Not even a head: this endpoint cannot be reached; the next attempt asks the next one.
+    if (!ex_->head_done()) NextSidecar();
     Failed(now, (stream_up_ ? "the watch stream failed: " : "no answer from the sidecar: ") +
                     st.message());
     return;
@@ -391,7 +423,7 @@ void Shell::HandleExchange(MonoTime now) {
     stream_up_ = true;
     poll_logged_ = false;
     SetSidecar("streaming");
-    spdlog::info("gate: following the sidecar's watch stream on {}", o_.sidecar.ToString());
+    spdlog::info("gate: following the sidecar's watch stream on {}", Sidecar().ToString());
   }
   const std::string bytes = ex_->TakeBody();
   if (!bytes.empty()) ex_deadline_ = now + kStreamIdle;
@@ -401,16 +433,16 @@ void Shell::HandleExchange(MonoTime now) {
     return;
   }
   for (const SseParser::Event& e : *events) {
-    if (e.type != "leader") continue;
-    auto parsed = ParseLeaderJson(e.data);
+    if (e.type != contract::kLeaderEvent) continue;
+    auto parsed = contract::ParseLeader(e.data);
     if (!parsed.ok()) {
       Failed(now, "the watch stream sent an event without leader JSON");
       return;
     }
     failures_ = 0;
     unreachable_logged_ = false;
-    LogView("event", parsed->view);
-    Apply(core_.OnLeader(parsed->view));
+    LogView("event", ViewOf(*parsed));
+    Apply(core_.OnLeader(ViewOf(*parsed)));
     if (exit_code_) return;
   }
   if (ex_ && ex_->closed()) Failed(now, "the sidecar's watch stream ended");
@@ -438,8 +470,8 @@ int Shell::Run() {
   }
   spdlog::info(
       "gate: CMD {}; sidecar {}; stop-signal {}, stop-grace {}ms, SIGKILL {}ms before validUntil",
-      Join(o_.command), o_.sidecar.ToString(), SigName(o_.core.stop_signal),
-      Millis(o_.core.stop_grace), Millis(o_.core.margin));
+      Join(o_.command), SidecarList(), SigName(o_.core.stop_signal), Millis(o_.core.stop_grace),
+      Millis(o_.core.margin));
   state_since_ = clock_.MonotonicNow();
   spdlog::info("gate: waiting until this pod leads");
   WriteStatus(state_since_);
@@ -491,6 +523,12 @@ int Shell::Run() {
 
 }  // namespace
 
-int RunGate(const GateOptions& options) { return Shell(options).Run(); }
+int RunGate(const GateOptions& options) {
+  if (options.sidecars.empty()) {
+    spdlog::error("gate: no sidecar address to ask");
+    return 2;
+  }
+  return Shell(options).Run();
+}
 
 }  // namespace leasehold::gate

@@ -20,14 +20,17 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "contract/loopback_client.h"
 #include "gate/core.h"
-#include "gate/http_client.h"
 
 namespace leasehold::gate {
 
 struct GateOptions {
   std::vector<std::string> command;  // CMD and its arguments; not empty
-  Target sidecar;                    // the sidecar's local API (loopback)
+  // The sidecar's local API on loopback, every endpoint of its address in order
+  // (contract::SidecarTargets); not empty. The gate moves to the next one when one cannot be
+  // reached.
+  std::vector<contract::Target> sidecars;
   CoreOptions core;
   Duration poll_interval = std::chrono::milliseconds(500);
   // The status file for `leasehold gate-probe`; empty: none.

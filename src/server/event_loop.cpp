@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "server/http_response.h"
-#include "server/listen_address.h"
+#include "base/listen_address.h"
 
 namespace leasehold::server {
 namespace {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/rfc3339.h"
+#include "contract/leader.h"
 #include "server/metrics.h"
 
 namespace leasehold::server {
@@ -45,15 +46,6 @@ std::string Printable(const std::string& s) {
 template <typename W>
 void Str(W& w, const std::string& s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-template <typename W>
-void OptTime(W& w, const std::optional<SysTime>& t) {
-  if (t) {
-    Str(w, FormatRfc3339Millis(*t));
-  } else {
-    w.Null();
-  }
 }
 
 template <typename Fn>
@@ -106,83 +98,14 @@ std::string NotObservedReason(const Snapshot& s) {
   return r;
 }
 
-int64_t Ms(Duration d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); }
-
 HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
                   const HandlerOptions* options = nullptr) {
-  const MonoTime now = clock.MonotonicNow();
-  const std::string& holder = s.record.holder_identity;
-  return Json(s.observed ? 200 : 503, pretty, [&](auto& w) {
-    w.StartObject();
-    // "name" first: the classic leader-elector image answered {"name": "<holder>"}.
-    w.Key("name");
-    Str(w, holder);
-    // null for a record this replica cannot read: the lock is held, by someone unknown.
-    w.Key("leader");
-    if (s.opaque) {
-      w.Null();
-    } else {
-      Str(w, holder);
-    }
-    w.Key("identity");
-    Str(w, s.identity);
-    w.Key("isLeader");
-    w.Bool(s.is_leader);
-    w.Key("term");
-    w.Int64(s.record.leader_transitions);
-    // False once a writer was seen that does not keep the transition count: the term is then no
-    // fencing token (README, "Mixed fleets").
-    w.Key("termReliable");
-    w.Bool(s.term_reliable);
-    if (!s.term_reliable) {
-      w.Key("termReason");
-      Str(w, s.term_unreliable_reason);
-    }
-    w.Key("lock");
-    w.StartObject();
-    w.Key("type");
-    Str(w, s.lock.type);
-    w.Key("namespace");
-    Str(w, s.lock.name_space);
-    w.Key("name");
-    Str(w, s.lock.name);
-    w.EndObject();
-    w.Key("acquireTime");
-    OptTime(w, s.record.acquire_time);
-    w.Key("renewTime");
-    OptTime(w, s.record.renew_time);
-    w.Key("leaseDurationSeconds");
-    w.Int(s.record.lease_duration_seconds);
-    if (s.is_leader) {
-      // Rounded down, so a caller adding validForMs to its own clock never overshoots.
-      const Duration left = std::max(Duration::zero(), s.valid_until - now);
-      w.Key("validForMs");
-      w.Int64(std::chrono::duration_cast<std::chrono::milliseconds>(left).count());
-      w.Key("validUntil");
-      Str(w, FormatRfc3339Millis(ToSystem(clock, s.valid_until)));
-    }
-    if (options && options->renew_deadline > Duration::zero() &&
-        options->retry_period > Duration::zero()) {
-      w.Key("timings");
-      w.StartObject();
-      w.Key("leaseDurationMs");
-      w.Int64(Ms(options->lease_duration));
-      w.Key("renewDeadlineMs");
-      w.Int64(Ms(options->renew_deadline));
-      w.Key("retryPeriodMs");
-      w.Int64(Ms(options->retry_period));
-      w.EndObject();
-    }
-    if (!s.observed) {
-      w.Key("reason");
-      Str(w, NotObservedReason(s));
-    } else if (s.opaque) {
-      w.Key("reason");
-      Str(w, "the lock holds a record this replica cannot read (" + s.unreadable +
-                 "); it counts as held until it has not changed for the lease duration");
-    }
-    w.EndObject();
-  });
+  HttpAnswer a;
+  a.status = s.observed ? 200 : 503;
+  a.content_type = kJson;
+  a.body = contract::EncodeLeader(LeaderDocOf(s, clock, options), pretty);
+  a.body += '\n';
+  return a;
 }
 
 HttpAnswer IsLeader(const Snapshot& s) {
@@ -307,6 +230,42 @@ HttpAnswer MetricsAnswer(const HandlerOptions& options) {
 }
 
 }  // namespace
+
+contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
+                                const HandlerOptions* options) {
+  const std::string& holder = s.record.holder_identity;
+  contract::LeaderDoc d;
+  d.name = holder;
+  // null for a record this replica cannot read: the lock is held, by someone unknown.
+  if (!s.opaque) d.leader = holder;
+  d.identity = s.identity;
+  d.is_leader = s.is_leader;
+  d.term = s.record.leader_transitions;
+  d.term_reliable = s.term_reliable;
+  d.term_reason = s.term_unreliable_reason;
+  d.lock = {s.lock.type, s.lock.name_space, s.lock.name};
+  d.acquire_time = s.record.acquire_time;
+  d.renew_time = s.record.renew_time;
+  d.lease_duration_seconds = s.record.lease_duration_seconds;
+  if (s.is_leader) {
+    // Rounded down, so a caller adding validForMs to its own clock never overshoots.
+    const Duration left = std::max(Duration::zero(), s.valid_until - clock.MonotonicNow());
+    d.valid_for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    d.valid_until = ToSystem(clock, s.valid_until);
+  }
+  if (options && options->renew_deadline > Duration::zero() &&
+      options->retry_period > Duration::zero()) {
+    d.timings = contract::LeaderTimings{options->lease_duration, options->renew_deadline,
+                                        options->retry_period};
+  }
+  if (!s.observed) {
+    d.reason = NotObservedReason(s);
+  } else if (s.opaque) {
+    d.reason = "the lock holds a record this replica cannot read (" + s.unreadable +
+               "); it counts as held until it has not changed for the lease duration";
+  }
+  return d;
+}
 
 HttpAnswer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {
   return Leader(s, clock, pretty);

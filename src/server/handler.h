@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "contract/leader.h"
 #include "election/elector.h"
 
 namespace leasehold::server {
@@ -79,6 +80,12 @@ using SnapshotSource = std::function<election::Snapshot(bool promise)>;
 // "reason" before the lock was read once. Also the data of every watch event and the content of
 // the status file. validForMs is counted from `clock`'s now.
 HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pretty = false);
+
+// The /leader document for `s` (contract/leader.h), validForMs counted from `clock`'s now;
+// "timings" only when `options` is given and has renew_deadline and retry_period set. The one
+// place a snapshot becomes the contract: GET /leader, the watch events and the status file.
+contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
+                                const HandlerOptions* options = nullptr);
 
 // True for the paths whose answer can say "you lead" (/, /leader, /is-leader).
 bool AnswersLeadership(const std::string& path);

@@ -50,7 +50,7 @@
 #include "election/elector.h"
 #include "server/handler.h"
 #include "server/http_request.h"
-#include "server/listen_address.h"
+#include "base/listen_address.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {

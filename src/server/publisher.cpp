@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "contract/leader.h"
+
 namespace leasehold::server {
 
 bool Publisher::Key::operator==(const Key& o) const {
@@ -78,9 +80,7 @@ MonoTime Publisher::PollLocked(bool force_promise) {
   p.leadership_changed = !published_ || key.observed != last_key_.observed ||
                          key.holder != last_key_.holder || key.is_leader != last_key_.is_leader ||
                          key.term != last_key_.term;
-  HttpAnswer a = LeaderAnswer(s, clock_);
-  if (!a.body.empty() && a.body.back() == '\n') a.body.pop_back();
-  p.json = std::move(a.body);
+  p.json = contract::EncodeLeader(LeaderDocOf(s, clock_));
   p.snapshot = std::move(s);
   if (p.leadership_changed) {
     spdlog::debug("publishing #{}: holder {}, isLeader {}, term {}", p.sequence, key.holder,
@@ -100,9 +100,7 @@ void Publisher::Attach(const std::function<void(const Publication& current)>& at
   // A fresh copy of the last publication: the same state (so the same sequence), but with
   // validForMs counted from now rather than from when it was first published.
   Publication current = last_;
-  HttpAnswer a = LeaderAnswer(current.snapshot, clock_);
-  if (!a.body.empty() && a.body.back() == '\n') a.body.pop_back();
-  current.json = std::move(a.body);
+  current.json = contract::EncodeLeader(LeaderDocOf(current.snapshot, clock_));
   attach(current);
 }
 

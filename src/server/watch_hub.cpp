@@ -49,9 +49,7 @@ WatchHub::~WatchHub() {
   if (!clients_.empty()) spdlog::error("watch hub destroyed with {} clients", clients_.size());
 }
 
-std::string WatchHub::EventFrame(const std::string& json) {
-  return "event: leader\ndata: " + json + "\n\n";
-}
+std::string WatchHub::EventFrame(const std::string& json) { return contract::EventFrame(json); }
 
 int WatchHub::watchers() const {
   std::lock_guard<std::mutex> l(mu_);

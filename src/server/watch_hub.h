@@ -25,6 +25,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "contract/sse.h"
 #include "server/publisher.h"
 
 namespace leasehold::server {
@@ -79,9 +80,9 @@ class WatchHub final : public PublicationSink {
   void Publish(const Publication& p) override;
   bool HandsOutLeadership() const override { return watchers() > 0; }
 
-  // "event: leader\ndata: <json>\n\n".
+  // "event: leader\ndata: <json>\n\n" (contract/sse.h).
   static std::string EventFrame(const std::string& json);
-  static constexpr const char* kPing = ": ping\n\n";
+  static constexpr const char* kPing = contract::kPing;
 
  private:
   void Remove(Client* client);

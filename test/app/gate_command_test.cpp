@@ -30,8 +30,9 @@ TEST_CASE("ParseGateCommand: defaults suit the sidecar's defaults with nothing s
   auto c = ParseGateCommand({"--", "k8up", "operator"}, EnvWith({}), "/leasehold-bin");
   REQUIRE(c.ok());
   CHECK(c->options.command == Strings{"k8up", "operator"});
-  CHECK(c->options.sidecar.host == "127.0.0.1");
-  CHECK(c->options.sidecar.port == 4040);
+  // localhost: both endpoints, IPv4 first, as `leasehold probe` asks (one address rule; the gate
+  // took only the first before issue 21).
+  CHECK(c->options.sidecars == std::vector<contract::Target>{{"127.0.0.1", 4040}, {"::1", 4040}});
   CHECK(c->options.core.stop_signal == SIGTERM);
   CHECK(c->options.core.stop_grace == seconds(3));
   CHECK(c->options.core.margin == milliseconds(250));
@@ -56,7 +57,7 @@ TEST_CASE("ParseGateCommand: flags and variables") {
         "--poll-interval=100ms", "--status-file", "/tmp/s.json", "--", "prog", "-x"},
        {},
        [](const GateCommand& c) {
-         CHECK(c.options.sidecar.port == 9000);
+         CHECK(c.options.sidecars == std::vector<contract::Target>{{"127.0.0.1", 9000}});
          CHECK(c.options.core.stop_signal == SIGINT);
          CHECK(c.options.core.stop_grace == seconds(1));
          CHECK(c.options.poll_interval == milliseconds(100));
@@ -72,8 +73,7 @@ TEST_CASE("ParseGateCommand: flags and variables") {
        [](const GateCommand& c) {
          CHECK(c.options.core.stop_grace == milliseconds(750));
          CHECK(c.options.core.stop_signal == SIGQUIT);
-         CHECK(c.options.sidecar.host == "::1");
-         CHECK(c.options.sidecar.port == 4041);
+         CHECK(c.options.sidecars == std::vector<contract::Target>{{"::1", 4041}});
          CHECK(c.options.status_file.empty());
        }},
       {"the flag wins over the variable",
@@ -84,8 +84,7 @@ TEST_CASE("ParseGateCommand: flags and variables") {
        {"--", "prog"},
        {{"LEASEHOLD_HTTP_ADDRESS", ":4050"}},
        [](const GateCommand& c) {
-         CHECK(c.options.sidecar.host == "127.0.0.1");
-         CHECK(c.options.sidecar.port == 4050);
+         CHECK(c.options.sidecars == std::vector<contract::Target>{{"127.0.0.1", 4050}});
        }},
       {"CMD without --: at the first argument that is no flag",
        {"--stop-grace=1s", "prog", "--its-flag"},

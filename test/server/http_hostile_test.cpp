@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "base/listen_address.h"
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
 #include "server/http_request.h"
 #include "server/http_server.h"
-#include "server/listen_address.h"
 #include "server/metrics.h"
 #include "server/publisher.h"
 #include "server/watch_hub.h"

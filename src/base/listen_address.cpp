@@ -1,10 +1,10 @@
-#include "server/listen_address.h"
+#include "base/listen_address.h"
 
 #include <arpa/inet.h>
 
 #include "base/text.h"
 
-namespace leasehold::server {
+namespace leasehold {
 namespace {
 
 constexpr const char* kExamples = "(examples: localhost:4040, 127.0.0.1:4040, [::1]:4040, :4040)";
@@ -102,4 +102,4 @@ bool IsLoopbackHost(const std::string& host) {
   return IsLoopbackAddress(a);
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold

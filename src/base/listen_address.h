@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 
-namespace leasehold::server {
+namespace leasehold {
 
 struct ListenEndpoint {
   std::string host;  // numeric: "127.0.0.1", "::1", "0.0.0.0", "::"
@@ -43,4 +43,4 @@ bool IsLoopbackHost(const std::string& host);
 // "127.0.0.1:4040" or "[::1]:4040", for logs.
 std::string EndpointLabel(const ListenEndpoint& endpoint, int port);
 
-}  // namespace leasehold::server
+}  // namespace leasehold

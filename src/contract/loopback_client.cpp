@@ -1,4 +1,4 @@
-#include "gate/http_client.h"
+#include "contract/loopback_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace leasehold::gate {
+#include "base/listen_address.h"
+
+namespace leasehold::contract {
 namespace {
 
 constexpr size_t kMaxHead = 16 * 1024;
@@ -26,6 +28,22 @@ Status Errno(const std::string& what, int err) {
 }
 
 }  // namespace
+
+Result<std::vector<Target>> SidecarTargets(std::string_view address) {
+  auto parsed = ParseListenAddress(address);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->port == 0 || parsed->endpoints.empty()) {
+    return Status(Code::kInvalid, "the port must not be 0");
+  }
+  std::vector<Target> out;
+  for (const ListenEndpoint& ep : parsed->endpoints) {
+    std::string host = ep.host;
+    if (host == "0.0.0.0") host = "127.0.0.1";
+    if (host == "::") host = "::1";
+    out.push_back(Target{host, parsed->port});
+  }
+  return out;
+}
 
 std::string Target::ToString() const {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
@@ -177,10 +195,10 @@ std::string HttpExchange::TakeBody() {
 }
 
 Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout,
-                             size_t max_body) {
+                             const Clock& clock, size_t max_body) {
   auto ex = HttpExchange::Start(target, request);
   if (!ex.ok()) return ex.status();
-  const MonoTime deadline = BootClock::now() + timeout;
+  const MonoTime deadline = clock.MonotonicNow() + timeout;
   HttpAnswer answer;
   while (!(*ex)->closed()) {
     if (answer.body.size() > max_body) {
@@ -189,7 +207,7 @@ Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, D
       answer.truncated = true;
       return answer;
     }
-    const Duration left = deadline - BootClock::now();
+    const Duration left = deadline - clock.MonotonicNow();
     if (left <= Duration::zero()) return Status(Code::kDeadlineExceeded, "no answer in time");
     pollfd p{(*ex)->fd(), (*ex)->poll_events(), 0};
     const int ms =
@@ -208,4 +226,23 @@ Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, D
   return answer;
 }
 
-}  // namespace leasehold::gate
+Result<HttpAnswer> FetchFirst(const std::vector<Target>& targets, const std::string& request,
+                              Duration timeout, const Clock& clock, size_t max_body,
+                              Target* answered, std::string* tried) {
+  Status last(Code::kUnavailable, "no address to ask");
+  std::string all;
+  for (const Target& target : targets) {
+    auto res = FetchOnce(target, request, timeout, clock, max_body);
+    if (res.ok()) {
+      if (answered != nullptr) *answered = target;
+      if (tried != nullptr) *tried = all;
+      return res;
+    }
+    last = Status(res.status().code(), target.ToString() + ": " + res.status().message());
+    all += (all.empty() ? "" : "; ") + last.message();
+  }
+  if (tried != nullptr) *tried = all;
+  return last;
+}
+
+}  // namespace leasehold::contract

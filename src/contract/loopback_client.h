@@ -1,4 +1,6 @@
-// A non-blocking HTTP/1.0 exchange with the sidecar over loopback: one request, then the answer's
+// The client side of the local API, for `leasehold gate` and `leasehold probe`: where the sidecar
+// is (SidecarTargets, the one address rule) and a non-blocking HTTP/1.0 exchange with it over
+// loopback: one request, then the answer's
 // head and its body as it arrives (a watch stream's body never ends). HTTP/1.0 on purpose: the
 // sidecar then sends the stream without chunked encoding, ended by the close, and closes after
 // every other answer. No libcurl: the peer is on 127.0.0.1 or ::1, and the gate must never
@@ -7,17 +9,28 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
 
-namespace leasehold::gate {
+namespace leasehold::contract {
 
 struct Target {
   std::string host;  // numeric: "127.0.0.1" or "::1"
   int port = 0;
   std::string ToString() const;
+  bool operator==(const Target& o) const { return host == o.host && port == o.port; }
 };
+
+// The one rule for finding the sidecar from its --http-address (`leasehold probe --address`,
+// `leasehold gate --address`, $LEASEHOLD_HTTP_ADDRESS): every endpoint it listens on, in its
+// bind order, a wildcard asked on its loopback ("0.0.0.0" -> 127.0.0.1, "::" -> ::1). So
+// "localhost:4040" is 127.0.0.1:4040 then [::1]:4040: a client asks the next one only when it
+// cannot connect to the one before. Invalid (the grammar's message) for a bad address; port 0
+// is refused, as nobody can be asked there.
+Result<std::vector<Target>> SidecarTargets(std::string_view address);
 
 class HttpExchange {
  public:
@@ -72,7 +85,16 @@ struct HttpAnswer {
   bool truncated = false;
 };
 constexpr size_t kDefaultMaxBody = 64 * 1024;
+// `clock` measures the timeout (the gate's and the probe's RealClock).
 Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout,
-                             size_t max_body = kDefaultMaxBody);
+                             const Clock& clock, size_t max_body = kDefaultMaxBody);
 
-}  // namespace leasehold::gate
+// FetchOnce on each of `targets` in order until one answers (any HTTP status); each gets the
+// whole `timeout`. *answered (optional) is set to the target that answered. The last error,
+// prefixed by the target, when none did; "target: error; target: error" in *tried (optional).
+Result<HttpAnswer> FetchFirst(const std::vector<Target>& targets, const std::string& request,
+                              Duration timeout, const Clock& clock,
+                              size_t max_body = kDefaultMaxBody, Target* answered = nullptr,
+                              std::string* tried = nullptr);
+
+}  // namespace leasehold::contract

@@ -1,11 +1,11 @@
-#include "server/listen_address.h"
+#include "base/listen_address.h"
 
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-namespace leasehold::server {
+namespace leasehold {
 namespace {
 
 std::string Describe(const ListenAddress& a) {
@@ -85,4 +85,4 @@ TEST_CASE("ParseListenAddress rejects") {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold
