@@ -8,10 +8,13 @@
 #include <string>
 
 #include "fuzz_util.h"
-#include "server/http_request.h"
+#include "http/request.h"
 
 namespace leasehold::server {
 namespace {
+
+// The listener (src/http) and its request parser.
+using namespace leasehold::http;
 
 void Fuzz(const uint8_t* data, size_t size) {
   // Small limits, so that the fuzzer reaches them with short inputs.

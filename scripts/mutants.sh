@@ -248,7 +248,7 @@ MUTANTS = [
      'bool NeedsSnapshot(const std::string& path) { return path != "/metrics"; }',
      "bool NeedsSnapshot(const std::string&) { return true; }",
      "a /metrics scrape takes the elector's lock (a flood of scrapes can delay a renew)"),
-    ("accept-burst-past-limit", "src/server/event_loop.cpp",
+    ("accept-burst-past-limit", "src/http/event_loop.cpp",
      "    if (i > 0 && ordinary_ >= options_.max_connections) return;\n",
      "",
      "an accept burst counts connections closed by their peers (unseen) and sheds a live one"),
@@ -369,7 +369,7 @@ if os.environ.get("MUTANTS_TESTS"):
     GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
 # Files whose mutants the listed tests kill first (tried before GROUPS; unless MUTANTS_TESTS).
 FIRST = {H: "^server_test$", R: "^server_test$", PUB: "^server_test$",
-         "src/server/event_loop.cpp": "^server_test$"}
+         "src/http/event_loop.cpp": "^server_test$"}
 
 
 def groups_for(path):

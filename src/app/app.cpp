@@ -32,7 +32,7 @@
 #include "kube/watch.h"
 #include "locks/factory.h"
 #include "locks/local_lock.h"
-#include "server/http_server.h"
+#include "server/local_server.h"
 #include "server/metrics.h"
 #include "server/publisher.h"
 #include "server/status_file.h"

@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "contract/leader.h"
 #include "election/elector.h"
+#include "http/route.h"
 
 namespace leasehold::server {
 
@@ -39,13 +40,8 @@ struct HttpQuery {
   bool loopback_peer = false;
 };
 
-struct HttpAnswer {
-  int status = 200;
-  std::string content_type;
-  std::string body;
-  // Besides Content-Type, e.g. {"Allow", "GET, HEAD"}.
-  std::vector<std::pair<std::string, std::string>> headers;
-};
+// The listener's answer type (http/route.h).
+using HttpAnswer = http::Answer;
 
 // /healthz calls the loop wedged when no attempt completed for lease-duration + this.
 inline constexpr Duration kWedgeGrace = std::chrono::seconds(20);

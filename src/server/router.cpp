@@ -5,7 +5,7 @@
 #include <exception>
 #include <utility>
 
-#include "server/http_response.h"
+#include "http/response.h"
 
 namespace leasehold::server {
 
@@ -16,18 +16,18 @@ bool Router::Streams(const std::string& path) const {
   return path == "/leader/watch" && watch_ != nullptr && !options_.probe_only;
 }
 
-Routed Router::Route(const RequestHead& head, const RequestSource& from) const {
-  DecodedTarget target = DecodeTarget(head.target);
+Routed Router::Route(const http::RequestHead& head, const http::Peer& from) const {
+  http::DecodedTarget target = http::DecodeTarget(head.target);
   Routed r;
   r.keep_alive = head.keep_alive;
   if (head.method == "GET" && Streams(target.path)) {
-    auto client = watch_->Attach(from.peer);
+    auto client = watch_->Attach(from.address);
     if (!client.ok()) {
-      r.answer = JsonError(503, client.status().message());
+      r.answer = http::JsonError(503, client.status().message());
       r.answer.headers.emplace_back("Retry-After", "1");
       return r;
     }
-    r.stream = std::move(client).value();
+    r.stream = WatchHub::AsStream(std::move(client).value());
     r.chunked = head.minor_version == 1;
     return r;
   }
@@ -46,12 +46,12 @@ Routed Router::Route(const RequestHead& head, const RequestSource& from) const {
     } catch (const std::exception& e) {
       // Out of memory, most likely: this request fails, the loop and the election go on.
       spdlog::error("http {}: {} {} failed: {}", from.listener, q.method, q.path, e.what());
-      r.answer = JsonError(500, "internal error");
+      r.answer = http::JsonError(500, "internal error");
       r.keep_alive = false;
     }
   }
   // The path may hold any byte: the log's formatter escapes every message (app/logging.cpp).
-  spdlog::debug("http {}: {} {} from {} -> {}", from.listener, q.method, q.path, from.peer,
+  spdlog::debug("http {}: {} {} from {} -> {}", from.listener, q.method, q.path, from.address,
                 r.answer.status);
   return r;
 }

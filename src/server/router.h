@@ -15,41 +15,24 @@
 #include <string>
 
 #include "base/clock.h"
+#include "http/request.h"
+#include "http/route.h"
 #include "server/handler.h"
-#include "server/http_request.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {
 
-// Who asked, for the decisions and the logs.
-struct RequestSource {
-  const std::string& listener;  // the listening endpoint's label, e.g. "127.0.0.1:4040"
-  const std::string& peer;      // the peer's address and port
-  // The peer address (from accept(), never from a header) is a loopback address: POST /release
-  // needs it (see HttpQuery::loopback_peer).
-  bool loopback = false;
-};
+using RequestSource = http::Peer;
+using Routed = http::Routed;
 
-// What the listener does with one request.
-struct Routed {
-  // Set when GET /leader/watch was accepted: the listener streams it, and `answer` is unused.
-  std::shared_ptr<WatchHub::Client> stream;
-  // The stream's framing: chunked for HTTP/1.1, close-delimited for HTTP/1.0.
-  bool chunked = false;
-  // Otherwise the answer, and whether the connection may stay open after it (the request's own
-  // keep-alive, unless the answer failed); the listener's per-connection limit comes on top.
-  HttpAnswer answer;
-  bool keep_alive = true;
-};
-
-class Router {
+class Router final : public http::Router {
  public:
   // `source` is asked once per request answered; `clock` and `watch` (nullptr: no streams) must
   // outlive the router. Route() is called from every listener thread at once.
   Router(SnapshotSource source, const Clock& clock, HandlerOptions options, WatchHub* watch);
 
   // `head` is complete and its body read and discarded.
-  Routed Route(const RequestHead& head, const RequestSource& from) const;
+  Routed Route(const http::RequestHead& head, const http::Peer& from) const override;
 
   bool probe_only() const { return options_.probe_only; }
 

@@ -11,9 +11,14 @@
 
 namespace leasehold::server {
 
-class WatchHub::Client {
+// A client is the listener's http::Stream: the listener takes its frames and watches its eventfd.
+class WatchHub::Client final : public http::Stream {
  public:
   Client(WatchHub* hub, std::string peer, int efd) : hub_(hub), peer_(std::move(peer)), efd_(efd) {}
+  Frames Take(size_t max) override { return hub_->Take(*this, max); }
+  int SignalFd() const override { return efd_; }
+  Duration Heartbeat() const override { return hub_->options().heartbeat; }
+  std::string KeepAlive() const override { return contract::kPing; }
   ~Client() {
     if (registered_) hub_->Remove(this);
     close(efd_);
@@ -148,5 +153,7 @@ WatchHub::Frames WatchHub::Take(Client& client, size_t max) {
 }
 
 int WatchHub::SignalFd(const Client& client) const { return client.efd_; }
+
+std::shared_ptr<http::Stream> WatchHub::AsStream(std::shared_ptr<Client> client) { return client; }
 
 }  // namespace leasehold::server

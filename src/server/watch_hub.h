@@ -26,6 +26,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "contract/sse.h"
+#include "http/route.h"
 #include "server/publisher.h"
 
 namespace leasehold::server {
@@ -59,10 +60,11 @@ class WatchHub final : public PublicationSink {
   // What a client's stream writes next (for the listener's event loop; never blocks): at most
   // `max` queued frames, oldest first, and whether the stream must end once they are written
   // (the client fell behind and was cut off, or the hub was closed after its last event).
-  struct Frames {
-    std::vector<std::string> frames;
-    bool ended = false;
-  };
+  // A client as the listener's http::Stream (Take() and SignalFd() below, the heartbeat and
+  // kPing).
+  static std::shared_ptr<http::Stream> AsStream(std::shared_ptr<Client> client);
+
+  using Frames = http::Stream::Frames;
   Frames Take(Client& client, size_t max);
 
   // An eventfd that turns readable when `client` has frames to take or has ended; the event loop

@@ -1,6 +1,4 @@
 // The listener over real sockets on 127.0.0.1 (and ::1 when the host has IPv6), port 0.
-#include "server/http_server.h"
-
 #include <doctest/doctest.h>
 #include <httplib.h>
 
@@ -10,9 +8,13 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
+#include "server/local_server.h"
 
 namespace leasehold::server {
 namespace {
+
+// The listener (src/http) and its request parser.
+using namespace leasehold::http;
 
 using election::Snapshot;
 

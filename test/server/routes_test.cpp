@@ -28,6 +28,9 @@
 namespace leasehold::server {
 namespace {
 
+// The listener (src/http) and its request parser.
+using namespace leasehold::http;
+
 using namespace std::chrono_literals;
 
 enum class Listener { kMain, kProbe };

@@ -22,12 +22,15 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
-#include "server/http_server.h"
+#include "server/local_server.h"
 #include "server/publisher.h"
 #include "server/watch_hub.h"
 
 namespace leasehold::server {
 namespace {
+
+// The listener (src/http) and its request parser.
+using namespace leasehold::http;
 
 using namespace std::chrono_literals;
 using election::Snapshot;
@@ -150,6 +153,9 @@ TEST_CASE("GET /leader/watch: SSE headers, the current state, then every change"
         std::string::npos);
   f.Hold("pod-c");
   REQUIRE(c.ReadUntil("\"name\":\"pod-c\""));
+  // The heartbeat is on the injected clock: a silence of 100 ms on it, and the listener is told.
+  f.clock.Advance(100ms);
+  f.server->Wake();
   CHECK(c.ReadUntil(": ping\n\n"));
   CHECK(c.Count("event: leader") == 3);
 }

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace leasehold::server {
+namespace leasehold::http {
 
 struct HeadLimits {
   // Request line + headers + the blank line, in bytes. Default 16 KiB: a browser's request head
@@ -63,4 +63,4 @@ struct DecodedTarget {
 };
 DecodedTarget DecodeTarget(std::string_view target);
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

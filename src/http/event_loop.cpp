@@ -1,4 +1,4 @@
-#include "server/event_loop.h"
+#include "http/event_loop.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,18 +12,17 @@
 #include <cstring>
 #include <vector>
 
-#include "server/http_response.h"
 #include "base/listen_address.h"
+#include "http/response.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
-// A stream takes frames from its hub queue only while less than this much of its output waits:
-// a reader that falls behind then leaves them queued, where the hub's queue limit cuts it off.
+// A stream takes frames from its Stream only while less than this much of its output waits: a
+// reader that falls behind then leaves them queued there (the local API's hub cuts it off at
+// its queue limit).
 constexpr size_t kStreamOutputLow = 16 * 1024;
-// Frames taken from the hub per wake-up.
+// Frames taken from a Stream per wake-up.
 constexpr size_t kFramesPerTake = 16;
 // Connections accepted per wake-up of the listening socket, so that a flood of connects cannot
 // keep the loop from serving the connections it already has.
@@ -66,8 +65,8 @@ std::string PeerLabel(const sockaddr_storage& a) {
 
 }  // namespace
 
-EventLoop::EventLoop(const ServerOptions& options, const Router& router)
-    : options_(options), router_(router) {}
+EventLoop::EventLoop(const ListenerOptions& options, const Router& router, const Clock& clock)
+    : options_(options), router_(router), clock_(clock) {}
 
 EventLoop::~EventLoop() {
   for (int fd : {listen_fd_, epoll_fd_, wake_fd_, spare_fd_}) {
@@ -101,6 +100,11 @@ void EventLoop::RequestStop() {
   [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
 }
 
+void EventLoop::Wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wake_fd_, &one, sizeof one);
+}
+
 void EventLoop::Join() {
   if (thread_.joinable()) thread_.join();
 }
@@ -108,10 +112,10 @@ void EventLoop::Join() {
 void EventLoop::Run() {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
-  Steady::time_point stop_deadline = Steady::time_point::max();
+  MonoTime stop_deadline = MonoTime::max();
   while (true) {
-    const Steady::time_point now = Steady::now();
-    if (stopping_ && stop_deadline == Steady::time_point::max()) {
+    const MonoTime now = clock_.MonotonicNow();
+    if (stopping_ && stop_deadline == MonoTime::max()) {
       // Stop accepting; what is queued (a stream's final event, an answer) has write_timeout
       // to leave, and nothing new is read.
       stop_deadline = now + options_.write_timeout;
@@ -119,9 +123,9 @@ void EventLoop::Run() {
     }
     if (stopping_ && (conns_.empty() || now >= stop_deadline)) break;
     if (now >= next_sweep_) Sweep(now);
-    Steady::time_point until = std::min(next_sweep_, stop_deadline);
+    MonoTime until = std::min(next_sweep_, stop_deadline);
     int timeout_ms = -1;
-    if (until != Steady::time_point::max()) {
+    if (until != MonoTime::max()) {
       timeout_ms = static_cast<int>(std::clamp<int64_t>(
           std::chrono::ceil<std::chrono::milliseconds>(until - now).count(), 0, 60000));
     }
@@ -198,7 +202,7 @@ void EventLoop::Accept() {
     socklen_t len = sizeof peer;
     const int fd =
         accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    const Steady::time_point now = Steady::now();
+    const MonoTime now = clock_.MonotonicNow();
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE) {
@@ -224,6 +228,7 @@ void EventLoop::Accept() {
     c->peer = PeerLabel(peer);
     c->loopback = IsLoopbackAddress(peer);
     c->wait_since = now;
+    c->wait_seq = ++next_wait_seq_;
     c->request_deadline = now + options_.head_timeout;
     Arm(c->request_deadline);
     Connection& ref = *c;
@@ -235,7 +240,7 @@ void EventLoop::Accept() {
   }
 }
 
-void EventLoop::ShedOne(Steady::time_point now) {
+void EventLoop::ShedOne(MonoTime now) {
   Connection* victim = nullptr;
   for (auto& [fd, c] : conns_) {
     if (c->streaming()) continue;
@@ -249,7 +254,9 @@ void EventLoop::ShedOne(Steady::time_point now) {
     const bool victim_waiting = victim->pending() == 0;
     if (waiting != victim_waiting) {
       if (waiting) victim = c.get();
-    } else if (c->wait_since < victim->wait_since) {
+    } else if (c->wait_since < victim->wait_since ||
+               (c->wait_since == victim->wait_since && c->wait_seq < victim->wait_seq)) {
+      // Ties (a clock that did not move) go to the one that began waiting first.
       victim = c.get();
     }
   }
@@ -348,7 +355,7 @@ void EventLoop::Process(Connection& c) {
     const RequestHead& head = p.head;
     if (c.in.size() < head.head_bytes + head.body_bytes) break;  // the body is still coming
     c.in.erase(0, head.head_bytes + head.body_bytes);            // the body is read and discarded
-    Routed routed = router_.Route(head, RequestSource{label_, c.peer, c.loopback});
+    Routed routed = router_.Route(head, Peer{label_, c.peer, c.loopback});
     if (routed.stream != nullptr) {
       StartStream(c, std::move(routed));
     } else {
@@ -373,13 +380,12 @@ void EventLoop::Respond(Connection& c, const RequestHead& head, Routed routed) {
 }
 
 void EventLoop::StartStream(Connection& c, Routed routed) {
-  WatchHub* hub = options_.watch;
   c.client = std::move(routed.stream);
   c.in.clear();
   c.in.shrink_to_fit();
   --ordinary_;
   c.chunked = routed.chunked;
-  const int sfd = hub->SignalFd(*c.client);
+  const int sfd = c.client->SignalFd();
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = Key(Tag::kSignal, sfd, c.gen);
@@ -387,10 +393,12 @@ void EventLoop::StartStream(Connection& c, Routed routed) {
   by_signal_.emplace(sfd, &c);
   const int fd = c.fd;
   const uint32_t gen = c.gen;
+  // Before the head is queued: writing it may already take and send frames (Flush), which
+  // move last_frame on, and the heartbeat must count from the last of them.
+  c.last_frame = clock_.MonotonicNow();
   Queue(c, StreamHead(c.chunked));
   if (!Alive(fd, gen)) return;
-  c.last_frame = Steady::now();
-  Arm(c.last_frame + hub->options().heartbeat);
+  Arm(c.last_frame + c.client->Heartbeat());
   TakeFrames(c);
 }
 
@@ -403,13 +411,12 @@ void EventLoop::OnSignal(Connection& c) {
 }
 
 void EventLoop::TakeFrames(Connection& c) {
-  WatchHub* hub = options_.watch;
   if (c.stream_ended) return;
   const bool full = c.pending() >= kStreamOutputLow;
-  WatchHub::Frames f = hub->Take(*c.client, full ? 0 : kFramesPerTake);
+  Stream::Frames f = c.client->Take(full ? 0 : kFramesPerTake);
   if (full) {
-    // Its frames wait in the hub's queue; once the hub cut it off, nothing it could still
-    // read is worth waiting for.
+    // Its frames wait in the Stream's queue; once the Stream cut it off, nothing it could
+    // still read is worth waiting for.
     if (f.ended) Close(c);
     return;
   }
@@ -420,8 +427,8 @@ void EventLoop::TakeFrames(Connection& c) {
     if (c.chunked) data += kLastChunk;
   }
   if (!f.frames.empty()) {
-    c.last_frame = Steady::now();
-    Arm(c.last_frame + hub->options().heartbeat);
+    c.last_frame = clock_.MonotonicNow();
+    Arm(c.last_frame + c.client->Heartbeat());
   }
   if (!data.empty()) Queue(c, std::move(data));
 }
@@ -430,7 +437,7 @@ void EventLoop::Queue(Connection& c, std::string data) {
   if (c.pending() == 0) {
     c.out = std::move(data);
     c.out_off = 0;
-    c.write_deadline = Steady::now() + options_.write_timeout;
+    c.write_deadline = clock_.MonotonicNow() + options_.write_timeout;
     Arm(c.write_deadline);
   } else {
     c.out += data;
@@ -439,6 +446,13 @@ void EventLoop::Queue(Connection& c, std::string data) {
 }
 
 void EventLoop::Flush(Connection& c) {
+  // Read before the bytes leave: once the peer has them it may act (a test may advance a fake
+  // clock), and the wait for its next request must not count from after that.
+  const MonoTime sent_at = clock_.MonotonicNow();
+  // A write-ready reported for output that already left (in the round that queued it) is no
+  // end of an answer: it must not restart the wait for the next request (found by the
+  // fake-clock tests, where such an event can arrive after the clock moved).
+  const bool had_output = c.pending() > 0;
   while (c.pending() > 0) {
     const ssize_t n = send(c.fd, c.out.data() + c.out_off, c.pending(), MSG_NOSIGNAL);
     if (n > 0) {
@@ -461,18 +475,20 @@ void EventLoop::Flush(Connection& c) {
       Close(c);
       return;
     }
-    Arm(c.last_frame + options_.watch->options().heartbeat);
-    TakeFrames(c);  // frames left in the hub's queue while the output was full
+    Arm(c.last_frame + c.client->Heartbeat());
+    TakeFrames(c);  // frames left in the Stream's queue while the output was full
     return;
   }
   if (c.close_after_write || c.peer_closed) {
     Linger(c);
     return;
   }
-  const Steady::time_point now = Steady::now();
-  c.wait_since = now;
-  c.request_deadline = now + options_.head_timeout;
-  Arm(c.request_deadline);
+  if (had_output) {
+    c.wait_since = sent_at;
+    c.wait_seq = ++next_wait_seq_;
+    c.request_deadline = sent_at + options_.head_timeout;
+    Arm(c.request_deadline);
+  }
   // Requests that waited behind this answer (pipelining); inside Process() its loop goes on.
   if (!c.in.empty() && !c.processing) {
     Process(c);
@@ -501,7 +517,7 @@ void EventLoop::Linger(Connection& c) {
   shutdown(c.fd, SHUT_WR);
   c.lingering = true;
   c.in.clear();
-  c.request_deadline = Steady::now() + kLinger;
+  c.request_deadline = clock_.MonotonicNow() + kLinger;
   Arm(c.request_deadline);
   Interest(c);
 }
@@ -509,7 +525,7 @@ void EventLoop::Linger(Connection& c) {
 void EventLoop::Close(Connection& c) {
   const int fd = c.fd;
   if (c.streaming()) {
-    const int sfd = options_.watch->SignalFd(*c.client);
+    const int sfd = c.client->SignalFd();
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, sfd, nullptr);
     by_signal_.erase(sfd);
   } else {
@@ -517,11 +533,11 @@ void EventLoop::Close(Connection& c) {
   }
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
-  conns_.erase(fd);  // drops the hub client: it unregisters
+  conns_.erase(fd);  // drops the Stream (the local API's hub client unregisters)
 }
 
-void EventLoop::Sweep(Steady::time_point now) {
-  next_sweep_ = Steady::time_point::max();
+void EventLoop::Sweep(MonoTime now) {
+  next_sweep_ = MonoTime::max();
   std::vector<Connection*> expired, late;
   for (auto& [fd, c] : conns_) {
     if (c->pending() > 0) {
@@ -534,7 +550,7 @@ void EventLoop::Sweep(Steady::time_point now) {
     if (c->streaming()) {
       // While output waits, its write deadline is the stream's timer; a ping would add nothing.
       if (c->pending() == 0) {
-        const Steady::time_point ping_at = c->last_frame + options_.watch->options().heartbeat;
+        const MonoTime ping_at = c->last_frame + c->client->Heartbeat();
         if (now >= ping_at) {
           late.push_back(c.get());
         } else {
@@ -569,9 +585,10 @@ void EventLoop::Sweep(Steady::time_point now) {
   }
   for (Connection* c : late) {
     c->last_frame = now;
-    Arm(now + options_.watch->options().heartbeat);
-    Queue(*c, c->chunked ? Chunk(WatchHub::kPing) : std::string(WatchHub::kPing));
+    Arm(now + c->client->Heartbeat());
+    const std::string ping = c->client->KeepAlive();
+    Queue(*c, c->chunked ? Chunk(ping) : ping);
   }
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

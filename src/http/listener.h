@@ -1,8 +1,9 @@
-// The local API's HTTP/1.1 listener: one event loop thread per listening socket (127.0.0.1 and
-// ::1 for "localhost"), non-blocking sockets and epoll, in front of the pure Handle(). This file
-// binds the sockets and starts and stops the loops; event_loop.h keeps the bounds below over
-// each socket's connections; router.h decides what each request gets (the watch stream, or
-// Handle() with a taken or peeked snapshot).
+// The bounded HTTP/1.1 listener: one event loop thread per listening socket (127.0.0.1 and ::1
+// for "localhost"), non-blocking sockets and epoll, in front of a Router (http/route.h). This
+// file binds the sockets and starts and stops the loops; event_loop.h keeps the bounds below over
+// each socket's connections; the Router decides what each request gets (an answer or a Stream).
+// It knows no election, no route and no JSON but its own error answers: the local API
+// (src/server) is one Router.
 //
 // Why our own and not cpp-httplib's server: every peer is hostile (the probe listener is on the
 // pod IP), and cpp-httplib (0.11 in Debian 12, 0.18 in Debian 13) cannot bound a request: no
@@ -11,7 +12,7 @@
 // requests, unread bodies parsed as requests, multi-range answers, and a peer address a client
 // can overwrite with its own REMOTE_ADDR header. Here every one of those is bounded:
 //
-//   request head    at most ServerOptions::limits (16 KiB, 64 header fields), else 431 + close
+//   request head    at most ListenerOptions::limits (16 KiB, 64 header fields), else 431 + close
 //   request time    head (and its <= 1 KiB body, read and discarded) complete within
 //                   head_timeout (2 s) of the accept or of the end of the previous answer, else
 //                   408 + close; a connection that sends nothing is closed at that time too, so
@@ -21,23 +22,22 @@
 //   answers         every byte written within write_timeout (2 s) of being queued, else close;
 //                   no more requests are read while max_pending_output (64 KiB) waits
 //   connections     at most max_connections (256; the probe listener 32) per listening socket,
-//                   watch streams not counted; one more sheds the connection that has waited
+//                   streams not counted; one more sheds the connection that has waited
 //                   longest for its request (idle or slow), never the newcomer
-//   watch streams   at most --max-watchers in all (WatchHub); a stream takes frames from its
-//                   queue only while less than 16 KiB of its output waits, so a reader that
-//                   falls behind is cut off by the hub's queue limit or by write_timeout; a
-//                   ": ping" after each heartbeat of silence; HTTP/1.0 gets a close-delimited
-//                   stream, HTTP/1.1 a chunked one
+//   streams         as many as the Router hands out (the local API: --max-watchers); a stream
+//                   takes frames only while less than 16 KiB of its output waits, so a reader
+//                   that falls behind is cut off by its Stream (the local API: the hub's queue
+//                   limit) or by write_timeout; Stream::KeepAlive() after each
+//                   Stream::Heartbeat() of silence; HTTP/1.0 gets a close-delimited stream,
+//                   HTTP/1.1 a chunked one
 //   Range           ignored everywhere: always the full body
-//   state changes   POST /release only from a loopback peer address (from accept(), never from
-//                   a header), whatever the bind address (see Handle)
+//   peer address    from accept(), never from a header (Peer::loopback): the Router refuses
+//                   state changes from off the loopback
+//   time            every deadline on the injected Clock; Wake() makes the loops look at it
+//                   again (tests that advance a FakeClock)
 //
 // Threads: one per listening socket. File descriptors: per listening socket, max_connections
-// sockets plus one; per watch stream, its socket and an eventfd.
-//
-// Every path that can say "you lead" (/, /leader, /is-leader, /leader/watch) takes its snapshot
-// as a promise on the main listener. The probe listener (HandlerOptions::probe_only) is for the
-// kubelet: it only peeks, so its /is-leader never delays a safe-mode release.
+// sockets plus one; per stream, its socket and its signal fd.
 #pragma once
 
 #include <functional>
@@ -46,44 +46,45 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/status.h"
-#include "election/elector.h"
-#include "server/handler.h"
-#include "server/http_request.h"
 #include "base/listen_address.h"
-#include "server/watch_hub.h"
+#include "base/status.h"
+#include "http/request.h"
+#include "http/route.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 
-struct ServerOptions {
+struct ListenerOptions {
   HeadLimits limits;
   // From the accept, or the end of the previous answer, to the whole request. Default 2 s: the
   // callers are local probes and the main container, never slow networks.
   Duration head_timeout = std::chrono::seconds(2);
   // From queuing an answer (or a stream frame) to its last byte leaving. Default 2 s.
   Duration write_timeout = std::chrono::seconds(2);
-  // Open connections per listening socket, watch streams not counted. Default 256.
+  // Open connections per listening socket, streams not counted. Default 256.
   int max_connections = 256;
   // Answers on one connection; the last one says "Connection: close". Default 1000.
   int max_requests_per_connection = 1000;
   // Output queued on one connection before its next request is read. Default 64 KiB.
   size_t max_pending_output = 64 * 1024;
-  // Serves GET /leader/watch as Server-Sent Events; nullptr answers 503 there. Must outlive the
-  // server. Stop() closes it first, so that every stream ends with its final event.
-  WatchHub* watch = nullptr;
+  // Called first by Stop(), before the loops stop: the Router's streams end there (the local
+  // API's WatchHub::Close), so that every stream's final frame is queued and then written.
+  std::function<void()> on_stop;
+  // What is listening, for logs, e.g. "the local API".
+  std::string name = "the listener";
+  // Logged as a warning, after "<name> listens on <endpoint>, which is not a loopback address: ",
+  // for every endpoint that is not a loopback address (empty: no warning).
+  std::string off_loopback_warning;
 };
 
-class HttpServer {
+class Listener {
  public:
-  // Validates the address (see ParseListenAddress); binds nothing yet. `source` is asked once
-  // per request (see SnapshotSource); `clock` must outlive the server.
-  static Result<std::unique_ptr<HttpServer>> Create(std::string_view address, SnapshotSource source,
-                                                    const Clock& clock,
-                                                    HandlerOptions handler_options,
-                                                    ServerOptions options = {});
-  ~HttpServer();  // Stop()s
-  HttpServer(const HttpServer&) = delete;
-  HttpServer& operator=(const HttpServer&) = delete;
+  // Validates the address (see ParseListenAddress); binds nothing yet. `router` and `clock` must
+  // outlive the listener.
+  static Result<std::unique_ptr<Listener>> Create(std::string_view address, const Router& router,
+                                                  const Clock& clock, ListenerOptions options = {});
+  ~Listener();  // Stop()s
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
 
   // Binds every endpoint and starts serving; returns once all accept. Unavailable when a
   // required endpoint cannot be bound (e.g. the port is taken); an optional one (::1 of
@@ -99,10 +100,14 @@ class HttpServer {
   // What is being served, e.g. {"127.0.0.1:4040", "[::1]:4040"}; empty before Start().
   std::vector<std::string> listening() const;
 
+  // Makes every loop read the clock again at once: for tests that advance a FakeClock, so that a
+  // deadline passed on it is acted on without anyone waiting in real time.
+  void Wake();
+
  private:
   struct Impl;
-  explicit HttpServer(std::unique_ptr<Impl> impl);
+  explicit Listener(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

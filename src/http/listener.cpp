@@ -1,4 +1,4 @@
-#include "server/http_server.h"
+#include "http/listener.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,10 +11,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "server/event_loop.h"
-#include "server/router.h"
+#include "http/event_loop.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 namespace {
 
 // A non-blocking socket listening on `ep` at `port_wanted` (0: the kernel picks), in *fd, and
@@ -60,16 +59,14 @@ Status Listen(const ListenEndpoint& ep, int port_wanted, int* fd_out, int* port_
 
 }  // namespace
 
-struct HttpServer::Impl {
-  Impl(ListenAddress listen_address, SnapshotSource source, const Clock& clock,
-       HandlerOptions handler_options, ServerOptions server_options)
-      : address(std::move(listen_address)),
-        options(server_options),
-        router(std::move(source), clock, std::move(handler_options), server_options.watch) {}
+struct Listener::Impl {
+  Impl(ListenAddress listen_address, const Router& r, const Clock& c, ListenerOptions o)
+      : address(std::move(listen_address)), options(std::move(o)), router(r), clock(c) {}
 
   const ListenAddress address;
-  const ServerOptions options;
-  const Router router;  // shared by every loop
+  const ListenerOptions options;
+  const Router& router;  // shared by every loop
+  const Clock& clock;
 
   std::mutex mu;  // guards the fields below
   bool started = false;
@@ -80,35 +77,31 @@ struct HttpServer::Impl {
   void StopLocked() {
     if (stopped) return;
     stopped = true;
-    // Every stream gets its final event queued first; the loops then write it out.
-    if (options.watch != nullptr) options.watch->Close();
+    // Every stream gets its final frame queued first; the loops then write it out.
+    if (options.on_stop) options.on_stop();
     for (auto& loop : loops) loop->RequestStop();
     for (auto& loop : loops) loop->Join();
   }
 };
 
-HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Listener::Listener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+Listener::~Listener() { Stop(); }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::Create(std::string_view address,
-                                                       SnapshotSource source, const Clock& clock,
-                                                       HandlerOptions handler_options,
-                                                       ServerOptions options) {
+Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address, const Router& router,
+                                                   const Clock& clock, ListenerOptions options) {
   auto parsed = ParseListenAddress(address);
   if (!parsed.ok()) return parsed.status();
-  if (!source) return Status(Code::kInvalid, "http server: no snapshot source");
   if (options.max_connections < 1 || options.max_requests_per_connection < 1 ||
       options.limits.max_head_bytes < 64 || options.limits.max_headers < 1 ||
       options.head_timeout <= Duration::zero() || options.write_timeout <= Duration::zero()) {
     return Status(Code::kInvalid, "http server: every limit must be positive");
   }
-  auto impl = std::make_unique<Impl>(std::move(parsed).value(), std::move(source), clock,
-                                     std::move(handler_options), options);
-  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+  auto impl = std::make_unique<Impl>(std::move(parsed).value(), router, clock, std::move(options));
+  return std::unique_ptr<Listener>(new Listener(std::move(impl)));
 }
 
-Status HttpServer::Start() {
+Status Listener::Start() {
   std::lock_guard<std::mutex> l(impl_->mu);
   if (impl_->started || impl_->stopped) {
     return Status(Code::kInvalid, "http server: Start() after Start() or Stop()");
@@ -116,7 +109,7 @@ Status HttpServer::Start() {
   impl_->started = true;
   int port = impl_->address.port;
   for (const ListenEndpoint& ep : impl_->address.endpoints) {
-    auto loop = std::make_unique<EventLoop>(impl_->options, impl_->router);
+    auto loop = std::make_unique<EventLoop>(impl_->options, impl_->router, impl_->clock);
     int fd = -1;
     int bound = 0;
     // Port 0: the kernel picks for the first endpoint; the others reuse its choice.
@@ -125,12 +118,9 @@ Status HttpServer::Start() {
     const std::string label = EndpointLabel(ep, st.ok() ? bound : port);
     if (st.ok()) {
       port = bound;
-      if (!impl_->router.probe_only() && !IsLoopbackHost(ep.host)) {
-        spdlog::warn(
-            "http: the local API listens on {}, which is not a loopback address: every peer "
-            "that can reach it can read the leader and the lock (POST /release is still "
-            "refused from off the loopback)",
-            label);
+      if (!impl_->options.off_loopback_warning.empty() && !IsLoopbackHost(ep.host)) {
+        spdlog::warn("http: {} listens on {}, which is not a loopback address: {}",
+                     impl_->options.name, label, impl_->options.off_loopback_warning);
       }
       loop->Start(label);
       impl_->loops.push_back(std::move(loop));
@@ -146,17 +136,17 @@ Status HttpServer::Start() {
   return Status::Ok();
 }
 
-void HttpServer::Stop() {
+void Listener::Stop() {
   std::lock_guard<std::mutex> l(impl_->mu);
   impl_->StopLocked();
 }
 
-int HttpServer::port() const {
+int Listener::port() const {
   std::lock_guard<std::mutex> l(impl_->mu);
   return impl_->loops.empty() ? 0 : impl_->port;
 }
 
-std::vector<std::string> HttpServer::listening() const {
+std::vector<std::string> Listener::listening() const {
   std::lock_guard<std::mutex> l(impl_->mu);
   std::vector<std::string> out;
   if (impl_->stopped) return out;
@@ -164,4 +154,9 @@ std::vector<std::string> HttpServer::listening() const {
   return out;
 }
 
-}  // namespace leasehold::server
+void Listener::Wake() {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  for (auto& loop : impl_->loops) loop->Wake();
+}
+
+}  // namespace leasehold::http

@@ -1,6 +1,6 @@
-// One accepted connection of the local API's listener: what was received and not yet parsed,
+// One accepted connection of the listener: what was received and not yet parsed,
 // what waits to be sent, its deadlines and its place in the shedding order, and, once
-// GET /leader/watch was accepted, its watch stream. State only; the event loop
+// the Router handed it a Stream, that stream. State only; the event loop
 // (event_loop.cpp) does the I/O and keeps the bounds (see http_server.h).
 #pragma once
 
@@ -12,13 +12,12 @@
 #include <memory>
 #include <string>
 
-#include "server/watch_hub.h"
+#include "base/clock.h"
+#include "http/route.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 
 struct Connection {
-  using Steady = std::chrono::steady_clock;
-
   int fd = -1;
   uint32_t gen = 0;  // tells this connection from a later one with the same fd (24 bits)
   std::string peer;  // for logs
@@ -28,9 +27,10 @@ struct Connection {
   size_t out_off = 0;  // bytes of `out` already sent
   // Not streaming: the request (head and body) must be complete by `request_deadline`; queued
   // output must be gone by `write_deadline`.
-  Steady::time_point wait_since;  // start of the current wait for a request: shedding order
-  Steady::time_point request_deadline;
-  Steady::time_point write_deadline;
+  MonoTime wait_since;    // start of the current wait for a request: shedding order
+  uint64_t wait_seq = 0;  // the order in which waits began, for ties of wait_since
+  MonoTime request_deadline;
+  MonoTime write_deadline;
   int answered = 0;
   bool close_after_write = false;  // the last answer was sent with "Connection: close"
   bool lingering = false;          // it was sent; input is dropped until the linger has passed
@@ -40,11 +40,11 @@ struct Connection {
   uint32_t interest = 0;    // the epoll events registered
   bool registered = false;
 
-  // A watch stream, once GET /leader/watch was accepted.
-  std::shared_ptr<WatchHub::Client> client;
+  // A stream, once the Router handed one out.
+  std::shared_ptr<Stream> client;
   bool chunked = false;
-  bool stream_ended = false;  // the hub said so: close once `out` is sent
-  Steady::time_point last_frame;
+  bool stream_ended = false;  // the Stream said so: close once `out` is sent
+  MonoTime last_frame;
 
   size_t pending() const { return out.size() - out_off; }
   bool streaming() const { return client != nullptr; }
@@ -62,4 +62,4 @@ struct Connection {
   }
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

@@ -1,8 +1,8 @@
-#include "server/http_response.h"
+#include "http/response.h"
 
 #include <cstdio>
 
-namespace leasehold::server {
+namespace leasehold::http {
 namespace {
 
 const char* ReasonPhrase(int status) {
@@ -40,8 +40,7 @@ const char* ReasonPhrase(int status) {
 
 }  // namespace
 
-std::string SerializeAnswer(const HttpAnswer& a, bool head_only, bool keep_alive,
-                            int minor_version) {
+std::string SerializeAnswer(const Answer& a, bool head_only, bool keep_alive, int minor_version) {
   std::string out;
   out.reserve(160 + a.body.size());
   out += "HTTP/1.1 ";
@@ -64,8 +63,8 @@ std::string SerializeAnswer(const HttpAnswer& a, bool head_only, bool keep_alive
   return out;
 }
 
-HttpAnswer JsonError(int status, const std::string& message) {
-  HttpAnswer a;
+Answer JsonError(int status, const std::string& message) {
+  Answer a;
   a.status = status;
   a.content_type = "application/json";
   // Our own words only (see HeadParse::reason): nothing to escape but the quotes we never use.
@@ -86,4 +85,4 @@ std::string Chunk(const std::string& data) {
   return size + data + "\r\n";
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

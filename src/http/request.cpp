@@ -1,9 +1,9 @@
-#include "server/http_request.h"
+#include "http/request.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace leasehold::server {
+namespace leasehold::http {
 namespace {
 
 // RFC 9110 tchar.
@@ -233,4 +233,4 @@ DecodedTarget DecodeTarget(std::string_view target) {
   return out;
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http

@@ -1,7 +1,7 @@
 // One listening socket of the local API and the thread that serves it: accepts connections,
 // reads request heads in order (pipelining), queues the router's answers, writes watch streams
-// from the hub, and keeps every bound of ServerOptions (see http_server.h): the connection cap
-// and shedding, the request and write deadlines, the output cap, the linger before a close.
+// from their Stream, and keeps every bound of ListenerOptions (see http_server.h): the connection
+// cap and shedding, the request and write deadlines, the output cap, the linger before a close.
 // Sockets, bounds and shedding only: which answer a request gets is the Router's.
 #pragma once
 
@@ -16,17 +16,18 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/clock.h"
 #include "base/status.h"
-#include "server/connection.h"
-#include "server/http_server.h"
-#include "server/router.h"
+#include "http/connection.h"
+#include "http/listener.h"
+#include "http/route.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 
 class EventLoop {
  public:
-  // `options` and `router` must outlive the loop.
-  EventLoop(const ServerOptions& options, const Router& router);
+  // `options`, `router` and `clock` must outlive the loop. Every deadline is on `clock`.
+  EventLoop(const ListenerOptions& options, const Router& router, const Clock& clock);
   ~EventLoop();  // closes every descriptor; Join() first once Start() was called
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -38,20 +39,21 @@ class EventLoop {
   // Serves on a thread of its own; `label` names the endpoint in logs. After Open() succeeded.
   void Start(std::string label);
   // Stops accepting; what is queued has write_timeout to leave, then every connection closes
-  // and the thread ends. Call WatchHub::Close() first, so that every stream has its final event.
+  // and the thread ends. End the streams first (ListenerOptions::on_stop), so that each has its
+  // final frame queued.
   void RequestStop();
   void Join();
+  // Makes the loop read the clock again at once (a FakeClock was advanced). Any thread.
+  void Wake();
 
   const std::string& label() const { return label_; }
 
  private:
-  using Steady = std::chrono::steady_clock;
-
   void Run();
   void BeginStop();
   void Dispatch(const epoll_event& event);
   void Accept();
-  void ShedOne(Steady::time_point now);
+  void ShedOne(MonoTime now);
   void OnSocket(Connection& c, uint32_t events);
   void OnSignal(Connection& c);
   void Read(Connection& c);
@@ -68,27 +70,29 @@ class EventLoop {
     const auto it = conns_.find(fd);
     return it != conns_.end() && it->second->gen == gen;
   }
-  void Sweep(Steady::time_point now);
-  void Arm(Steady::time_point at) { next_sweep_ = std::min(next_sweep_, at); }
+  void Sweep(MonoTime now);
+  void Arm(MonoTime at) { next_sweep_ = std::min(next_sweep_, at); }
 
-  const ServerOptions& options_;
+  const ListenerOptions& options_;
   const Router& router_;
+  const Clock& clock_;
   std::string label_;
   int listen_fd_ = -1;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;   // eventfd: RequestStop()
+  int wake_fd_ = -1;   // eventfd: RequestStop(), Wake()
   int spare_fd_ = -1;  // held open so that EMFILE can still accept-and-close
   std::thread thread_;
   std::atomic<bool> stopping_{false};
 
   // Loop thread only.
   std::unordered_map<int, std::unique_ptr<Connection>> conns_;
-  std::unordered_map<int, Connection*> by_signal_;  // a stream's hub eventfd -> its connection
+  std::unordered_map<int, Connection*> by_signal_;  // a Stream's signal fd -> its connection
   int ordinary_ = 0;                                // connections that are not streams
   uint32_t next_gen_ = 0;
-  Steady::time_point next_sweep_ = Steady::time_point::max();
+  uint64_t next_wait_seq_ = 0;  // Connection::wait_seq
+  MonoTime next_sweep_ = MonoTime::max();
   uint64_t shed_unlogged_ = 0;
-  Steady::time_point shed_logged_at_{};
+  MonoTime shed_logged_at_{};
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::http
