@@ -418,7 +418,7 @@ def framing(s):
 @scenario
 def release_needs_loopback(s):
     """--http-address 0.0.0.0: one warning that says what it exposes; a release from loopback
-    still works (a peer off the loopback gets 403: tested in test/server, since this machine
+    still works (a peer off the loopback gets 403: tested in test/localapi, since this machine
     may send test traffic to loopback addresses only)."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-adv-release")

@@ -226,7 +226,7 @@ def watch_failover(s):
              f"stalled client each side: {percentiles(lat)}, failures "
              f"{probes[0].failures + probes[1].failures}")
     assert probes[0].failures == 0 and probes[1].failures == 0
-    # The 10 ms budget is checked hermetically in test/server (watch_stream_test.cpp); here the
+    # The 10 ms budget is checked hermetically in test/localapi (watch_stream_test.cpp); here the
     # machine also runs etcd, the apiserver, three agents and the test, so allow for scheduling
     # noise. A probe queued behind busy listener threads would wait for a keep-alive timeout (2 s).
     assert sorted(lat)[len(lat) * 99 // 100] < 50, "p99 above 50 ms"

@@ -1,4 +1,4 @@
-// The local HTTP API as our code sees it: server::Handle(HttpQuery, Snapshot, Clock, options)
+// The local HTTP API as our code sees it: localapi::Handle(HttpQuery, Snapshot, Clock, options)
 // with the method, path, query parameters and the election snapshot all taken from the input
 // (the listener's request parser has its own target, http_head_fuzzer). Beyond "no crash, no
 // UB": the status codes and bodies keep the documented contract, including the probe listener's
@@ -20,9 +20,9 @@
 
 #include "fakes/fake_clock.h"
 #include "fuzz_util.h"
-#include "server/handler.h"
+#include "localapi/handler.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using election::Phase;
@@ -205,9 +205,9 @@ void Fuzz(const uint8_t* data, size_t size) {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  leasehold::server::Fuzz(data, size);
+  leasehold::localapi::Fuzz(data, size);
   return 0;
 }

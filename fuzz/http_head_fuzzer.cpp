@@ -1,4 +1,4 @@
-// The listener's request-head parser (server/http_request.h), the first code that sees any byte
+// The listener's request-head parser (http/request.h), the first code that sees any byte
 // a peer sends to the probe listener or the local API. Beyond "no crash, no UB": the documented
 // bounds hold for every input. A complete head took no more than max_head_bytes and at most
 // max_headers fields, its body is within max_body_bytes, its method is a short token, its target
@@ -10,11 +10,8 @@
 #include "fuzz_util.h"
 #include "http/request.h"
 
-namespace leasehold::server {
+namespace leasehold::http {
 namespace {
-
-// The listener (src/http) and its request parser.
-using namespace leasehold::http;
 
 void Fuzz(const uint8_t* data, size_t size) {
   // Small limits, so that the fuzzer reaches them with short inputs.
@@ -57,9 +54,9 @@ void Fuzz(const uint8_t* data, size_t size) {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::http
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  leasehold::server::Fuzz(data, size);
+  leasehold::http::Fuzz(data, size);
   return 0;
 }

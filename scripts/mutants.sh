@@ -38,10 +38,10 @@ LOGS = os.path.join(WORK, "logs")
 E = "src/election/elector.cpp"
 C = "src/election/config.cpp"
 # The local API's guards (issue 21): which listener shows which route, who may release, and which
-# answers are promises. Killed by server_test's routes test (test/server/routes_test.cpp).
-H = "src/server/handler.cpp"
-R = "src/server/router.cpp"
-PUB = "src/server/publisher.cpp"
+# answers are promises. Killed by localapi_test's routes test (test/localapi/routes_test.cpp).
+H = "src/localapi/handler.cpp"
+R = "src/localapi/router.cpp"
+PUB = "src/localapi/publisher.cpp"
 
 # (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
 MUTANTS = [
@@ -244,7 +244,7 @@ MUTANTS = [
      "  gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);",
      "  gauges_.leader_until_ns.store(claim_until_ ? ns(*claim_until_) : 0);",
      "/metrics says leader from the claim alone, after a stop or a foreign holder"),
-    ("metrics-scrape-takes-snapshot", "src/server/handler.cpp",
+    ("metrics-scrape-takes-snapshot", "src/localapi/handler.cpp",
      'bool NeedsSnapshot(const std::string& path) { return path != "/metrics"; }',
      "bool NeedsSnapshot(const std::string&) { return true; }",
      "a /metrics scrape takes the elector's lock (a flood of scrapes can delay a renew)"),
@@ -368,8 +368,8 @@ GROUPS = [
 if os.environ.get("MUTANTS_TESTS"):
     GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
 # Files whose mutants the listed tests kill first (tried before GROUPS; unless MUTANTS_TESTS).
-FIRST = {H: "^server_test$", R: "^server_test$", PUB: "^server_test$",
-         "src/http/event_loop.cpp": "^server_test$"}
+FIRST = {H: "^localapi_test$", R: "^localapi_test$", PUB: "^localapi_test$",
+         "src/http/event_loop.cpp": "^localapi_test$"}
 
 
 def groups_for(path):

@@ -47,7 +47,7 @@ DEFAULTS = {
     "scale": 1.0,
 }
 
-# The renew-duration histogram's bucket bounds (src/server/metrics.h, Metrics::kBuckets).
+# The renew-duration histogram's bucket bounds (src/localapi/metrics.h, Metrics::kBuckets).
 BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 LOCK = ["lock_namespace", "lock_name"]

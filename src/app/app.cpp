@@ -30,13 +30,13 @@
 #include "kube/curl_api_client.h"
 #include "kube/names.h"
 #include "kube/watch.h"
+#include "localapi/local_server.h"
+#include "localapi/metrics.h"
+#include "localapi/publisher.h"
+#include "localapi/status_file.h"
+#include "localapi/watch_hub.h"
 #include "locks/factory.h"
 #include "locks/local_lock.h"
-#include "server/local_server.h"
-#include "server/metrics.h"
-#include "server/publisher.h"
-#include "server/status_file.h"
-#include "server/watch_hub.h"
 
 namespace leasehold::app {
 namespace {
@@ -83,20 +83,20 @@ struct Agent {
   }
 
   RealClock clock;
-  server::Metrics metrics;
+  localapi::Metrics metrics;
   std::optional<kube::ClusterConfig> cluster;
   kube::ClientOptions client_options;
   std::unique_ptr<kube::ApiClient> client;
   std::unique_ptr<kube::Watcher> watcher;
   std::unique_ptr<election::Lock> lock;
   std::unique_ptr<election::Elector> elector;
-  std::unique_ptr<server::Publisher> publisher;
-  std::unique_ptr<server::WatchHub> hub;
-  std::unique_ptr<server::StatusFile> status_file;
+  std::unique_ptr<localapi::Publisher> publisher;
+  std::unique_ptr<localapi::WatchHub> hub;
+  std::unique_ptr<localapi::StatusFile> status_file;
   std::unique_ptr<kube::ApiClient> announce_client;
   std::unique_ptr<cluster::KubeAnnouncer> announcer;
-  std::unique_ptr<server::HttpServer> server;
-  std::unique_ptr<server::HttpServer> probe_server;
+  std::unique_ptr<localapi::HttpServer> server;
+  std::unique_ptr<localapi::HttpServer> probe_server;
 };
 
 // A start-up step: Ok, or the exit code and the one line that says why.
@@ -188,23 +188,23 @@ Step MakeElector(Agent& a) {
 Step MakeSinks(Agent& a) {
   const AppConfig& config = a.config;
   election::Elector& elector = *a.elector;
-  a.publisher = std::make_unique<server::Publisher>(
+  a.publisher = std::make_unique<localapi::Publisher>(
       [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
   a.publisher->SetWriteObserver(
       [&metrics = a.metrics](Duration latency) { metrics.ObserveRenew(latency); });
 
   if (config.max_watchers > 0) {
-    server::WatchHubOptions hub_options;
+    localapi::WatchHubOptions hub_options;
     hub_options.max_watchers = config.max_watchers;
-    a.hub = std::make_unique<server::WatchHub>(*a.publisher, hub_options);
+    a.hub = std::make_unique<localapi::WatchHub>(*a.publisher, hub_options);
     a.publisher->AddSink(a.hub.get());
     a.metrics.SetWatchers([&hub = *a.hub] { return hub.watchers(); });
   }
 
   if (!config.status_file.empty()) {
     const std::string initial =
-        contract::EncodeLeader(server::LeaderDocOf(elector.Peek(), a.clock));
-    auto file = server::StatusFile::Create(config.status_file, initial);
+        contract::EncodeLeader(localapi::LeaderDocOf(elector.Peek(), a.clock));
+    auto file = localapi::StatusFile::Create(config.status_file, initial);
     if (!file.ok()) return StepError{kExitBadConfig, "--status-file: " + file.status().message()};
     a.status_file = std::move(file).value();
     a.publisher->AddSink(a.status_file.get());
@@ -240,13 +240,13 @@ Step MakeServers(Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   election::Elector& elector = *a.elector;
-  server::HandlerOptions handler_options;
+  localapi::HandlerOptions handler_options;
   handler_options.started_at = a.clock.MonotonicNow();
   handler_options.lease_duration = ec.lease_duration();
   handler_options.renew_deadline = ec.renew_deadline();
   handler_options.retry_period = ec.retry_period();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
-  server::MetricsLabels labels;
+  localapi::MetricsLabels labels;
   labels.lock_namespace = config.name_space;
   labels.lock_name = config.lock_name;
   labels.lock_type = std::string(locks::LockTypeName(config.lock_type));
@@ -258,25 +258,25 @@ Step MakeServers(Agent& a) {
   handler_options.metrics = [&metrics = a.metrics, &elector] {
     return metrics.Render(elector.gauges());
   };
-  server::ServerOptions server_options;
+  localapi::ServerOptions server_options;
   server_options.watch = a.hub.get();
-  const server::SnapshotSource source = [&elector](bool promise) {
+  const localapi::SnapshotSource source = [&elector](bool promise) {
     return promise ? elector.Take() : elector.Peek();
   };
-  auto server = server::HttpServer::Create(config.http_address, source, a.clock, handler_options,
-                                           server_options);
+  auto server = localapi::HttpServer::Create(config.http_address, source, a.clock, handler_options,
+                                             server_options);
   if (!server.ok()) {
     return StepError{kExitBadConfig, "--http-address: " + server.status().message()};
   }
   a.server = std::move(server).value();
   if (!config.probe_address.empty()) {
-    server::HandlerOptions probe_handler = handler_options;
+    localapi::HandlerOptions probe_handler = handler_options;
     probe_handler.probe_only = true;
     probe_handler.release = nullptr;
-    server::ServerOptions probe_options;
+    localapi::ServerOptions probe_options;
     probe_options.max_connections = kProbeConnections;
-    auto p = server::HttpServer::Create(config.probe_address, source, a.clock, probe_handler,
-                                        probe_options);
+    auto p = localapi::HttpServer::Create(config.probe_address, source, a.clock, probe_handler,
+                                          probe_options);
     if (!p.ok()) return StepError{kExitBadConfig, "--probe-address: " + p.status().message()};
     a.probe_server = std::move(p).value();
   }

@@ -3,7 +3,7 @@
 // file binds the sockets and starts and stops the loops; event_loop.h keeps the bounds below over
 // each socket's connections; the Router decides what each request gets (an answer or a Stream).
 // It knows no election, no route and no JSON but its own error answers: the local API
-// (src/server) is one Router.
+// (src/localapi) is one Router.
 //
 // Why our own and not cpp-httplib's server: every peer is hostile (the probe listener is on the
 // pod IP), and cpp-httplib (0.11 in Debian 12, 0.18 in Debian 13) cannot bound a request: no

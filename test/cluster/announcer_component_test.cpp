@@ -17,8 +17,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kId = "pod-a_0badcafe";
 
-server::Publication Pub(bool leader) {
-  server::Publication p;
+localapi::Publication Pub(bool leader) {
+  localapi::Publication p;
   p.snapshot.identity = kId;
   p.snapshot.lock = {"leases", "team", "my-lock"};
   p.snapshot.observed = true;

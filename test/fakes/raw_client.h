@@ -13,7 +13,7 @@
 
 #include "base/clock.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 class RawClient {
  public:
@@ -99,4 +99,4 @@ class RawClient {
   std::string data_;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -20,7 +20,7 @@ namespace leasehold::http {
 namespace {
 
 using namespace std::chrono_literals;
-using server::RawClient;  // test/fakes/raw_client.h
+using localapi::RawClient;  // test/fakes/raw_client.h
 
 // A stream whose frames the test pushes; its eventfd wakes the listener.
 class TestStream final : public Stream {

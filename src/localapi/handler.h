@@ -29,7 +29,7 @@
 #include "election/elector.h"
 #include "http/route.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 struct HttpQuery {
   std::string method;                              // as received: "GET", "HEAD", "POST", ...
@@ -95,4 +95,4 @@ bool NeedsSnapshot(const std::string& path);
 HttpAnswer Handle(const HttpQuery& q, const election::Snapshot& s, const Clock& clock,
                   const HandlerOptions& options);
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -1,4 +1,4 @@
-#include "server/router.h"
+#include "localapi/router.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 
 #include "http/response.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 Router::Router(SnapshotSource source, const Clock& clock, HandlerOptions options, WatchHub* watch)
     : source_(std::move(source)), clock_(clock), options_(std::move(options)), watch_(watch) {}
@@ -56,4 +56,4 @@ Routed Router::Route(const http::RequestHead& head, const http::Peer& from) cons
   return r;
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

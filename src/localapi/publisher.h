@@ -24,9 +24,9 @@
 
 #include "base/clock.h"
 #include "election/elector.h"
-#include "server/handler.h"
+#include "localapi/handler.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 struct Publication {
   uint64_t sequence = 0;  // 1, 2, ... in the order of publication
@@ -127,4 +127,4 @@ class Publisher {
   bool stopped_ = false;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
-#include "server/local_server.h"
+#include "localapi/local_server.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 // The listener (src/http) and its request parser.
@@ -250,4 +250,4 @@ TEST_CASE("destroying a running or never started server is clean") {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

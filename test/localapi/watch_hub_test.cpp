@@ -1,6 +1,6 @@
 // The watch hub without HTTP: queues, limits and the wake-up signal, driven by hand (heartbeats
 // and hang-ups are the listener's: watch_stream_test.cpp).
-#include "server/watch_hub.h"
+#include "localapi/watch_hub.h"
 
 #include <doctest/doctest.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 
 #include "fakes/fake_clock.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using namespace std::chrono_literals;
@@ -202,4 +202,4 @@ TEST_CASE("watch hub: Close ends every stream after its newest event; no new cli
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

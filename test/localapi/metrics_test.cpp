@@ -1,6 +1,6 @@
 // /metrics: the exposition is parsed back by a small parser of the Prometheus text format
 // 0.0.4, then its samples are compared with a table.
-#include "server/metrics.h"
+#include "localapi/metrics.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 
 #include "fakes/fake_clock.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using namespace std::chrono_literals;
@@ -336,4 +336,4 @@ TEST_CASE("metrics: the shortest round-tripping number, in plain notation") {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

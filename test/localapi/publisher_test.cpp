@@ -1,6 +1,6 @@
 // The publisher on a real Elector with a strict fake lock and a FakeClock: Poll() is driven by
 // hand, so every instant is exact. One case runs the thread on the real clock.
-#include "server/publisher.h"
+#include "localapi/publisher.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@
 #include "fakes/fake_clock.h"
 #include "fakes/fake_lock.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using namespace std::chrono_literals;
@@ -351,4 +351,4 @@ TEST_CASE("publisher thread: wakes on the listener, and at valid_until on its ow
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -1,10 +1,10 @@
-#include "server/local_server.h"
+#include "localapi/local_server.h"
 
 #include <utility>
 
-#include "server/router.h"
+#include "localapi/router.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Create(std::string_view address,
                                                        SnapshotSource source, const Clock& clock,
@@ -41,4 +41,4 @@ int HttpServer::port() const { return listener_->port(); }
 std::vector<std::string> HttpServer::listening() const { return listener_->listening(); }
 void HttpServer::Wake() { listener_->Wake(); }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -1,4 +1,4 @@
-#include "server/status_file.h"
+#include "localapi/status_file.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 std::string TempPathFor(const std::string& path) {
@@ -81,4 +81,4 @@ void StatusFile::Publish(const Publication& p) {
   failing_ = !st.ok();
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

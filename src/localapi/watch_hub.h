@@ -27,9 +27,9 @@
 #include "base/status.h"
 #include "contract/sse.h"
 #include "http/route.h"
-#include "server/publisher.h"
+#include "localapi/publisher.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 struct WatchHubOptions {
   // Streams open at once; one more gets 503. Each holds a socket and an eventfd (see
@@ -96,4 +96,4 @@ class WatchHub final : public PublicationSink {
   std::vector<Client*> clients_;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

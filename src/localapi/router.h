@@ -17,10 +17,10 @@
 #include "base/clock.h"
 #include "http/request.h"
 #include "http/route.h"
-#include "server/handler.h"
-#include "server/watch_hub.h"
+#include "localapi/handler.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 using RequestSource = http::Peer;
 using Routed = http::Routed;
@@ -45,4 +45,4 @@ class Router final : public http::Router {
   WatchHub* const watch_;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

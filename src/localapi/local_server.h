@@ -15,10 +15,10 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "http/listener.h"
-#include "server/handler.h"
-#include "server/watch_hub.h"
+#include "localapi/handler.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 // The listener's bounds (http/listener.h), and the watch hub.
 struct ServerOptions : http::ListenerOptions {
@@ -52,4 +52,4 @@ class HttpServer {
   std::unique_ptr<http::Listener> listener_;  // after router_: stopped before it goes
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -14,9 +14,9 @@
 #include <string>
 
 #include "base/status.h"
-#include "server/publisher.h"
+#include "localapi/publisher.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 class StatusFile final : public PublicationSink {
  public:
@@ -43,4 +43,4 @@ class StatusFile final : public PublicationSink {
   bool failing_ = false;
 };
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -1,4 +1,4 @@
-#include "server/handler.h"
+#include "localapi/handler.h"
 
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -11,9 +11,9 @@
 
 #include "base/rfc3339.h"
 #include "contract/leader.h"
-#include "server/metrics.h"
+#include "localapi/metrics.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using election::Phase;
@@ -314,4 +314,4 @@ HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
                "no such endpoint: " + Printable(q.path) + " (endpoints: " + kEndpoints + ")");
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -10,12 +10,12 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/temp_dir.h"
-#include "server/handler.h"
-#include "server/publisher.h"
-#include "server/status_file.h"
-#include "server/watch_hub.h"
+#include "localapi/handler.h"
+#include "localapi/publisher.h"
+#include "localapi/status_file.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using election::Phase;
@@ -192,4 +192,4 @@ TEST_CASE("golden: the watch stream's event frames and the status file's content
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

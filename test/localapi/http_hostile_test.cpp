@@ -19,12 +19,12 @@
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
 #include "http/request.h"
-#include "server/local_server.h"
-#include "server/metrics.h"
-#include "server/publisher.h"
-#include "server/watch_hub.h"
+#include "localapi/local_server.h"
+#include "localapi/metrics.h"
+#include "localapi/publisher.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 // The listener (src/http) and its request parser.
@@ -583,4 +583,4 @@ TEST_CASE("an HTTP/1.0 client gets a watch stream it can read: no chunks, ended 
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

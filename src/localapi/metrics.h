@@ -52,7 +52,7 @@
 #include "base/status.h"
 #include "election/elector.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 struct MetricsLabels {
   std::string lock_namespace;
@@ -112,4 +112,4 @@ bool ReadyFor(bool observed, Code last_error);
 // Escapes a label value for the text format: backslash, double quote and newline.
 std::string EscapeLabelValue(const std::string& v);
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

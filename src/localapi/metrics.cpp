@@ -1,11 +1,11 @@
-#include "server/metrics.h"
+#include "localapi/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 // The shortest text that reads back as the same double, in plain notation between 1e-4 and
@@ -211,4 +211,4 @@ std::string Metrics::Render(const election::Gauges& g) const {
   return out;
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

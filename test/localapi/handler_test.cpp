@@ -1,4 +1,4 @@
-#include "server/handler.h"
+#include "localapi/handler.h"
 
 #include <doctest/doctest.h>
 
@@ -8,7 +8,7 @@
 
 #include "fakes/fake_clock.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 using election::Phase;
@@ -555,4 +555,4 @@ TEST_CASE("unknown paths and wrong methods") {
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
-#include "server/publisher.h"
-#include "server/router.h"
-#include "server/watch_hub.h"
+#include "localapi/publisher.h"
+#include "localapi/router.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 // The listener (src/http) and its request parser.
@@ -216,4 +216,4 @@ TEST_CASE("routes: the table covers every route of the local API on both listene
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

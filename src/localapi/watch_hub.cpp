@@ -1,4 +1,4 @@
-#include "server/watch_hub.h"
+#include "localapi/watch_hub.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstring>
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 // A client is the listener's http::Stream: the listener takes its frames and watches its eventfd.
 class WatchHub::Client final : public http::Stream {
@@ -156,4 +156,4 @@ int WatchHub::SignalFd(const Client& client) const { return client.efd_; }
 
 std::shared_ptr<http::Stream> WatchHub::AsStream(std::shared_ptr<Client> client) { return client; }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -22,11 +22,11 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
-#include "server/local_server.h"
-#include "server/publisher.h"
-#include "server/watch_hub.h"
+#include "localapi/local_server.h"
+#include "localapi/publisher.h"
+#include "localapi/watch_hub.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 // The listener (src/http) and its request parser.
@@ -409,4 +409,4 @@ TEST_CASE(
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

@@ -1,4 +1,4 @@
-#include "server/publisher.h"
+#include "localapi/publisher.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,7 +6,7 @@
 
 #include "contract/leader.h"
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 
 bool Publisher::Key::operator==(const Key& o) const {
   return observed == o.observed && holder == o.holder && is_leader == o.is_leader &&
@@ -151,4 +151,4 @@ void Publisher::Stop() {
   Poll();
 }
 
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi

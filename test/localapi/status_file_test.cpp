@@ -1,6 +1,6 @@
 // --status-file: atomic replacement, checked by a reader that parses the file while it is being
 // rewritten, and the errors a bad path gives.
-#include "server/status_file.h"
+#include "localapi/status_file.h"
 
 #include <dirent.h>
 #include <doctest/doctest.h>
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-namespace leasehold::server {
+namespace leasehold::localapi {
 namespace {
 
 struct TempDir {
@@ -167,4 +167,4 @@ TEST_CASE("status file: a file name without a directory is relative to the worki
 }
 
 }  // namespace
-}  // namespace leasehold::server
+}  // namespace leasehold::localapi
