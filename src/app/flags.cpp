@@ -19,11 +19,12 @@
 
 #include "app/duration.h"
 #include "base/file.h"
+#include "base/listen_address.h"
 #include "base/text.h"
 #include "base/version.h"
 #include "kube/names.h"
+#include "localapi/routes.h"
 #include "locks/lock_type.h"
-#include "base/listen_address.h"
 
 namespace leasehold::app {
 namespace {
@@ -79,14 +80,10 @@ constexpr const char* kHelpFooter = R"(
 Durations use Go syntax: 15s, 1m30s, 500ms, 1h, 2.5s.
 
 Local API (GET unless noted):
-  /leader, /        JSON: name/leader (holder), identity, isLeader, term, lock, acquireTime,
-                    renewTime, leaseDurationSeconds, and while leading validForMs, validUntil
-  /is-leader        200 "true" or 503 "false", e.g. curl -sf localhost:4040/is-leader && ...
-  /leader/watch     Server-Sent Events: the /leader JSON now, then on every change and renew
-  POST /release     the main container has stopped leading work: release now
-  /healthz /readyz  liveness and readiness probes
-  /metrics          Prometheus text format
+)";
 
+// After the routes (localapi::RoutesHelp(), from the route table).
+constexpr const char* kHelpTail = R"(
 Probe without curl: leasehold probe [--leader] [--address ADDR] asks /readyz (or /is-leader)
 with a 1s timeout and exits 0 on 200, else 1 (see leasehold probe --help).
 
@@ -226,7 +223,7 @@ std::string HelpText() {
   }
   out += "  -h, --help\n      Print this help and exit.\n";
   out += "  --version\n      Print \"leasehold <version>\" and exit.\n";
-  return out + kHelpFooter;
+  return out + kHelpFooter + localapi::RoutesHelp() + kHelpTail;
 }
 
 cxxopts::Options MakeOptions() {

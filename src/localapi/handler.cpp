@@ -8,10 +8,14 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/rfc3339.h"
 #include "contract/leader.h"
 #include "localapi/metrics.h"
+#include "localapi/routes.h"
 
 namespace leasehold::localapi {
 namespace {
@@ -24,9 +28,6 @@ constexpr const char* kText = "text/plain; charset=utf-8";
 constexpr const char* kGetAllow = "GET, HEAD";
 constexpr const char* kPostAllow = "POST";
 constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
-constexpr const char* kEndpoints =
-    "/leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics";
-constexpr const char* kProbeEndpoints = "/healthz, /readyz, /is-leader, /metrics";
 
 bool WantsPretty(const HttpQuery& q) {
   const auto it = q.params.find("pretty");
@@ -113,6 +114,11 @@ HttpAnswer IsLeader(const Snapshot& s) {
 }
 
 HttpAnswer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions& options) {
+  // Only a container of this pod may end its leadership: with --http-address on a pod or node
+  // address, any peer that can reach it would otherwise make the leader let go.
+  if (!q.loopback_peer) {
+    return Error(403, q, "POST /release is only accepted from a loopback address");
+  }
   // Whether this replica held the lock as last observed, i.e. whether the elector now writes
   // a released record (AcknowledgeRelease releases "if held").
   const bool held = s.observed && !s.identity.empty() && s.record.holder_identity == s.identity;
@@ -229,6 +235,49 @@ HttpAnswer MetricsAnswer(const HandlerOptions& options) {
   return a;
 }
 
+// The routes' handlers: the request is shown on its listener and its method allowed.
+HttpAnswer LeaderRoute(const RouteRequest& r) {
+  return Leader(r.snapshot, r.clock, WantsPretty(r.query), &r.options);
+}
+HttpAnswer IsLeaderRoute(const RouteRequest& r) { return IsLeader(r.snapshot); }
+HttpAnswer WatchRoute(const RouteRequest& r) {
+  // The router streams GET itself when it has a watch hub; reaching here means it has none.
+  return Error(503, r.query, "the watch stream is off (--max-watchers=0)");
+}
+HttpAnswer ReleaseRoute(const RouteRequest& r) { return Release(r.query, r.snapshot, r.options); }
+HttpAnswer HealthzRoute(const RouteRequest& r) { return Healthz(r.snapshot, r.clock, r.options); }
+HttpAnswer ReadyzRoute(const RouteRequest& r) { return Readyz(r.query, r.snapshot); }
+HttpAnswer MetricsRoute(const RouteRequest& r) { return MetricsAnswer(r.options); }
+bool HasMetrics(const HandlerOptions& o) { return static_cast<bool>(o.metrics); }
+
+// clang-format off
+// The one route table (routes.h). A row's columns: path, methods, shown on the probe listener,
+// promise, reads a snapshot, handler, enabled, alias, --help text.
+const std::vector<Route> kRoutes = {
+    {"/leader", Methods::kGet, /*on_probe=*/false, Promise::kAnswer, /*reads_snapshot=*/true,
+     LeaderRoute, nullptr, /*alias=*/false,
+     "JSON: name/leader (holder), identity, isLeader, term, lock, acquireTime,\n"
+     "renewTime, leaseDurationSeconds, and while leading validForMs, validUntil"},
+    {"/", Methods::kGet, /*on_probe=*/false, Promise::kAnswer, /*reads_snapshot=*/true,
+     LeaderRoute, nullptr, /*alias=*/true, nullptr},
+    {"/is-leader", Methods::kGet, /*on_probe=*/true, Promise::kAnswer, /*reads_snapshot=*/true,
+     IsLeaderRoute, nullptr, /*alias=*/false,
+     "200 \"true\" or 503 \"false\", e.g. curl -sf localhost:4040/is-leader && ..."},
+    {"/leader/watch", Methods::kGet, /*on_probe=*/false, Promise::kStream, /*reads_snapshot=*/true,
+     WatchRoute, nullptr, /*alias=*/false,
+     "Server-Sent Events: the /leader JSON now, then on every change and renew"},
+    {"/release", Methods::kPost, /*on_probe=*/false, Promise::kNone, /*reads_snapshot=*/true,
+     ReleaseRoute, nullptr, /*alias=*/false,
+     "the main container has stopped leading work: release now"},
+    {"/healthz", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/true,
+     HealthzRoute, nullptr, /*alias=*/false, "liveness and readiness probes"},
+    {"/readyz", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/true,
+     ReadyzRoute, nullptr, /*alias=*/false, nullptr},
+    {"/metrics", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/false,
+     MetricsRoute, HasMetrics, /*alias=*/false, "Prometheus text format"},
+};
+// clang-format on
+
 }  // namespace
 
 contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
@@ -271,47 +320,86 @@ HttpAnswer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {
   return Leader(s, clock, pretty);
 }
 
-bool AnswersLeadership(const std::string& path) {
-  return path == "/" || path == "/leader" || path == "/is-leader";
+const std::vector<Route>& Routes() { return kRoutes; }
+
+const Route* FindRoute(const std::string& path) {
+  for (const Route& route : kRoutes) {
+    if (path == route.path) return &route;
+  }
+  return nullptr;
 }
 
-bool NeedsSnapshot(const std::string& path) { return path != "/metrics"; }
+bool Shown(const Route& route, const HandlerOptions& options) {
+  // The probe listener is reachable from the pod network: nothing that reveals more than a
+  // probe or a scrape needs, and no way to release the lock.
+  if (options.probe_only && !route.on_probe) return false;
+  return route.enabled == nullptr || route.enabled(options);
+}
+
+std::string EndpointList(bool probe_only) {
+  std::string out;
+  for (const Route& route : kRoutes) {
+    if (route.alias || (probe_only && !route.on_probe)) continue;
+    if (!out.empty()) out += ", ";
+    out += route.path;
+  }
+  return out;
+}
+
+std::string RoutesHelp() {
+  // Each line's label: its route's path ("POST " first for a POST route), then the paths of the
+  // rows after it that have no text of their own.
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (const Route& route : kRoutes) {
+    const std::string path =
+        std::string(route.methods == Methods::kPost ? "POST " : "") + route.path;
+    if (route.help == nullptr && !lines.empty()) {
+      lines.back().first += (route.alias ? ", " : " ") + path;
+    } else {
+      lines.emplace_back(path, route.help == nullptr ? "" : route.help);
+    }
+  }
+  size_t width = 0;
+  for (const auto& [label, text] : lines) width = std::max(width, label.size());
+  std::string out;
+  for (const auto& [label, text] : lines) {
+    std::string line = "  " + label + std::string(width - label.size() + 2, ' ');
+    for (char c : text) {
+      if (c == '\n') {
+        out += line + '\n';
+        line = std::string(width + 4, ' ');
+      } else {
+        line += c;
+      }
+    }
+    out += line + '\n';
+  }
+  return out;
+}
+
+bool AnswersLeadership(const std::string& path) {
+  const Route* route = FindRoute(path);
+  return route != nullptr && route->promise == Promise::kAnswer;
+}
+
+bool NeedsSnapshot(const std::string& path) {
+  const Route* route = FindRoute(path);
+  return route == nullptr || route->reads_snapshot;
+}
 
 HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
                   const HandlerOptions& options) {
-  const bool get = q.method == "GET" || q.method == "HEAD";
-  if (q.path == "/is-leader") return get ? IsLeader(s) : NotAllowed(q, kGetAllow);
-  if (q.path == "/healthz") return get ? Healthz(s, clock, options) : NotAllowed(q, kGetAllow);
-  if (q.path == "/readyz") return get ? Readyz(q, s) : NotAllowed(q, kGetAllow);
-  if (q.path == "/metrics" && options.metrics) {
-    return get ? MetricsAnswer(options) : NotAllowed(q, kGetAllow);
-  }
-  if (options.probe_only) {
-    // Reachable from the pod network: nothing that reveals more than a probe needs, and no
-    // way to release the lock.
+  const Route* route = FindRoute(q.path);
+  if (route == nullptr || !Shown(*route, options)) {
     return Error(404, q,
-                 "no such endpoint on the probe listener: " + Printable(q.path) +
-                     " (endpoints: " + kProbeEndpoints + ")");
+                 std::string(options.probe_only ? "no such endpoint on the probe listener: "
+                                                : "no such endpoint: ") +
+                     Printable(q.path) + " (endpoints: " + EndpointList(options.probe_only) + ")");
   }
-  if (q.path == "/leader" || q.path == "/") {
-    return get ? Leader(s, clock, WantsPretty(q), &options) : NotAllowed(q, kGetAllow);
-  }
-  if (q.path == "/release") {
-    if (q.method != "POST") return NotAllowed(q, kPostAllow);
-    // Only a container of this pod may end its leadership: with --http-address on a pod or
-    // node address, any peer that can reach it would otherwise make the leader let go.
-    if (!q.loopback_peer) {
-      return Error(403, q, "POST /release is only accepted from a loopback address");
-    }
-    return Release(q, s, options);
-  }
-  if (q.path == "/leader/watch") {
-    // The listener streams GET itself when it has a watch hub; reaching here means it has none.
-    return get ? Error(503, q, "the watch stream is off (--max-watchers=0)")
-               : NotAllowed(q, kGetAllow);
-  }
-  return Error(404, q,
-               "no such endpoint: " + Printable(q.path) + " (endpoints: " + kEndpoints + ")");
+  const bool get = q.method == "GET" || q.method == "HEAD";
+  if (route->methods == Methods::kGet && !get) return NotAllowed(q, kGetAllow);
+  if (route->methods == Methods::kPost && q.method != "POST") return NotAllowed(q, kPostAllow);
+  return route->handler(RouteRequest{q, s, clock, options});
 }
 
 }  // namespace leasehold::localapi

@@ -15,7 +15,8 @@
 //   anything else        404 JSON; a known path with another method 405 JSON with Allow
 // HEAD is accepted wherever GET is. `?pretty` (any value but 0/false) indents JSON answers.
 // The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz, /is-leader and
-// /metrics only.
+// /metrics only. Which route takes which methods, shows on which listener and promises what is
+// said once, by the route table (routes.h); Handle() and the router only read it.
 #pragma once
 
 #include <functional>

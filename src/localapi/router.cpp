@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "http/response.h"
+#include "localapi/routes.h"
 
 namespace leasehold::localapi {
 
@@ -13,7 +14,11 @@ Router::Router(SnapshotSource source, const Clock& clock, HandlerOptions options
     : source_(std::move(source)), clock_(clock), options_(std::move(options)), watch_(watch) {}
 
 bool Router::Streams(const std::string& path) const {
-  return path == "/leader/watch" && watch_ != nullptr && !options_.probe_only;
+  // The hub streams a watch route on a listener that shows it; without a hub, Handle() answers.
+  // (localapi::Route: within Router, Route names the member function.)
+  const localapi::Route* route = FindRoute(path);
+  return route != nullptr && route->promise == Promise::kStream && watch_ != nullptr &&
+         Shown(*route, options_);
 }
 
 Routed Router::Route(const http::RequestHead& head, const http::Peer& from) const {

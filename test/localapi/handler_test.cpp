@@ -472,7 +472,7 @@ TEST_CASE("/leader/watch reaching the handler: the listener has no watch hub") {
 
 TEST_CASE("the probe listener: /healthz, /readyz, /is-leader and /metrics only") {
   FakeClock clock;
-  const std::string endpoints = " (endpoints: /healthz, /readyz, /is-leader, /metrics)";
+  const std::string endpoints = " (endpoints: /is-leader, /healthz, /readyz, /metrics)";
   struct Case {
     const char* method;
     const char* path;
@@ -508,7 +508,7 @@ TEST_CASE("the probe listener: /healthz, /readyz, /is-leader and /metrics only")
 TEST_CASE("unknown paths and wrong methods") {
   FakeClock clock;
   const std::string endpoints =
-      " (endpoints: /leader, /leader/watch, /is-leader, /release, /healthz, /readyz, /metrics)";
+      " (endpoints: /leader, /is-leader, /leader/watch, /release, /healthz, /readyz, /metrics)";
   struct Case {
     const char* name;
     const char* method;

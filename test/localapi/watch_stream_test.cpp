@@ -311,7 +311,7 @@ TEST_CASE(
     CHECK(r->status == c.status);
     if (c.status == 404) {
       CHECK(r->body.find("no such endpoint on the probe listener") != std::string::npos);
-      CHECK(r->body.find("(endpoints: /healthz, /readyz, /is-leader, /metrics)") !=
+      CHECK(r->body.find("(endpoints: /is-leader, /healthz, /readyz, /metrics)") !=
             std::string::npos);
     }
   }
