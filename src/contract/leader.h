@@ -49,8 +49,8 @@ struct LeaderDoc {
   bool is_leader = false;  // "isLeader"; a reader without it has no answer
   int64_t term = 0;        // "term": the lock's leaderTransitions
   // "termReliable": false once a writer was seen that does not keep the transition count (the
-  // term is then no fencing token; README, "Mixed fleets"). Read as false when absent or not a
-  // bool: an older sidecar's term is not trusted.
+  // term is then no fencing token; docs/migration.md#foreign-records-and-mixed-fleets). Read as
+  // false when absent or not a bool: an older sidecar's term is not trusted.
   bool term_reliable = false;
   std::string term_reason;  // "termReason": written only when !term_reliable
   struct Lock {
