@@ -865,6 +865,11 @@ def release_race(s):
     log("lock history: " + " ".join(f"{h or chr(34) * 2}@{t - t_cont:+.2f}s" for t, h, _ in hist))
     races, explained = check_overlaps(smp, members, paused=[(gp, t_stop, t_cont)])
     blanks = check_blanks(watcher, "lease", members, set())
+    # The race reproduced (client-go blanked the lease of the leasehold leader, a rival took it
+    # while that leader's promise ran): its leasehold_promise_overtaken_total then rightly moves,
+    # which the harness would otherwise fail the scenario on. Any genuine overlap still fails
+    # (check_overlaps).
+    s.expect_overtaken = bool(races or blanks)
     blanked = [r for r in races if "BLANKED" in r[2]]
     if blanked:
         log(f"!!! REPRODUCED: client-go {gp.version} release() blanked leasehold agent "
