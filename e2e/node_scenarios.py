@@ -631,16 +631,29 @@ def handovers(by_pod, t0, t1):
     return out
 
 
+# Non-vacuity over a pod's whole life (judge_lifetimes): the longest gap between two samples of
+# one pod. 2 x interval is the rule for pods living through a window (Run.judge); over whole
+# lives, under rollouts (a dozen pods, their log followers and the pod watch in this one Python
+# process, nice 5, load average 7-9) the in-process sampler's threads were delayed up to 257 ms
+# (3 of 9 runs over 200 ms; the longest gaps were at a pod's last answers). 3 x interval until the
+# sampler runs in a process of its own (README). The units' check (the apps' own stamps) does not
+# depend on sampling.
+LIFETIME_GAP_BOUND = 3 * SAMPLE_INTERVAL
+
+
 def judge_lifetimes(run):
     """Non-vacuity for pods that come and go: per pod, over the span it answered (first to last
-    answered sample), no gap between samples longer than 2 x interval."""
+    answered sample), no gap between samples longer than LIFETIME_GAP_BOUND."""
+    worst = (0.0, None)
     for pod, ss in run.sampler.by_pod().items():
         answered = [s for s in ss if isinstance(s.status, int)]
         if len(answered) < 2:
             continue
         t0, t1 = answered[0].send, answered[-1].send
         gap, n = judge.sample_gaps(ss, t0, t1)
-        assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample"
+        worst = max(worst, (gap, pod))
+        assert gap <= LIFETIME_GAP_BOUND, f"{pod}: {gap * 1000:.0f} ms without a sample"
+    log(f"longest gap between samples of one pod: {worst[0] * 1000:.0f} ms ({worst[1]})")
 
 
 def work_of(run):
