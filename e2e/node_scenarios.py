@@ -635,7 +635,7 @@ def handovers(by_pod, t0, t1):
 # one pod. 2 x interval is the rule for pods living through a window (Run.judge); over whole
 # lives, under rollouts (a dozen pods, their log followers and the pod watch in this one Python
 # process, nice 5, load average 7-9) the in-process sampler's threads were delayed up to 257 ms
-# (3 of 9 runs over 200 ms; the longest gaps were at a pod's last answers). 3 x interval until the
+# (4 of 9 rollout_gate runs over 200 ms, some at a pod's last answers). 3 x interval until the
 # sampler runs in a process of its own (README). The units' check (the apps' own stamps) does not
 # depend on sampling.
 LIFETIME_GAP_BOUND = 3 * SAMPLE_INTERVAL
@@ -846,7 +846,7 @@ def check_chart_choices(run):
     assert native == expect_native and ("leasehold" in mains) != native, \
         f"chart's sidecar mode native={native}, cluster {version['gitVersion']}"
     sidecar = inits.get("leasehold") or mains["leasehold"]
-    assert f"--lock-type=auto" in sidecar["args"], sidecar["args"]
+    assert "--lock-type=auto" in sidecar["args"], sidecar["args"]
     rules = [r for d in run.manifest if d["kind"] == "Role" for r in d.get("rules", [])]
     kinds = {res for r in rules for res in r.get("resources", [])}
     assert ("leases" in kinds) == lease_api and "configmaps" in kinds, (kinds, lease_api)
