@@ -923,8 +923,120 @@ def helm(node):
         run.stop(failed)
 
 
+# Issue 24 item 1, the parent-chart use: leasehold as a dependency of a small parent chart whose
+# own Deployment includes "leasehold.sidecar", "leasehold.gateInstall" and "leasehold.gateVolume"
+# (deploy/helm/leasehold/README.md), its main container run through `leasehold gate`.
+PARENT_DEPLOYMENT = """\
+{{- $lh := dict "Values" .Values.leasehold "Release" .Release "Capabilities" .Capabilities }}
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: leasehold-example}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app.kubernetes.io/name: leasehold-example}}
+  template:
+    metadata: {labels: {app.kubernetes.io/name: leasehold-example}}
+    spec:
+      serviceAccountName: {{ include "leasehold.serviceAccountName" $lh }}
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      volumes:
+        {{- include "leasehold.gateVolume" $lh | nindent 8 }}
+      initContainers:
+        {{- include "leasehold.gateInstall" $lh | nindent 8 }}
+        {{- if include "leasehold.native" $lh }}
+        {{- include "leasehold.sidecar" $lh | nindent 8 }}
+        {{- end }}
+      containers:
+        - name: app
+          image: leasehold.local/lhapp:1
+          imagePullPolicy: Never
+          command: ["/leasehold-bin/leasehold", "gate", "--", "/lhapp", "gated"]
+          env:
+            - {name: LEASEHOLD_GATE_ADDRESS, value: {{ .Values.leasehold.sidecar.httpAddress | quote }}}
+            - {name: LEASEHOLD_GATE_STOP_GRACE, value: {{ .Values.leasehold.gate.stopGrace | quote }}}
+          livenessProbe:
+            exec: {command: ["/leasehold-bin/leasehold", "gate-probe"]}
+            periodSeconds: 10
+          readinessProbe:
+            exec: {command: ["/leasehold-bin/leasehold", "gate-probe", "--ready"]}
+            periodSeconds: 5
+          volumeMounts:
+            - {name: leasehold-bin, mountPath: /leasehold-bin}
+          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+        {{- if not (include "leasehold.native" $lh) }}
+        {{- include "leasehold.sidecar" $lh | nindent 8 }}
+        {{- end }}
+"""
+
+
+class ParentHelmRun(HelmRun):
+    """helm install of a parent chart (deploy/helm/leasehold as its dependency, gate on), no
+    post-renderer: the parent's own Deployment is the test's."""
+
+    lock_name = "op-lock"
+
+    def chart(self):
+        import shutil
+        parent = self.node.dir / f"parent-{self.ns}"
+        if parent.exists():
+            shutil.rmtree(parent)
+        (parent / "templates").mkdir(parents=True)
+        (parent / "charts").mkdir()
+        shutil.copytree(CHART, parent / "charts" / "leasehold")
+        (parent / "Chart.yaml").write_text("apiVersion: v2\nname: operator\nversion: 0.1.0\n")
+        (parent / "values.yaml").write_text(
+            "leasehold:\n  leaderElection:\n    lockName: op-lock\n  gate:\n    enabled: true\n"
+            "  image:\n    repository: leasehold.local/leasehold\n    tag: dev\n"
+            "    pullPolicy: Never\n")
+        (parent / "templates" / "deployment.yaml").write_text(PARENT_DEPLOYMENT)
+        return parent
+
+    def deploy(self, extra=()):
+        self.node.kubectl("create", "namespace", self.ns)
+        self.parent = self.chart()
+        self.helm("install", "op", str(self.parent), "--wait", "--timeout", "300s", *extra,
+                  post=False)
+        self.manifest = yaml_docs(self.helm("get", "manifest", "op", post=False).stdout)
+        return "leasehold-example"
+
+
+def helm_parent(node):
+    """The parent-chart use of the chart on the node: the included sidecar (native on v1.34),
+    the gate's install init container and volume; one CMD, gated runs never intersect; a
+    `helm upgrade` of the parent (rolling update, the rollout rules); `helm uninstall`."""
+    run = ParentHelmRun(node, "helm_parent", "gate")
+    failed = True
+    try:
+        run.start()
+        t0 = time.time()
+        dep = next(d for d in run.manifest if d["kind"] == "Deployment")
+        inits = [c["name"] for c in dep["spec"]["template"]["spec"]["initContainers"]]
+        assert inits == ["leasehold-install", "leasehold"], inits
+        args = next(c for c in dep["spec"]["template"]["spec"]["initContainers"]
+                    if c["name"] == "leasehold")["args"]
+        assert "--lock-name=op-lock" in args and "--release-on-shutdown=safe" in args, args
+        leader = run.single_leader()
+        wait_working(run, leader)
+        results = [rolling_update(run, lambda: run.helm(
+            "upgrade", "op", str(run.parent), "--wait", "--timeout", "300s", "--set",
+            "leasehold.gate.stopGrace=2s", post=False), "helm upgrade (parent)")]
+        holders = judge_rollouts(run, t0)
+        log(f"helm parent: lock history {holders}; results {json.dumps(results)}")
+        created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
+        run.helm("uninstall", "op", "--wait", "--timeout", "120s", post=False)
+        wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the parent's pods gone")
+        left = [k for k, n in created if run.node.kubectl(
+            "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name").strip()]
+        assert not left, f"left after helm uninstall: {left}"
+        log(f"helm parent uninstall: {created} gone")
+        failed = False
+    finally:
+        if failed:
+            run.helm("uninstall", "op", "--wait", "--timeout", "60s", check=False, post=False)
+        run.stop(failed)
+
 SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader,
-                                     native_sidecar_alone, helm, rollout("native"),
+                                     native_sidecar_alone, helm, helm_parent, rollout("native"),
                                      rollout("classic"), rollout("gate"))}
 
 
