@@ -250,6 +250,12 @@ def json_objects(lines):
     dec, buf = json.JSONDecoder(), ""
     for line in lines:
         buf += line
+        # A pretty-printed document ends with a "}" in column 0 (nested ones are indented).
+        # Decoding only then keeps this linear: trying at every line re-parsed the whole pod
+        # object hundreds of times per event, holding the GIL for tens of ms during rollouts
+        # and delaying the sampler's threads past 2 x interval.
+        if not (line.startswith("}") or (line.startswith("{") and line.rstrip().endswith("}"))):
+            continue
         while True:
             buf = buf.lstrip()
             try:
