@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "fakes/fake_clock.h"
@@ -63,7 +64,10 @@ void Fuzz(const uint8_t* data, size_t size) {
   q.loopback_peer = p.ConsumeBool();
   s.identity = p.ConsumeRandomLengthString(64);
   const std::string holder = p.ConsumeRandomLengthString(64);
-  s.lock.type = p.ConsumeRandomLengthString(32);
+  // The seeds spell a lock type (make_handler_seeds.py); any other string still picks one.
+  const std::string lock_type = p.ConsumeRandomLengthString(32);
+  s.lock.type = election::ParseLockType(lock_type).value_or(
+      election::kAllLockTypes[lock_type.size() % std::size(election::kAllLockTypes)]);
   s.lock.name_space = p.ConsumeRandomLengthString(64);
   s.lock.name = p.ConsumeRandomLengthString(64);
   const std::string error_message = p.ConsumeRandomLengthString(128);
@@ -163,8 +167,8 @@ void Fuzz(const uint8_t* data, size_t size) {
   // Every JSON answer is one object, followed by a newline; with valid UTF-8 in, valid UTF-8 out.
   FUZZ_CHECK(!a.body.empty() && a.body.back() == '\n');
   const bool utf8 = fuzz::ValidUtf8(s.identity) && fuzz::ValidUtf8(s.record.holder_identity) &&
-                    fuzz::ValidUtf8(s.lock.type) && fuzz::ValidUtf8(s.lock.name_space) &&
-                    fuzz::ValidUtf8(s.lock.name) && fuzz::ValidUtf8(s.last_error.message());
+                    fuzz::ValidUtf8(s.lock.name_space) && fuzz::ValidUtf8(s.lock.name) &&
+                    fuzz::ValidUtf8(s.last_error.message());
   rapidjson::Document doc;
   if (utf8) {
     doc.Parse<rapidjson::kParseValidateEncodingFlag>(a.body.data(), a.body.size());

@@ -287,8 +287,8 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), a.lock->Describe().type, config.name_space, config.lock_name,
-               config.namespace_source);
+               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
+               config.lock_name, config.namespace_source);
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",

@@ -69,9 +69,7 @@ Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
   const auto unix_nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(e.at.time_since_epoch()).count();
   Status result;
-  // An unknown type cannot come from a lock; read it as `auto` before it chose: the Lease.
-  const locks::LockType type = locks::ParseLockType(e.lock.type).value_or(locks::LockType::kAuto);
-  for (const locks::LockObjectKind* kind : locks::LockObjects(type)) {
+  for (const locks::LockObjectKind* kind : locks::LockObjects(e.lock.type)) {
     // client-go's name: "<object>.<unix nanos in hex>"; the sequence keeps the two events of a
     // multilock apart. A lock name near the 253-character limit gets a generated name instead.
     char suffix[32];

@@ -31,47 +31,47 @@ void LockWatcher::Pause(Duration d) {
   cv_.wait_for(l, d, [this] { return stop_; });
 }
 
-Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, const std::string& type,
+Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, locks::LockType type,
                               std::string& rv) {
   const election::LockDescription d = lock_.Describe();
   const kube::Request request =
       kube::WatchRequest(kind.Ref(d.name_space, d.name), rv, kWatchTimeout);
   Status failure;
-  Status st =
-      watcher_.Watch(request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
-                     [&](const std::string& line) {
-                       auto ev = kube::ParseWatchEvent(line);
-                       if (!ev.ok()) {
-                         failure = ev.status();
-                         return false;
-                       }
-                       if (!ev->resource_version.empty()) rv = ev->resource_version;
-                       if (ev->type == "BOOKMARK") return true;
-                       election::LockObservation obs;
-                       if (ev->type == "DELETED") {
-                         // Gone: a free lock, which the elector re-reads (404) and creates.
-                         obs.raw = "deleted/" + ev->resource_version;
-                       } else {
-                         auto decoded = kind.observe(ev->object);
-                         if (!decoded.ok()) {
-                           spdlog::warn("watch on {} {}/{}: cannot read the object: {}", type,
-                                        d.name_space, d.name, decoded.status().ToString());
-                           return true;
-                         }
-                         obs = std::move(decoded).value();
-                       }
-                       elector_.SetWatchActive(true);
-                       elector_.Observe(obs);
-                       // `auto` may switch to a multilock, which cannot be watched as one object.
-                       return lock_.Describe().type == type;
-                     });
+  Status st = watcher_.Watch(
+      request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
+      [&](const std::string& line) {
+        auto ev = kube::ParseWatchEvent(line);
+        if (!ev.ok()) {
+          failure = ev.status();
+          return false;
+        }
+        if (!ev->resource_version.empty()) rv = ev->resource_version;
+        if (ev->type == "BOOKMARK") return true;
+        election::LockObservation obs;
+        if (ev->type == "DELETED") {
+          // Gone: a free lock, which the elector re-reads (404) and creates.
+          obs.raw = "deleted/" + ev->resource_version;
+        } else {
+          auto decoded = kind.observe(ev->object);
+          if (!decoded.ok()) {
+            spdlog::warn("watch on {} {}/{}: cannot read the object: {}", locks::LockTypeName(type),
+                         d.name_space, d.name, decoded.status().ToString());
+            return true;
+          }
+          obs = std::move(decoded).value();
+        }
+        elector_.SetWatchActive(true);
+        elector_.Observe(obs);
+        // `auto` may switch to a multilock, which cannot be watched as one object.
+        return lock_.Describe().type == type;
+      });
   if (!failure.ok()) return failure;
   return st;
 }
 
 void LockWatcher::Run() {
   std::string rv;
-  std::string type;
+  std::optional<locks::LockType> type;  // the type last watched; none before the first watch
   int failures = 0;
   while (true) {
     {
@@ -79,8 +79,7 @@ void LockWatcher::Run() {
       if (stop_) break;
     }
     const election::LockDescription d = lock_.Describe();
-    const std::optional<locks::LockType> lock_type = locks::ParseLockType(d.type);
-    const locks::LockObjectKind* kind = lock_type ? locks::SingleLockObject(*lock_type) : nullptr;
+    const locks::LockObjectKind* kind = locks::SingleLockObject(d.type);
     if (kind == nullptr) {
       elector_.SetWatchActive(false);
       Pause(retry_);
@@ -90,7 +89,7 @@ void LockWatcher::Run() {
       type = d.type;
       rv.clear();
     }
-    Status st = WatchOnce(*kind, type, rv);
+    Status st = WatchOnce(*kind, d.type, rv);
     if (st.ok()) {
       // The server ended the stream (timeoutSeconds): resume from the last version seen. The
       // watch stays "active"; nothing was missed.
@@ -108,9 +107,10 @@ void LockWatcher::Run() {
       spdlog::warn(
           "cannot watch {} {}/{}; polling every retry-period instead (add the `watch` verb on "
           "the lock to the Role, see deploy/rbac): {}",
-          type, d.name_space, d.name, st.ToString());
+          locks::LockTypeName(d.type), d.name_space, d.name, st.ToString());
     } else {
-      spdlog::debug("watch on {} {}/{} ended: {}", type, d.name_space, d.name, st.ToString());
+      spdlog::debug("watch on {} {}/{} ended: {}", locks::LockTypeName(d.type), d.name_space,
+                    d.name, st.ToString());
     }
     ++failures;
     Pause(retry_ * (1 << std::min(failures - 1, 4)));

@@ -2,7 +2,9 @@
 // Implementations live in src/locks/.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -24,8 +26,60 @@ struct LockObservation {
   std::string unreadable = {};
 };
 
+// What kind of lock a Lock is. A type, not a string, across this interface: the elector, the
+// local API, the lock watcher and the announcer read it, and only the wire (--lock-type, the
+// local API's "lock.type", logs) spells it, through LockTypeName. Here rather than in
+// locks/lock_type.h, because locks depends on election; what each type's objects are is
+// locks/lock_type.h's.
+enum class LockType {
+  kAuto,              // a Lease, or a ConfigMap where the cluster has no Lease API (auto_lock.cpp)
+  kLeases,            // coordination.k8s.io/v1 Lease
+  kConfigMaps,        // the leader annotation on a ConfigMap (client-go ≤ v0.27)
+  kEndpoints,         // the leader annotation on an Endpoints object
+  kConfigMapsLeases,  // client-go's MultiLock: ConfigMap first, then Lease
+  kEndpointsLeases,   // client-go's MultiLock: Endpoints first, then Lease
+  kNone,              // no election: this replica always leads (local_lock.h)
+};
+
+// Every type, "auto" first: the order of --help and of error messages.
+inline constexpr LockType kAllLockTypes[] = {
+    LockType::kAuto,      LockType::kLeases,           LockType::kConfigMaps,
+    LockType::kEndpoints, LockType::kConfigMapsLeases, LockType::kEndpointsLeases,
+    LockType::kNone};
+
+// "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none":
+// client-go's names, the one spelling of --lock-type and of the local API's "lock.type".
+constexpr std::string_view LockTypeName(LockType type) {
+  switch (type) {
+    case LockType::kAuto:
+      return "auto";
+    case LockType::kLeases:
+      return "leases";
+    case LockType::kConfigMaps:
+      return "configmaps";
+    case LockType::kEndpoints:
+      return "endpoints";
+    case LockType::kConfigMapsLeases:
+      return "configmapsleases";
+    case LockType::kEndpointsLeases:
+      return "endpointsleases";
+    case LockType::kNone:
+      return "none";
+  }
+  return "";
+}
+
+// The type of a name above; nullopt for anything else.
+inline std::optional<LockType> ParseLockType(std::string_view name) {
+  for (const LockType t : kAllLockTypes) {
+    if (LockTypeName(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 struct LockDescription {
-  std::string type;  // "leases", "configmaps", "endpoints", "configmapsleases", ...
+  // For `auto`, the type chosen so far (kAuto until it chose).
+  LockType type = LockType::kAuto;
   std::string name_space;
   std::string name;
 };

@@ -292,7 +292,7 @@ contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
   d.term = s.record.leader_transitions;
   d.term_reliable = s.term_reliable;
   d.term_reason = s.term_unreliable_reason;
-  d.lock = {s.lock.type, s.lock.name_space, s.lock.name};
+  d.lock = {std::string(election::LockTypeName(s.lock.type)), s.lock.name_space, s.lock.name};
   d.acquire_time = s.record.acquire_time;
   d.renew_time = s.record.renew_time;
   d.lease_duration_seconds = s.record.lease_duration_seconds;

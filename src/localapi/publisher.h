@@ -96,7 +96,7 @@ class Publisher {
     bool is_leader = false;
     int64_t term = 0;
     MonoTime valid_until{};
-    std::string lock_type;
+    election::LockType lock_type = election::LockType::kAuto;
     bool operator==(const Key& o) const;
   };
   static Key KeyOf(const election::Snapshot& s);

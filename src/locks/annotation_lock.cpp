@@ -133,8 +133,6 @@ Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadl
   return Status::Ok();
 }
 
-election::LockDescription AnnotationLock::Describe() const {
-  return {std::string(kind_.resource), ns_, name_};
-}
+election::LockDescription AnnotationLock::Describe() const { return {kind_.single, ns_, name_}; }
 
 }  // namespace leasehold::locks

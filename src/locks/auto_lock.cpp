@@ -64,7 +64,7 @@ AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string 
       name_(std::move(name)),
       recheck_every_(recheck_every),
       clock_(clock),
-      multi_(std::string(LockTypeName(LockType::kConfigMapsLeases)),
+      multi_(LockType::kConfigMapsLeases,
              std::make_unique<AnnotationLock>(kConfigMapObject, client, ns_, name_),
              std::make_unique<LeaseLock>(client, ns_, name_)) {}
 
@@ -221,16 +221,16 @@ Status AutoLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
 }
 
 election::LockDescription AutoLock::Describe() const {
-  const char* type = "auto";
+  LockType type = LockType::kAuto;
   switch (effective_.load()) {
     case Effective::kConfigMaps:
-      type = "configmaps";
+      type = LockType::kConfigMaps;
       break;
     case Effective::kLeases:
-      type = "leases";
+      type = LockType::kLeases;
       break;
     case Effective::kConfigMapsLeases:
-      type = "configmapsleases";
+      type = LockType::kConfigMapsLeases;
       break;
     case Effective::kUndecided:
     case Effective::kLeasesUnchecked:

@@ -22,7 +22,6 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
   auto annotated = [&](const LockObjectKind& kind) {
     return std::make_unique<AnnotationLock>(kind, client, ns, name);
   };
-  const std::string type_name(LockTypeName(options.type));
   switch (options.type) {
     case LockType::kNone:
       return std::unique_ptr<election::Lock>(std::make_unique<LocalLock>(ns, name));
@@ -37,10 +36,10 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
       return std::unique_ptr<election::Lock>(annotated(kEndpointsObject));
     case LockType::kConfigMapsLeases:
       return std::unique_ptr<election::Lock>(
-          std::make_unique<MultiLock>(type_name, annotated(kConfigMapObject), lease()));
+          std::make_unique<MultiLock>(options.type, annotated(kConfigMapObject), lease()));
     case LockType::kEndpointsLeases:
       return std::unique_ptr<election::Lock>(
-          std::make_unique<MultiLock>(type_name, annotated(kEndpointsObject), lease()));
+          std::make_unique<MultiLock>(options.type, annotated(kEndpointsObject), lease()));
   }
   return Status(Code::kInvalid, "unknown lock type");
 }

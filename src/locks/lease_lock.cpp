@@ -72,8 +72,6 @@ Status LeaseLock::Update(const LeaderElectionRecord& record, MonoTime deadline) 
   return Status::Ok();
 }
 
-election::LockDescription LeaseLock::Describe() const {
-  return {std::string(LockTypeName(LockType::kLeases)), ns_, name_};
-}
+election::LockDescription LeaseLock::Describe() const { return {LockType::kLeases, ns_, name_}; }
 
 }  // namespace leasehold::locks

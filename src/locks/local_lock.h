@@ -18,7 +18,9 @@ class LocalLock final : public election::Lock {
   Result<election::LockObservation> Get(MonoTime deadline) override;
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
-  election::LockDescription Describe() const override { return {"none", ns_, name_}; }
+  election::LockDescription Describe() const override {
+    return {election::LockType::kNone, ns_, name_};
+  }
 
  private:
   const std::string ns_;

@@ -5,37 +5,12 @@
 
 namespace leasehold::locks {
 
-const LockObjectKind kLeaseObject{"coordination.k8s.io", "v1", "Lease", "leases",
+const LockObjectKind kLeaseObject{"coordination.k8s.io", "v1", "Lease", "leases", LockType::kLeases,
                                   &LeaseObservation};
-const LockObjectKind kConfigMapObject{"", "v1", "ConfigMap", "configmaps", &AnnotationObservation};
-const LockObjectKind kEndpointsObject{"", "v1", "Endpoints", "endpoints", &AnnotationObservation};
-
-std::string_view LockTypeName(LockType type) {
-  switch (type) {
-    case LockType::kAuto:
-      return "auto";
-    case LockType::kLeases:
-      return "leases";
-    case LockType::kConfigMaps:
-      return "configmaps";
-    case LockType::kEndpoints:
-      return "endpoints";
-    case LockType::kConfigMapsLeases:
-      return "configmapsleases";
-    case LockType::kEndpointsLeases:
-      return "endpointsleases";
-    case LockType::kNone:
-      return "none";
-  }
-  return "";
-}
-
-std::optional<LockType> ParseLockType(std::string_view name) {
-  for (const LockType t : kAllLockTypes) {
-    if (LockTypeName(t) == name) return t;
-  }
-  return std::nullopt;
-}
+const LockObjectKind kConfigMapObject{
+    "", "v1", "ConfigMap", "configmaps", LockType::kConfigMaps, &AnnotationObservation};
+const LockObjectKind kEndpointsObject{
+    "", "v1", "Endpoints", "endpoints", LockType::kEndpoints, &AnnotationObservation};
 
 std::string LockTypeNames() {
   std::string out;

@@ -14,28 +14,12 @@
 
 namespace leasehold::locks {
 
-enum class LockType {
-  kAuto,              // a Lease, or a ConfigMap where the cluster has no Lease API (auto_lock.cpp)
-  kLeases,            // coordination.k8s.io/v1 Lease
-  kConfigMaps,        // the leader annotation on a ConfigMap (client-go ≤ v0.27)
-  kEndpoints,         // the leader annotation on an Endpoints object
-  kConfigMapsLeases,  // client-go's MultiLock: ConfigMap first, then Lease
-  kEndpointsLeases,   // client-go's MultiLock: Endpoints first, then Lease
-  kNone,              // no election: this replica always leads (local_lock.h)
-};
-
-// Every type, "auto" first: the order of --help and of error messages.
-inline constexpr LockType kAllLockTypes[] = {
-    LockType::kAuto,      LockType::kLeases,           LockType::kConfigMaps,
-    LockType::kEndpoints, LockType::kConfigMapsLeases, LockType::kEndpointsLeases,
-    LockType::kNone};
-
-// "auto", "leases", "configmaps", "endpoints", "configmapsleases", "endpointsleases", "none":
-// client-go's names, which LockDescription::type and the local API report.
-std::string_view LockTypeName(LockType type);
-
-// The type of a name above; nullopt for anything else.
-std::optional<LockType> ParseLockType(std::string_view name);
+// The lock types and their names are election::LockType's (election/lock.h), named here too
+// so that the flags, the factory and the cluster workers say locks::LockType as before.
+using election::kAllLockTypes;
+using election::LockType;
+using election::LockTypeName;
+using election::ParseLockType;
 
 // "auto, leases, …, none", for --help and error messages.
 std::string LockTypeNames();
@@ -46,6 +30,8 @@ struct LockObjectKind {
   std::string_view version;   // "v1"
   std::string_view kind;      // "Lease", "ConfigMap", "Endpoints"
   std::string_view resource;  // "leases", "configmaps", "endpoints"
+  // The lock type of a lock on this object alone: kLeases, kConfigMaps, kEndpoints.
+  LockType single;
   // A whole object (a GET answer or a watch event's object) read exactly as the lock's Get reads
   // it: same record, same raw, so an unchanged object never counts as a change.
   Result<election::LockObservation> (*observe)(std::string_view object_json);

@@ -7,9 +7,9 @@ namespace leasehold::locks {
 using election::LeaderElectionRecord;
 using election::LockObservation;
 
-MultiLock::MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
+MultiLock::MultiLock(election::LockType type, std::unique_ptr<election::Lock> primary,
                      std::unique_ptr<LeaseLock> secondary)
-    : type_(std::move(type)), primary_(std::move(primary)), secondary_(std::move(secondary)) {}
+    : type_(type), primary_(std::move(primary)), secondary_(std::move(secondary)) {}
 
 Result<LockObservation> MultiLock::Get(MonoTime deadline) {
   return GetAfterPrimary(primary_->Get(deadline), deadline);

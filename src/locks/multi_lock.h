@@ -28,8 +28,8 @@ namespace leasehold::locks {
 //    beside us, and the term (leaderTransitions) restarts at 0.
 class MultiLock final : public election::Lock {
  public:
-  // `type` is what Describe() reports ("configmapsleases" or "endpointsleases").
-  MultiLock(std::string type, std::unique_ptr<election::Lock> primary,
+  // `type` is what Describe() reports (kConfigMapsLeases or kEndpointsLeases).
+  MultiLock(election::LockType type, std::unique_ptr<election::Lock> primary,
             std::unique_ptr<LeaseLock> secondary);
 
   // Primary (any error is returned), then secondary: a NotFound secondary returns the primary's
@@ -50,7 +50,7 @@ class MultiLock final : public election::Lock {
   LeaseLock& secondary() { return *secondary_; }
 
  private:
-  const std::string type_;
+  const election::LockType type_;
   std::unique_ptr<election::Lock> primary_;
   std::unique_ptr<LeaseLock> secondary_;
 };

@@ -20,7 +20,7 @@ constexpr const char* kId = "pod-a_0badcafe";
 localapi::Publication Pub(bool leader) {
   localapi::Publication p;
   p.snapshot.identity = kId;
-  p.snapshot.lock = {"leases", "team", "my-lock"};
+  p.snapshot.lock = {election::LockType::kLeases, "team", "my-lock"};
   p.snapshot.observed = true;
   p.snapshot.is_leader = leader;
   return p;

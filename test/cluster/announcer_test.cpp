@@ -27,7 +27,7 @@ constexpr const char* kPod = "/api/v1/namespaces/web/pods/pod-a";
 // FakeClock's wall clock starts at 2026-01-02T03:00:00Z = 0x1886cab91172e000 ns.
 constexpr const char* kNow = "2026-01-02T03:00:00Z";
 
-localapi::Publication Pub(bool leader, const std::string& type = "leases") {
+localapi::Publication Pub(bool leader, election::LockType type = election::LockType::kLeases) {
   localapi::Publication p;
   p.snapshot.identity = kId;
   p.snapshot.lock = {type, "team", "my-lock"};
@@ -122,7 +122,7 @@ TEST_CASE("events: the first publication already leading is recorded") {
 
 TEST_CASE("events: a multilock records on both of its objects, with distinct names") {
   Fixture f(EventsOnly());
-  f.announcer.Publish(Pub(true, "configmapsleases"));
+  f.announcer.Publish(Pub(true, election::LockType::kConfigMapsLeases));
   const std::string message = std::string(kId) + " became leader";
   f.api.Expect(PostEvent(EventJson("my-lock.1886cab91172e000", "v1", "ConfigMap", message)));
   f.api.Expect(

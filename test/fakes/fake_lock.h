@@ -71,7 +71,7 @@ class FakeLock final : public Lock {
     auto e = Next(Op::kUpdate, &r, deadline);
     return e ? e->status : Status(Code::kUnavailable, "unexpected Update");
   }
-  LockDescription Describe() const override { return {"leases", "ns", "lock"}; }
+  LockDescription Describe() const override { return {LockType::kLeases, "ns", "lock"}; }
 
   // The calls made so far, e.g. "Get Update".
   const std::string& calls() const { return calls_; }

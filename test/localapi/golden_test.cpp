@@ -30,7 +30,7 @@ SysTime At(const Clock& clock, Duration since) {
 Snapshot Unobserved() {
   Snapshot s;
   s.identity = "pod-a_0badcafe";
-  s.lock = {"leases", "default", "my-lock"};
+  s.lock = {election::LockType::kLeases, "default", "my-lock"};
   s.last_error = Status(Code::kUnavailable, "connection refused");
   return s;
 }
@@ -72,7 +72,7 @@ Snapshot Opaque(const Clock& clock) {
 
 Snapshot UnreliableTerm(const Clock& clock) {
   Snapshot s = HeldBy(clock, "pod-b_12345678");
-  s.lock.type = "configmapsleases";
+  s.lock.type = election::LockType::kConfigMapsLeases;
   s.term_reliable = false;
   s.term_unreliable_reason = "a change of holder did not raise leaderTransitions (4 to 4)";
   return s;
@@ -132,7 +132,7 @@ TEST_CASE("golden: GET /leader, with and without timings") {
 Snapshot K8upLeader(const Clock& clock) {
   Snapshot s;
   s.identity = "k8up-7d9f_1a2b3c4d";
-  s.lock = {"leases", "k8up", "k8up-leader"};
+  s.lock = {election::LockType::kLeases, "k8up", "k8up-leader"};
   s.observed = true;
   s.phase = Phase::kLeader;
   s.is_leader = true;

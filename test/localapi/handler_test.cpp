@@ -29,7 +29,7 @@ SysTime At(Duration since_start) {
 Snapshot NotObserved() {
   Snapshot s;
   s.identity = "pod-a_0badcafe";
-  s.lock = {"leases", "default", "my-lock"};
+  s.lock = {election::LockType::kLeases, "default", "my-lock"};
   return s;
 }
 

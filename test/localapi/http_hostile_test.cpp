@@ -52,7 +52,7 @@ double MsSince(Steady::time_point t) {
 struct Fixture {
   explicit Fixture(ServerOptions so = {}, bool real_time = false) {
     snapshot.identity = "pod-a";
-    snapshot.lock = {"leases", "default", "my-lock"};
+    snapshot.lock = {election::LockType::kLeases, "default", "my-lock"};
     snapshot.observed = true;
     snapshot.record.holder_identity = "pod-b";
     HandlerOptions ho;

@@ -23,7 +23,7 @@ class SnapshotBox {
  public:
   SnapshotBox() {
     s_.identity = "pod-a";
-    s_.lock = {"leases", "default", "my-lock"};
+    s_.lock = {election::LockType::kLeases, "default", "my-lock"};
   }
   Snapshot Get() const {
     std::lock_guard<std::mutex> l(mu_);

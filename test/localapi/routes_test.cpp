@@ -40,7 +40,7 @@ enum class Peer { kLoopback, kRemote };
 struct Source {
   explicit Source(const Clock& clock) {
     s.identity = "pod-a";
-    s.lock = {"leases", "default", "my-lock"};
+    s.lock = {election::LockType::kLeases, "default", "my-lock"};
     s.observed = true;
     s.phase = election::Phase::kLeader;
     s.is_leader = true;

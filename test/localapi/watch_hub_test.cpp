@@ -22,7 +22,7 @@ using election::Snapshot;
 struct Source {
   Source() {
     s.identity = "me";
-    s.lock = {"leases", "ns", "lock"};
+    s.lock = {election::LockType::kLeases, "ns", "lock"};
     s.observed = true;
     s.record.holder_identity = "them";
     s.record.leader_transitions = 1;

@@ -59,7 +59,7 @@ class Box {
  public:
   explicit Box(const Clock& clock) : clock_(clock) {
     s_.identity = "pod-a";
-    s_.lock = {"leases", "default", "my-lock"};
+    s_.lock = {election::LockType::kLeases, "default", "my-lock"};
     s_.observed = true;
     s_.record.holder_identity = "pod-b";
     s_.record.leader_transitions = 1;

@@ -49,7 +49,7 @@ TEST_CASE("NewLock") {
       REQUIRE(lock.code() == c.want);
       if (lock.ok()) {
         const election::LockDescription d = (*lock)->Describe();
-        CHECK(d.type == c.want_type);
+        CHECK(LockTypeName(d.type) == c.want_type);
         CHECK(d.name_space == "ns");
         CHECK(d.name == "lock");
       }

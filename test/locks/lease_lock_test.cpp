@@ -135,7 +135,8 @@ TEST_CASE("leases lock: describe") {
   auto lock = NewLock({LockType::kLeases, kNs, kName, kMe, std::chrono::seconds(15)}, api, clock);
   REQUIRE(lock.ok());
   const election::LockDescription d = (*lock)->Describe();
-  CHECK(d.type == "leases");
+  CHECK(d.type == LockType::kLeases);
+  CHECK(LockTypeName(d.type) == "leases");
   CHECK(d.name_space == kNs);
   CHECK(d.name == kName);
 }

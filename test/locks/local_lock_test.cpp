@@ -25,7 +25,8 @@ TEST_CASE("LocalLock: NotFound until created, then every write is a new version"
   auto b = lock.Get(MonoTime{});
   REQUIRE(b.ok());
   CHECK(a->raw != b->raw);
-  CHECK(lock.Describe().type == "none");
+  CHECK(lock.Describe().type == election::LockType::kNone);
+  CHECK(election::LockTypeName(lock.Describe().type) == "none");
 }
 
 TEST_CASE("--lock-type none: the elector leads at once and keeps one term for its life") {
