@@ -291,7 +291,7 @@ Status InstallCopy(const std::string& source, const std::string& dir, const std:
   const int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755);
   if (out < 0) {
     const Status st = fail(tmp);
-    close(in);
+    (void)close(in);  // read-only source: a failed close loses nothing
     return st;
   }
   char buf[64 * 1024];
@@ -315,7 +315,7 @@ Status InstallCopy(const std::string& source, const std::string& dir, const std:
     }
     if (!st.ok()) break;
   }
-  close(in);
+  (void)close(in);  // read-only source: a failed close loses nothing; `out` is checked below
   if (st.ok() && fchmod(out, 0755) != 0) st = fail(tmp);
   if (st.ok() && fsync(out) != 0) st = fail(tmp);
   if (close(out) != 0 && st.ok()) st = fail(tmp);

@@ -33,7 +33,7 @@ class Fd {
  public:
   explicit Fd(int fd) : fd_(fd) {}
   ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) (void)::close(fd_);  // read-only: a failed close loses nothing
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
@@ -53,17 +53,17 @@ int OpenRegular(const std::string& path, size_t max_bytes, Status* status) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     *status = OpenError(path, errno);
-    ::close(fd);
+    (void)::close(fd);  // read-only, already failing
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
     *status = Status(Code::kInvalid, path + " is " + KindName(st.st_mode) + ", not a regular file");
-    ::close(fd);
+    (void)::close(fd);  // read-only, already failing
     return -1;
   }
   if (st.st_size < 0 || static_cast<unsigned long long>(st.st_size) > max_bytes) {
     *status = TooLarge(path, max_bytes);
-    ::close(fd);
+    (void)::close(fd);  // read-only, already failing
     return -1;
   }
   return fd;

@@ -28,7 +28,9 @@ enum class Code {
 
 const char* CodeName(Code code);
 
-class Status {
+// [[nodiscard]]: a dropped error does not compile (-Werror). Where dropping one is deliberate,
+// the call site says why and casts to (void).
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -56,7 +58,7 @@ class Status {
 };
 
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)

@@ -25,7 +25,7 @@ bool ReadStat(const char* pid_dir, pid_t* ppid, pid_t* pgrp) {
   if (fd < 0) return false;
   char buf[1024];
   const ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
+  (void)close(fd);  // read-only /proc file: a failed close loses nothing
   if (n <= 0) return false;
   buf[n] = '\0';
   const char* close_paren = std::strrchr(buf, ')');

@@ -83,13 +83,19 @@ Status WriteFileAtomically(const std::string& path, const std::string& content) 
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      close(fd);
+      (void)close(fd);  // already failing with the write's error; the file is discarded
       unlink(tmp.c_str());
       return Status(Code::kUnavailable, tmp + ": " + std::strerror(err));
     }
     done += static_cast<size_t>(n);
   }
-  close(fd);
+  // close() can report a deferred write error (NFS, a full disk): the file may be incomplete,
+  // so it must not replace the last good status.
+  if (close(fd) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    return Status(Code::kUnavailable, tmp + ": " + std::strerror(err));
+  }
   if (rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     unlink(tmp.c_str());

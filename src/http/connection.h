@@ -39,6 +39,7 @@ struct Connection {
   bool processing = false;  // inside Process(): Flush() must not re-enter it
   uint32_t interest = 0;    // the epoll events registered
   bool registered = false;
+  bool broken = false;  // epoll would not take it: the next Sweep closes it (never served blind)
 
   // A stream, once the Router handed one out.
   std::shared_ptr<Stream> client;

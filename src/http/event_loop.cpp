@@ -70,7 +70,9 @@ EventLoop::EventLoop(const ListenerOptions& options, const Router& router, const
 
 EventLoop::~EventLoop() {
   for (int fd : {listen_fd_, epoll_fd_, wake_fd_, spare_fd_}) {
-    if (fd >= 0) close(fd);
+    // Nothing was written through these: a failed close loses no data, and Linux frees the
+    // descriptor even then (close(2)), so there is nothing to retry.
+    if (fd >= 0) (void)close(fd);
   }
 }
 
@@ -80,12 +82,13 @@ Status EventLoop::Open(int listen_fd) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) return Status(Code::kUnavailable, std::strerror(errno));
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = Key(Tag::kListen, listen_fd_);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
-  ev.data.u64 = Key(Tag::kWake, wake_fd_);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  // A listener that epoll does not watch would accept nothing, and one without its wake fd could
+  // not be stopped: either fails start-up.
+  if (!Ctl(EPOLL_CTL_ADD, listen_fd_, EPOLLIN, Key(Tag::kListen, listen_fd_)) ||
+      !Ctl(EPOLL_CTL_ADD, wake_fd_, EPOLLIN, Key(Tag::kWake, wake_fd_))) {
+    return Status(Code::kUnavailable,
+                  std::string("epoll_ctl on the listening socket: ") + std::strerror(errno));
+  }
   return Status::Ok();
 }
 
@@ -154,7 +157,9 @@ void EventLoop::Run() {
 }
 
 void EventLoop::BeginStop() {
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+  // Logged by Ctl if it fails; the loop then may still see the listener ready, but Accept takes
+  // nothing once stopping_ is set, so a failure costs wake-ups, not a connection.
+  (void)Ctl(EPOLL_CTL_DEL, listen_fd_, 0, 0);
   std::vector<Connection*> all;
   for (auto& [fd, c] : conns_) all.push_back(c.get());
   for (Connection* c : all) {
@@ -213,9 +218,11 @@ void EventLoop::Accept() {
           continue;
         }
         if (spare_fd_ >= 0) {
-          close(spare_fd_);
+          // Neither descriptor carried data of ours: a failed close loses nothing, and Linux
+          // frees the descriptor even then.
+          (void)close(spare_fd_);
           const int refused = accept(listen_fd_, nullptr, nullptr);
-          if (refused >= 0) close(refused);
+          if (refused >= 0) (void)close(refused);
           spare_fd_ = open("/dev/null", O_RDONLY | O_CLOEXEC);
         }
       }
@@ -386,10 +393,11 @@ void EventLoop::StartStream(Connection& c, Routed routed) {
   --ordinary_;
   c.chunked = routed.chunked;
   const int sfd = c.client->SignalFd();
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = Key(Tag::kSignal, sfd, c.gen);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, sfd, &ev);
+  if (!Ctl(EPOLL_CTL_ADD, sfd, EPOLLIN, Key(Tag::kSignal, sfd, c.gen))) {
+    // Frames would never be taken: the stream is closed rather than left silent. by_signal_ is
+    // still filled, as Close removes the signal fd for every streaming connection.
+    Break(c);
+  }
   by_signal_.emplace(sfd, &c);
   const int fd = c.fd;
   const uint32_t gen = c.gen;
@@ -500,12 +508,35 @@ void EventLoop::Flush(Connection& c) {
 void EventLoop::Interest(Connection& c) {
   const uint32_t want = c.WantedEvents(options_.max_pending_output);
   if (c.registered && want == c.interest) return;
-  epoll_event ev{};
-  ev.events = want;
-  ev.data.u64 = Key(Tag::kSocket, c.fd, c.gen);
-  epoll_ctl(epoll_fd_, c.registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c.fd, &ev);
+  if (!Ctl(c.registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c.fd, want,
+           Key(Tag::kSocket, c.fd, c.gen))) {
+    Break(c);
+    return;
+  }
   c.registered = true;
   c.interest = want;
+}
+
+bool EventLoop::Ctl(int op, int fd, uint32_t events, uint64_t key) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = key;
+  if (epoll_ctl(epoll_fd_, op, fd, op == EPOLL_CTL_DEL ? nullptr : &ev) == 0) return true;
+  const int err = errno;
+  if (!ctl_failure_logged_) {
+    ctl_failure_logged_ = true;
+    spdlog::error(
+        "http {}: epoll_ctl (op {}) failed: {}; affected connections are closed "
+        "(logged once)",
+        label_, op, std::strerror(err));
+  }
+  errno = err;
+  return false;
+}
+
+void EventLoop::Break(Connection& c) {
+  c.broken = true;
+  Arm(clock_.MonotonicNow());
 }
 
 void EventLoop::Linger(Connection& c) {
@@ -526,20 +557,28 @@ void EventLoop::Close(Connection& c) {
   const int fd = c.fd;
   if (c.streaming()) {
     const int sfd = c.client->SignalFd();
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, sfd, nullptr);
+    // A failed DEL (logged by Ctl) leaves nothing behind: closing the last descriptor of a
+    // file removes it from every epoll set, and the Stream closes its signal fd as it goes.
+    (void)Ctl(EPOLL_CTL_DEL, sfd, 0, 0);
     by_signal_.erase(sfd);
   } else {
     --ordinary_;
   }
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  close(fd);
+  if (c.registered) (void)Ctl(EPOLL_CTL_DEL, fd, 0, 0);  // as above
+  // A socket's close() cannot lose data we still could act on (what is unsent is abandoned
+  // either way) and Linux frees the descriptor even when it reports an error.
+  (void)close(fd);
   conns_.erase(fd);  // drops the Stream (the local API's hub client unregisters)
 }
 
 void EventLoop::Sweep(MonoTime now) {
   next_sweep_ = MonoTime::max();
-  std::vector<Connection*> expired, late;
+  std::vector<Connection*> expired, late, broken;
   for (auto& [fd, c] : conns_) {
+    if (c->broken) {
+      broken.push_back(c.get());
+      continue;
+    }
     if (c->pending() > 0) {
       if (now >= c->write_deadline) {
         expired.push_back(c.get());
@@ -565,6 +604,7 @@ void EventLoop::Sweep(MonoTime now) {
       }
     }
   }
+  for (Connection* c : broken) Close(*c);
   for (Connection* c : expired) {
     if (!c->streaming() && c->pending() == 0 && !c->in.empty() && !c->lingering) {
       // A request begun and not finished in time gets an answer; an idle keep-alive

@@ -72,6 +72,11 @@ class EventLoop {
   }
   void Sweep(MonoTime now);
   void Arm(MonoTime at) { next_sweep_ = std::min(next_sweep_, at); }
+  // epoll_ctl, its failure logged once per loop (an fd limit or ENOMEM hits every connection
+  // alike: one line says it). False when it failed.
+  bool Ctl(int op, int fd, uint32_t events, uint64_t key);
+  // A connection epoll would not take cannot be served: it is closed at the next Sweep.
+  void Break(Connection& c);
 
   const ListenerOptions& options_;
   const Router& router_;
@@ -93,6 +98,7 @@ class EventLoop {
   MonoTime next_sweep_ = MonoTime::max();
   uint64_t shed_unlogged_ = 0;
   MonoTime shed_logged_at_{};
+  bool ctl_failure_logged_ = false;
 };
 
 }  // namespace leasehold::http

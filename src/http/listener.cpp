@@ -46,7 +46,7 @@ Status Listen(const ListenEndpoint& ep, int port_wanted, int* fd_out, int* port_
   }
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd, SOMAXCONN) != 0) {
     Status st(Code::kUnavailable, std::strerror(errno));
-    close(fd);
+    (void)close(fd);  // never listened: nothing to lose; start-up fails with `st`
     return st;
   }
   len = sizeof addr;

@@ -51,7 +51,7 @@ Status StatusFile::Write(const std::string& content) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       Status st = Errno("cannot write", temp_);
-      close(fd);
+      (void)close(fd);  // already failing with the write's error; the file is discarded
       unlink(temp_.c_str());
       return st;
     }

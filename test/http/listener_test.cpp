@@ -4,6 +4,7 @@
 #include "http/listener.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
+#include "http/event_loop.h"
 #include "http/response.h"
 
 namespace leasehold::http {
@@ -174,6 +176,20 @@ TEST_CASE("listener: a stream's frames, and its keep-alive after each heartbeat 
   f.Advance(15s);
   CHECK(cli.ReadUntil(": keep-alive\n\n"));
   CHECK(cli.Count(": keep-alive") == 1);
+}
+
+TEST_CASE("event loop: a descriptor epoll will not watch fails Open, never a deaf listener") {
+  // A directory cannot be polled: epoll_ctl(ADD) answers EPERM, as it would for any listener
+  // epoll refuses. Start-up must fail rather than run a loop that accepts nothing.
+  const int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  ListenerOptions o;
+  FakeClock clock;
+  TestRouter router;
+  EventLoop loop(o, router, clock);
+  const Status st = loop.Open(fd);  // takes fd: the loop closes it
+  CHECK(st.code() == Code::kUnavailable);
+  CHECK(st.message().find("epoll_ctl") != std::string::npos);
 }
 
 }  // namespace

@@ -524,12 +524,13 @@ TEST_CASE("the observer sees every request that was sent") {
     seen.push_back({verb, status});
   };
   auto client = MustClient(server.ClientConfig(), clock, options);
-  client->Do(Post(kLeases, LeaseJson("lock", "a")), In(clock, seconds(5)));
-  client->Do(Get(LeasePath("missing")), In(clock, seconds(5)));
+  CHECK(client->Do(Post(kLeases, LeaseJson("lock", "a")), In(clock, seconds(5))).ok());
+  CHECK(client->Do(Get(LeasePath("missing")), In(clock, seconds(5))).code() == Code::kNotFound);
   server.SetDown(DownMode::kDropConnections);
-  client->Do(Get(LeasePath("lock")), In(clock, seconds(5)));
+  CHECK(client->Do(Get(LeasePath("lock")), In(clock, seconds(5))).code() == Code::kUnavailable);
   server.SetDown(DownMode::kUp);
-  client->Do(Get(LeasePath("lock")), clock.MonotonicNow());  // never sent, not observed
+  // never sent, not observed
+  CHECK(client->Do(Get(LeasePath("lock")), clock.MonotonicNow()).code() == Code::kDeadlineExceeded);
 
   std::lock_guard<std::mutex> l(mu);
   REQUIRE(seen.size() == 3);
