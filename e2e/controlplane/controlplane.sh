@@ -83,6 +83,14 @@ is_ours() { # PID MARKER
   [[ -n "$cmd" && "$cmd" == *"$marker"* ]]
 }
 
+# An alive PID whose cmdline reads empty is in the middle of an exec (the
+# spawn wrapper becoming the server): not yet ours, but not exited either.
+execing() { # PID
+  local pid=$1
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null &&
+    [[ -z "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" ]]
+}
+
 # Wait (up to 5 s) until the PIDs have vanished from /proc, i.e. have also
 # been reaped by init (which may take a second or two), so that a pgrep right
 # after `stop` finds nothing.
@@ -346,6 +354,10 @@ start_etcd() {
     --log-level=warn
   pid=$(read_pid etcd)
   for ((i = 0; i < 300; i++)); do
+    if ! is_ours "$pid" "$(etcd_marker)" && execing "$pid"; then
+      sleep 0.1
+      continue
+    fi
     if ! is_ours "$pid" "$(etcd_marker)"; then
       port_clash "$DIR/etcd.log" "$off" && return 2
       tail -n 30 "$DIR/etcd.log" >&2
