@@ -1,4 +1,4 @@
 // Fixture: the listener reaching into the local API.
 #include "base/status.h"
-#include "localapi/routes.h"  // FORBIDDEN
 #include "http/route.h"
+#include "localapi/routes.h"  // FORBIDDEN

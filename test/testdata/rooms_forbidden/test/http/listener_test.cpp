@@ -1,4 +1,5 @@
 // Fixture: the listener's tests reaching for an election type.
-#include "fakes/fake_clock.h"
 #include "http/listener.h"
+
 #include "election/elector.h"  // FORBIDDEN
+#include "fakes/fake_clock.h"
