@@ -41,7 +41,9 @@ C = "src/election/config.cpp"
 # answers are promises. Killed by localapi_test's routes test (test/localapi/routes_test.cpp).
 H = "src/localapi/handler.cpp"
 R = "src/localapi/router.cpp"
-PUB = "src/localapi/publisher.cpp"
+# Publication (issue 21 step 5 moved it beside the elector): promises, the answer judged when it
+# is rendered, and a listener that never waits for a sink.
+PUB = "src/election/publisher.cpp"
 
 # (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
 MUTANTS = [
@@ -204,6 +206,14 @@ MUTANTS = [
      "  PollLocked(/*force_promise=*/true);",
      "  PollLocked(/*force_promise=*/false);",
      "a watch stream's first event 'yes' is no promise"),
+    ("render-ignores-valid-until", E,
+     "return is_leader && now < valid_until;",
+     "return is_leader;",
+     "a snapshot rendered after its claim ran out (a stalled sink, a late answer) still says yes"),
+    ("listener-waits-for-sinks", PUB,
+     "  wake_cv_.notify_one();\n",
+     "  wake_cv_.notify_one();\n  Poll();\n",
+     "the elector's listener publishes inline: a stalled sink holds up the renew"),
     # --- release ------------------------------------------------------------------------------
     ("release-if-not-holder", E,
      "    if (got->record.holder_identity != config_.identity()) {\n"
@@ -368,7 +378,7 @@ GROUPS = [
 if os.environ.get("MUTANTS_TESTS"):
     GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
 # Files whose mutants the listed tests kill first (tried before GROUPS; unless MUTANTS_TESTS).
-FIRST = {H: "^localapi_test$", R: "^localapi_test$", PUB: "^localapi_test$",
+FIRST = {H: "^localapi_test$", R: "^localapi_test$", PUB: "^election_test$",
          "src/http/event_loop.cpp": "^localapi_test$"}
 
 

@@ -24,15 +24,14 @@
 #include "base/version.h"
 #include "cluster/announcer.h"
 #include "cluster/lock_watcher.h"
-#include "contract/leader.h"
 #include "election/elector.h"
+#include "election/publisher.h"
 #include "kube/cluster_config.h"
 #include "kube/curl_api_client.h"
 #include "kube/names.h"
 #include "kube/watch.h"
 #include "localapi/local_server.h"
 #include "localapi/metrics.h"
-#include "localapi/publisher.h"
 #include "localapi/status_file.h"
 #include "localapi/watch_hub.h"
 #include "locks/factory.h"
@@ -90,7 +89,7 @@ struct Agent {
   std::unique_ptr<kube::Watcher> watcher;
   std::unique_ptr<election::Lock> lock;
   std::unique_ptr<election::Elector> elector;
-  std::unique_ptr<localapi::Publisher> publisher;
+  std::unique_ptr<election::Publisher> publisher;
   std::unique_ptr<localapi::WatchHub> hub;
   std::unique_ptr<localapi::StatusFile> status_file;
   std::unique_ptr<kube::ApiClient> announce_client;
@@ -188,10 +187,9 @@ Step MakeElector(Agent& a) {
 Step MakeSinks(Agent& a) {
   const AppConfig& config = a.config;
   election::Elector& elector = *a.elector;
-  a.publisher = std::make_unique<localapi::Publisher>(
+  a.publisher = std::make_unique<election::Publisher>(
       [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
-  a.publisher->SetWriteObserver(
-      [&metrics = a.metrics](Duration latency) { metrics.ObserveRenew(latency); });
+  a.publisher->SetWriteHook(&a.metrics);
 
   if (config.max_watchers > 0) {
     localapi::WatchHubOptions hub_options;
@@ -202,9 +200,8 @@ Step MakeSinks(Agent& a) {
   }
 
   if (!config.status_file.empty()) {
-    const std::string initial =
-        contract::EncodeLeader(localapi::LeaderDocOf(elector.Peek(), a.clock));
-    auto file = localapi::StatusFile::Create(config.status_file, initial);
+    const std::string initial = localapi::LeaderLine(elector.Peek(), a.clock);
+    auto file = localapi::StatusFile::Create(config.status_file, initial, a.clock);
     if (!file.ok()) return StepError{kExitBadConfig, "--status-file: " + file.status().message()};
     a.status_file = std::move(file).value();
     a.publisher->AddSink(a.status_file.get());

@@ -35,7 +35,7 @@ KubeAnnouncer::KubeAnnouncer(kube::ApiClient& client, const Clock& clock,
 
 KubeAnnouncer::~KubeAnnouncer() { Shutdown(Duration::zero()); }
 
-void KubeAnnouncer::Publish(const localapi::Publication& p) {
+void KubeAnnouncer::Publish(const election::Publication& p) {
   const election::Snapshot& s = p.snapshot;
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -22,8 +22,8 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "election/lock.h"
+#include "election/publisher.h"
 #include "kube/api_client.h"
-#include "localapi/publisher.h"
 
 namespace leasehold::cluster {
 
@@ -46,7 +46,7 @@ struct KubeAnnouncerOptions {
   size_t queue_limit = 32;
 };
 
-class KubeAnnouncer final : public localapi::PublicationSink {
+class KubeAnnouncer final : public election::PublicationSink {
  public:
   // `client` (its own connection, not the elector's) and `clock` must outlive this object.
   KubeAnnouncer(kube::ApiClient& client, const Clock& clock, KubeAnnouncerOptions options);
@@ -55,7 +55,7 @@ class KubeAnnouncer final : public localapi::PublicationSink {
   KubeAnnouncer& operator=(const KubeAnnouncer&) = delete;
 
   // PublicationSink: notes a change of leadership and wakes the thread; never blocks.
-  void Publish(const localapi::Publication& p) override;
+  void Publish(const election::Publication& p) override;
   bool HandsOutLeadership() const override { return false; }
 
   // Sends what is due now (queued events, a label write) and returns when more is due:

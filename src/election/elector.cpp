@@ -15,6 +15,10 @@
 // The answer is judged when the question is asked, from the clock, not from state kept up to
 // date by the loop: a paused process, a stalled loop or a hung API call cannot leave a stale
 // "yes", because the clock keeps running while they do.
+// A snapshot handed on later than it was taken (a publication to the watch streams and the status
+// file, an answer rendered after its request's snapshot) carries valid_until, the claim's end,
+// and is judged again against the clock when it is rendered (Snapshot::LeaderAt): kept for any
+// time, it can say "no" late, never "yes" late (election/publisher.h).
 // model/leasehold.pml checks this argument with SPIN, step by step as this file runs it
 // (model/README.md, docs/safety.md): keep the two in step.
 //
@@ -96,6 +100,11 @@ const char* PhaseName(Phase phase) {
       return "done";
   }
   return "unknown";
+}
+
+bool Snapshot::LeaderAt(MonoTime now) const {
+  // At valid_until itself the claim has run out, as IsLeaderLocked judges it ("now < claim").
+  return is_leader && now < valid_until;
 }
 
 uint32_t HolderHash(const std::string& identity) {

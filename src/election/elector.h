@@ -77,6 +77,13 @@ struct Snapshot {
   // term_unreliable_reason says which evidence. Sticky for the life of the process.
   bool term_reliable = true;
   std::string term_unreliable_reason;
+
+  // Whether this snapshot may still say "you lead" at `now`: it was a "yes" when taken, and its
+  // claim has not run out since. Every reader that hands a snapshot on later than the instant
+  // it was taken (a publication rendered by a sink, an answer rendered after the request's
+  // snapshot) judges it with this, on its own clock, at the moment it answers: a snapshot kept
+  // for any time can say "no" late, never "yes" late (publisher.h, (b)).
+  bool LeaderAt(MonoTime now) const;
 };
 
 // What /metrics reads, as atomics the elector stores under its lock and a scrape loads without
@@ -117,6 +124,12 @@ uint32_t HolderHash(const std::string& identity);
 // Peek()ed snapshot: the listener is no client, so a "yes" in it is no promise. A listener that
 // hands leadership on must Take() for itself.
 using SnapshotListener = std::function<void(const Snapshot&)>;
+
+// Where a reader of the election gets a snapshot, once per question. `promise` is true when the
+// answer may tell someone "you lead": production then calls Elector::Take(), which remembers the
+// "yes" as a promise that safe-mode shutdown honours; otherwise Elector::Peek(). Must be
+// thread-safe.
+using SnapshotSource = std::function<Snapshot(bool promise)>;
 
 class Elector {
  public:

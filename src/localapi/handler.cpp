@@ -109,8 +109,8 @@ HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
   return a;
 }
 
-HttpAnswer IsLeader(const Snapshot& s) {
-  return s.is_leader ? Text(200, "true") : Text(503, "false");
+HttpAnswer IsLeader(const Snapshot& s, const Clock& clock) {
+  return s.LeaderAt(clock.MonotonicNow()) ? Text(200, "true") : Text(503, "false");
 }
 
 HttpAnswer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions& options) {
@@ -239,7 +239,7 @@ HttpAnswer MetricsAnswer(const HandlerOptions& options) {
 HttpAnswer LeaderRoute(const RouteRequest& r) {
   return Leader(r.snapshot, r.clock, WantsPretty(r.query), &r.options);
 }
-HttpAnswer IsLeaderRoute(const RouteRequest& r) { return IsLeader(r.snapshot); }
+HttpAnswer IsLeaderRoute(const RouteRequest& r) { return IsLeader(r.snapshot, r.clock); }
 HttpAnswer WatchRoute(const RouteRequest& r) {
   // The router streams GET itself when it has a watch hub; reaching here means it has none.
   return Error(503, r.query, "the watch stream is off (--max-watchers=0)");
@@ -288,7 +288,10 @@ contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
   // null for a record this replica cannot read: the lock is held, by someone unknown.
   if (!s.opaque) d.leader = holder;
   d.identity = s.identity;
-  d.is_leader = s.is_leader;
+  // Judged now, at the answer, not when the snapshot was taken: a publication rendered after a
+  // stalled sink, or an answer rendered late, says "no" once the claim ran out (publisher.h, (b)).
+  const MonoTime now = clock.MonotonicNow();
+  d.is_leader = s.LeaderAt(now);
   d.term = s.record.leader_transitions;
   d.term_reliable = s.term_reliable;
   d.term_reason = s.term_unreliable_reason;
@@ -296,9 +299,9 @@ contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
   d.acquire_time = s.record.acquire_time;
   d.renew_time = s.record.renew_time;
   d.lease_duration_seconds = s.record.lease_duration_seconds;
-  if (s.is_leader) {
+  if (d.is_leader) {
     // Rounded down, so a caller adding validForMs to its own clock never overshoots.
-    const Duration left = std::max(Duration::zero(), s.valid_until - clock.MonotonicNow());
+    const Duration left = s.valid_until - now;
     d.valid_for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
     d.valid_until = ToSystem(clock, s.valid_until);
   }
@@ -314,6 +317,10 @@ contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
                "); it counts as held until it has not changed for the lease duration";
   }
   return d;
+}
+
+std::string LeaderLine(const Snapshot& s, const Clock& clock) {
+  return contract::EncodeLeader(LeaderDocOf(s, clock));
 }
 
 HttpAnswer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {

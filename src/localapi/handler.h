@@ -68,21 +68,24 @@ struct HandlerOptions {
   bool probe_only = false;
 };
 
-// Where a listener gets its snapshot, once per request. `promise` is true when the answer may
-// tell the caller "you lead": production then calls Elector::Take(), which remembers the "yes"
-// as a promise that safe-mode shutdown honours; otherwise Elector::Peek(). Must be thread-safe.
-using SnapshotSource = std::function<election::Snapshot(bool promise)>;
+// Where a listener gets its snapshot, once per request (election/elector.h).
+using SnapshotSource = election::SnapshotSource;
 
 // The body of GET /leader for `s` (newline-terminated JSON) and its status: 200, or 503 with
 // "reason" before the lock was read once. Also the data of every watch event and the content of
 // the status file. validForMs is counted from `clock`'s now.
 HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pretty = false);
 
-// The /leader document for `s` (contract/leader.h), validForMs counted from `clock`'s now;
+// The /leader document for `s` (contract/leader.h), judged and counted at `clock`'s now:
+// isLeader only while s.LeaderAt(now), validForMs from now;
 // "timings" only when `options` is given and has renew_deadline and retry_period set. The one
 // place a snapshot becomes the contract: GET /leader, the watch events and the status file.
 contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
                                 const HandlerOptions* options = nullptr);
+
+// LeaderDocOf(s, clock) as one line of JSON, without the trailing newline: the data of a watch
+// event and the status file's content, rendered by each when it writes.
+std::string LeaderLine(const election::Snapshot& s, const Clock& clock);
 
 // True for the paths whose answer can say "you lead" (/, /leader, /is-leader).
 bool AnswersLeadership(const std::string& path);

@@ -51,6 +51,7 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "election/elector.h"
+#include "election/publisher.h"
 
 namespace leasehold::localapi {
 
@@ -65,7 +66,9 @@ struct MetricsLabels {
   Duration retry_period{};
 };
 
-class Metrics {
+// The election's WriteHook: the publisher's listener hands it every write on the elector's thread,
+// and ObserveRenew is atomics only, so a renew never waits for the metrics.
+class Metrics final : public election::WriteHook {
  public:
   // Upper bounds of the renew-duration buckets, in seconds (Prometheus' defaults; +Inf added).
   static constexpr std::array<double, 11> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -88,6 +91,8 @@ class Metrics {
   void ObserveRequest(const std::string& verb, long http_status);
   // One successful acquire or renew write took `latency`. Thread-safe, lock-free.
   void ObserveRenew(Duration latency);
+  // election::WriteHook: ObserveRenew.
+  void OnWrite(Duration latency) override { ObserveRenew(latency); }
   // Where leasehold_watchers comes from; unset = 0. Before the first Render().
   void SetWatchers(std::function<int()> watchers) { watchers_ = std::move(watchers); }
 

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "localapi/handler.h"
+
 namespace leasehold::localapi {
 namespace {
 
@@ -26,13 +28,14 @@ Status Errno(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-StatusFile::StatusFile(std::string path) : path_(std::move(path)), temp_(TempPathFor(path_)) {}
+StatusFile::StatusFile(std::string path, const Clock& clock)
+    : path_(std::move(path)), clock_(clock), temp_(TempPathFor(path_)) {}
 
-Result<std::unique_ptr<StatusFile>> StatusFile::Create(std::string path,
-                                                       const std::string& initial) {
+Result<std::unique_ptr<StatusFile>> StatusFile::Create(std::string path, const std::string& initial,
+                                                       const Clock& clock) {
   if (path.empty()) return Status(Code::kInvalid, "must not be empty");
   if (path.back() == '/') return Status(Code::kInvalid, "\"" + path + "\" names a directory");
-  std::unique_ptr<StatusFile> file(new StatusFile(std::move(path)));
+  std::unique_ptr<StatusFile> file(new StatusFile(std::move(path), clock));
   if (Status st = file->Write(initial); !st.ok()) return st;
   return file;
 }
@@ -70,8 +73,8 @@ Status StatusFile::Write(const std::string& content) {
   return Status::Ok();
 }
 
-void StatusFile::Publish(const Publication& p) {
-  Status st = Write(p.json);
+void StatusFile::Publish(const election::Publication& p) {
+  Status st = Write(LeaderLine(p.snapshot, clock_));
   if (!st.ok() && !failing_) {
     spdlog::warn("status file: {} (readers see its last content until a write succeeds)",
                  st.message());

@@ -13,32 +13,36 @@
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
 #include "base/status.h"
-#include "localapi/publisher.h"
+#include "election/publisher.h"
 
 namespace leasehold::localapi {
 
-class StatusFile final : public PublicationSink {
+class StatusFile final : public election::PublicationSink {
  public:
   // Writes `initial` (e.g. the "not read yet" state) at once, so a bad path fails at start and
   // a file left by an earlier run no longer claims leadership. The error message says why,
-  // without naming the flag.
-  static Result<std::unique_ptr<StatusFile>> Create(std::string path, const std::string& initial);
+  // without naming the flag. Publications are rendered on `clock`, which must outlive the file.
+  static Result<std::unique_ptr<StatusFile>> Create(std::string path, const std::string& initial,
+                                                    const Clock& clock);
 
   // Replaces the file's content with `content` (a newline is appended).
   Status Write(const std::string& content);
 
   const std::string& path() const { return path_; }
 
-  // PublicationSink: logs a failed write once per run of failures.
-  void Publish(const Publication& p) override;
+  // PublicationSink: writes the publication's /leader line, rendered now (validForMs counted
+  // from the write); logs a failed write once per run of failures.
+  void Publish(const election::Publication& p) override;
   // The file tells its readers "you lead": every publication is taken as a promise.
   bool HandsOutLeadership() const override { return true; }
 
  private:
-  explicit StatusFile(std::string path);
+  StatusFile(std::string path, const Clock& clock);
 
   const std::string path_;
+  const Clock& clock_;
   const std::string temp_;  // "<dir>/.<name>.tmp", same directory so that rename is atomic
   bool failing_ = false;
 };

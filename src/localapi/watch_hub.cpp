@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "localapi/handler.h"
+
 namespace leasehold::localapi {
 
 // A client is the listener's http::Stream: the listener takes its frames and watches its eventfd.
@@ -46,7 +48,7 @@ class WatchHub::Client final : public http::Stream {
   bool ended_ = false;
 };
 
-WatchHub::WatchHub(Publisher& publisher, WatchHubOptions options)
+WatchHub::WatchHub(election::Publisher& publisher, WatchHubOptions options)
     : publisher_(publisher), options_(options) {}
 
 WatchHub::~WatchHub() {
@@ -79,7 +81,7 @@ Result<std::shared_ptr<WatchHub::Client>> WatchHub::Attach(const std::string& pe
   }
   std::shared_ptr<Client> client(new Client(this, peer, efd));
   Status result;
-  publisher_.Attach([&](const Publication& current) {
+  publisher_.Attach([&](const election::Publication& current) {
     std::lock_guard<std::mutex> l(mu_);
     if (closed_) {
       result = Status(Code::kUnavailable, "shutting down");
@@ -92,7 +94,8 @@ Result<std::shared_ptr<WatchHub::Client>> WatchHub::Attach(const std::string& pe
     clients_.push_back(client.get());
     client->registered_ = true;
     std::lock_guard<std::mutex> cl(client->mu_);
-    client->frames_.push_back(EventFrame(current.json));
+    // Rendered now: validForMs counts from the moment the client attaches.
+    client->frames_.push_back(EventFrame(LeaderLine(current.snapshot, publisher_.clock())));
   });
   if (!result.ok()) return result;
   spdlog::debug("watch: {} connected", peer);
@@ -105,8 +108,8 @@ void WatchHub::Remove(Client* client) {
   spdlog::debug("watch: {} disconnected", client->peer_);
 }
 
-void WatchHub::Publish(const Publication& p) {
-  const std::string frame = EventFrame(p.json);
+void WatchHub::Publish(const election::Publication& p) {
+  const std::string frame = EventFrame(LeaderLine(p.snapshot, publisher_.clock()));
   std::lock_guard<std::mutex> l(mu_);
   for (Client* c : clients_) {
     std::lock_guard<std::mutex> cl(c->mu_);

@@ -5,7 +5,9 @@
 //   data: {"name":"pod-a_1a2b3c4d","leader":"pod-a_1a2b3c4d",...,"isLeader":true,...}
 //
 // The first event is the current state (the /leader JSON); then one event per publication (see
-// publisher.h): a change of holder, isLeader or term, and every renew while this replica leads.
+// election/publisher.h): a change of holder, isLeader or term, and every renew while this replica
+// leads. Each event is rendered here, once for every client, when it is published (or, the first,
+// when the client attaches), judged on the publisher's clock at that moment.
 // A comment line ": ping" follows every `heartbeat` of silence.
 //
 // Nothing a client does can hold up the election or another client: the publisher's thread only
@@ -26,8 +28,8 @@
 #include "base/clock.h"
 #include "base/status.h"
 #include "contract/sse.h"
+#include "election/publisher.h"
 #include "http/route.h"
-#include "localapi/publisher.h"
 
 namespace leasehold::localapi {
 
@@ -42,12 +44,13 @@ struct WatchHubOptions {
   Duration heartbeat = std::chrono::seconds(15);
 };
 
-class WatchHub final : public PublicationSink {
+class WatchHub final : public election::PublicationSink {
  public:
   class Client;
 
-  // `publisher` must outlive the hub; register the hub with Publisher::AddSink yourself.
-  WatchHub(Publisher& publisher, WatchHubOptions options);
+  // `publisher` must outlive the hub; register the hub with Publisher::AddSink yourself. Events
+  // are rendered on the publisher's clock.
+  WatchHub(election::Publisher& publisher, WatchHubOptions options);
   ~WatchHub() override;  // every Client must be gone by then
   WatchHub(const WatchHub&) = delete;
   WatchHub& operator=(const WatchHub&) = delete;
@@ -79,7 +82,7 @@ class WatchHub final : public PublicationSink {
   const WatchHubOptions& options() const { return options_; }
 
   // PublicationSink
-  void Publish(const Publication& p) override;
+  void Publish(const election::Publication& p) override;
   bool HandsOutLeadership() const override { return watchers() > 0; }
 
   // "event: leader\ndata: <json>\n\n" (contract/sse.h).
@@ -89,7 +92,7 @@ class WatchHub final : public PublicationSink {
  private:
   void Remove(Client* client);
 
-  Publisher& publisher_;
+  election::Publisher& publisher_;
   const WatchHubOptions options_;
   mutable std::mutex mu_;  // guards the fields below; taken after the publisher's lock
   bool closed_ = false;

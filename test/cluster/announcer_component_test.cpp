@@ -17,8 +17,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kId = "pod-a_0badcafe";
 
-localapi::Publication Pub(bool leader) {
-  localapi::Publication p;
+election::Publication Pub(bool leader) {
+  election::Publication p;
   p.snapshot.identity = kId;
   p.snapshot.lock = {election::LockType::kLeases, "team", "my-lock"};
   p.snapshot.observed = true;

@@ -27,8 +27,8 @@ constexpr const char* kPod = "/api/v1/namespaces/web/pods/pod-a";
 // FakeClock's wall clock starts at 2026-01-02T03:00:00Z = 0x1886cab91172e000 ns.
 constexpr const char* kNow = "2026-01-02T03:00:00Z";
 
-localapi::Publication Pub(bool leader, election::LockType type = election::LockType::kLeases) {
-  localapi::Publication p;
+election::Publication Pub(bool leader, election::LockType type = election::LockType::kLeases) {
+  election::Publication p;
   p.snapshot.identity = kId;
   p.snapshot.lock = {type, "team", "my-lock"};
   p.snapshot.observed = true;

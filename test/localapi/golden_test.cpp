@@ -8,10 +8,10 @@
 #include <memory>
 #include <string>
 
+#include "election/publisher.h"
 #include "fakes/fake_clock.h"
 #include "fakes/temp_dir.h"
 #include "localapi/handler.h"
-#include "localapi/publisher.h"
 #include "localapi/status_file.h"
 #include "localapi/watch_hub.h"
 
@@ -163,30 +163,40 @@ TEST_CASE("golden: GET /readyz") {
   CheckGolden("readyz/forbidden.json", Get("/readyz", forbidden, clock, WithTimings(false)).body);
 }
 
-// The watch events and the status file carry what the publisher renders: no timings.
-struct Published final : PublicationSink {
-  void Publish(const Publication& p) override { last = p; }
-  bool HandsOutLeadership() const override { return false; }
-  Publication last;
-};
-
+// The watch events and the status file carry what their sinks render from the election's
+// publication: no timings. Through the real sinks: a watch client's first event (rendered when it
+// attaches), a published event, and the file the publication was written to.
 TEST_CASE("golden: the watch stream's event frames and the status file's content") {
   for (const Case& c : kCases) {
     CAPTURE(c.name);
     FakeClock clock;
-    const Snapshot s = c.make(clock);
-    Publisher publisher([&s](bool) { return s; }, clock);
-    Published sink;
-    publisher.AddSink(&sink);
-    publisher.Poll();
-    REQUIRE(sink.last.sequence == 1);
-    CheckGolden(std::string("sse/") + c.name + ".txt", WatchHub::EventFrame(sink.last.json));
-
+    Snapshot s = c.make(clock);
+    election::Publisher publisher([&s](bool) { return s; }, clock);
+    WatchHub hub(publisher, WatchHubOptions{});
+    publisher.AddSink(&hub);
     testing::TempDir dir;
     const std::string path = dir.path() + "/status.json";
-    auto file = StatusFile::Create(path, sink.last.json);
+    auto file = StatusFile::Create(path, "{}", clock);
     REQUIRE(file.ok());
+    publisher.AddSink(file->get());
+
+    auto client = hub.Attach("golden");  // publishes the state first, then attaches
+    REQUIRE(client.ok());
+    CHECK(publisher.Last().sequence == 1);
     CheckGolden(std::string("status-file/") + c.name + ".json", ReadWholeFile(path));
+    // A publication: the same state under the next term, which the event carries byte for byte
+    // as the golden one but for the term.
+    const std::string term = "\"term\":" + std::to_string(s.record.leader_transitions) + ",";
+    const std::string next = "\"term\":" + std::to_string(s.record.leader_transitions + 1) + ",";
+    s.record.leader_transitions += 1;
+    publisher.Poll();
+    const WatchHub::Frames frames = hub.Take(**client, 10);
+    REQUIRE(frames.frames.size() == 2);
+    CheckGolden(std::string("sse/") + c.name + ".txt", frames.frames[0]);
+    std::string published = ReadGolden(std::string("sse/") + c.name + ".txt");
+    REQUIRE(published.find(term) != std::string::npos);
+    published.replace(published.find(term), term.size(), next);
+    CHECK(frames.frames[1] == published);
   }
   CheckGolden("sse/ping.txt", WatchHub::kPing);
 }

@@ -172,9 +172,19 @@ TEST_CASE("GET /leader: validForMs counts down with the clock") {
   const HttpAnswer a = Call("GET", "/leader", s, clock);
   CHECK(a.body.find(R"("validForMs":7500,"validUntil":"2026-01-02T03:00:10.000Z")") !=
         std::string::npos);
-  // Past valid_until (the snapshot is older than the answer): 0, never negative.
-  clock.Advance(seconds(60));
-  CHECK(Call("GET", "/leader", s, clock).body.find(R"("validForMs":0,)") != std::string::npos);
+  // At and past valid_until (the snapshot is older than the answer): the answer is judged now, so
+  // "no", with no validForMs or validUntil (publisher.h, (b)); 1ns before, the last "yes".
+  clock.Advance(milliseconds(7500) - nanoseconds(1));
+  CHECK(Call("GET", "/leader", s, clock).body.find(R"("isLeader":true,)") != std::string::npos);
+  CHECK(Call("GET", "/is-leader", s, clock).status == 200);
+  for (const Duration later : {Duration(nanoseconds(1)), Duration(seconds(60))}) {
+    clock.Advance(later);
+    const std::string body = Call("GET", "/leader", s, clock).body;
+    CHECK(body.find(R"("isLeader":false,)") != std::string::npos);
+    CHECK(body.find("validForMs") == std::string::npos);
+    CHECK(body.find("validUntil") == std::string::npos);
+    CHECK(Call("GET", "/is-leader", s, clock).status == 503);
+  }
 }
 
 TEST_CASE("GET /leader: timings for the gate, when configured") {

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "base/listen_address.h"
+#include "election/publisher.h"
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
 #include "http/request.h"
 #include "localapi/local_server.h"
 #include "localapi/metrics.h"
-#include "localapi/publisher.h"
 #include "localapi/watch_hub.h"
 
 namespace leasehold::localapi {
@@ -563,7 +563,7 @@ TEST_CASE("an HTTP/1.0 client gets a watch stream it can read: no chunks, ended 
   election::Snapshot s;
   s.identity = "pod-a";
   s.observed = true;
-  Publisher publisher([&](bool) { return s; }, clock);
+  election::Publisher publisher([&](bool) { return s; }, clock);
   WatchHub hub(publisher, {});
   publisher.AddSink(&hub);
   ServerOptions so;

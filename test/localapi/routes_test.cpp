@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "election/publisher.h"
 #include "fakes/fake_clock.h"
-#include "localapi/publisher.h"
 #include "localapi/router.h"
 #include "localapi/watch_hub.h"
 
@@ -74,7 +74,7 @@ Outcome Ask(Listener listener, const std::string& method, const std::string& pat
   FakeClock clock;
   Source source(clock);
   SnapshotSource snapshots = [&source](bool promise) { return source.Get(promise); };
-  Publisher publisher(snapshots, clock);
+  election::Publisher publisher(snapshots, clock);
   WatchHub hub(publisher, WatchHubOptions{});
   publisher.AddSink(&hub);
   int releases = 0;

@@ -17,8 +17,16 @@
 #include <thread>
 #include <vector>
 
+#include "fakes/fake_clock.h"
+#include "localapi/handler.h"
+
 namespace leasehold::localapi {
 namespace {
+
+using namespace std::chrono_literals;
+
+// What a status file renders its publications on; these tests write their content by hand.
+const FakeClock kClock;
 
 struct TempDir {
   TempDir() {
@@ -50,7 +58,7 @@ std::string Read(const std::string& path) {
 TEST_CASE("status file: written at creation, replaced on every write, no temporary left") {
   TempDir dir;
   const std::string path = dir.path + "/leader.json";
-  auto file = StatusFile::Create(path, R"({"isLeader":false})");
+  auto file = StatusFile::Create(path, R"({"isLeader":false})", kClock);
   REQUIRE(file.ok());
   CHECK(Read(path) == "{\"isLeader\":false}\n");
   REQUIRE((*file)->Write(R"({"isLeader":true})").ok());
@@ -58,10 +66,49 @@ TEST_CASE("status file: written at creation, replaced on every write, no tempora
   CHECK(dir.Entries() == std::vector<std::string>{"leader.json"});
   CHECK((*file)->HandsOutLeadership());
 
-  Publication p;
-  p.json = R"({"isLeader":false,"term":2})";
+  election::Publication p;
+  p.snapshot.observed = true;
+  p.snapshot.record.leader_transitions = 2;
   (*file)->Publish(p);
-  CHECK(Read(path) == p.json + "\n");
+  CHECK(Read(path) == LeaderLine(p.snapshot, kClock) + "\n");
+  CHECK(Read(path).find(R"("isLeader":false,"term":2,)") != std::string::npos);
+}
+
+TEST_CASE("status file: a publication's yes is judged when the file is written") {
+  // The publication was taken leading; the write comes at, or after, the end of its claim (the
+  // publisher's thread stalled in an earlier sink): the file must not say "you lead" then.
+  struct Case {
+    const char* name;
+    Duration written_before_end;
+    bool says_leader;
+  };
+  const std::vector<Case> cases = {
+      {"written 1ms before validUntil: yes, 1ms left", 1ms, true},
+      {"written at validUntil: no", 0ms, false},
+      {"written 5s after validUntil: no, and no validUntil", -5s, false},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      TempDir dir;
+      FakeClock clock;
+      auto file = StatusFile::Create(dir.path + "/leader.json", "{}", clock);
+      REQUIRE(file.ok());
+      election::Publication p;
+      p.snapshot.observed = true;
+      p.snapshot.identity = "me";
+      p.snapshot.record.holder_identity = "me";
+      p.snapshot.is_leader = true;
+      p.snapshot.valid_until = clock.MonotonicNow() + 10s;
+      clock.Advance(10s - c.written_before_end);
+      (*file)->Publish(p);
+      const std::string content = Read(dir.path + "/leader.json");
+      CAPTURE(content);
+      CHECK((content.find(R"("isLeader":true,)") != std::string::npos) == c.says_leader);
+      CHECK((content.find(R"("isLeader":false,)") != std::string::npos) == !c.says_leader);
+      CHECK((content.find(R"("validForMs":1,"validUntil":)") != std::string::npos) ==
+            c.says_leader);
+    }
+  }
 }
 
 TEST_CASE("status file: a reader never sees a partial file") {
@@ -71,7 +118,7 @@ TEST_CASE("status file: a reader never sees a partial file") {
   // parse to a size that does not match.
   const std::string small = R"({"isLeader":false})";
   const std::string large = R"({"isLeader":true,"pad":")" + std::string(20000, 'x') + R"("})";
-  auto file = StatusFile::Create(path, small);
+  auto file = StatusFile::Create(path, small, kClock);
   REQUIRE(file.ok());
 
   std::atomic<bool> done{false};
@@ -120,7 +167,7 @@ TEST_CASE("status file: a bad path fails at creation with the reason") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      auto file = StatusFile::Create(c.path, "{}");
+      auto file = StatusFile::Create(c.path, "{}", kClock);
       REQUIRE_FALSE(file.ok());
       CHECK(file.status().message() == c.want);
     }
@@ -144,7 +191,7 @@ TEST_CASE("status file: a FIFO or a symlink left at the temporary path is replac
   for (const Case& c : cases) {
     SUBCASE(c.name) {
       REQUIRE(c.plant() == 0);
-      auto file = StatusFile::Create(dir.path + "/leader.json", "{\"isLeader\":false}");
+      auto file = StatusFile::Create(dir.path + "/leader.json", "{\"isLeader\":false}", kClock);
       REQUIRE(file.ok());
       CHECK(Read(dir.path + "/leader.json") == "{\"isLeader\":false}\n");
       CHECK(access(elsewhere.c_str(), F_OK) != 0);
@@ -158,7 +205,7 @@ TEST_CASE("status file: a file name without a directory is relative to the worki
   char cwd[4096];
   REQUIRE(getcwd(cwd, sizeof cwd) != nullptr);
   REQUIRE(chdir(dir.path.c_str()) == 0);
-  auto file = StatusFile::Create("leader.json", "{}");
+  auto file = StatusFile::Create("leader.json", "{}", kClock);
   const bool ok = file.ok();
   const auto entries = dir.Entries();
   REQUIRE(chdir(cwd) == 0);

@@ -70,7 +70,7 @@ struct Fixture {
 
   FakeClock clock;
   Source source;
-  Publisher publisher;
+  election::Publisher publisher;
   WatchHub hub;
 };
 

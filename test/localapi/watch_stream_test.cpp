@@ -21,10 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include "election/publisher.h"
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
 #include "localapi/local_server.h"
-#include "localapi/publisher.h"
 #include "localapi/watch_hub.h"
 
 namespace leasehold::localapi {
@@ -126,7 +126,7 @@ struct Fixture {
 
   FakeClock clock;
   Box box;
-  Publisher publisher;
+  election::Publisher publisher;
   WatchHub hub;
   std::unique_ptr<HttpServer> server;
   int port = 0;

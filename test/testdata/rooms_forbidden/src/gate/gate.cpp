@@ -2,4 +2,4 @@
 #include "gate/gate.h"
 
 #include "contract/leader.h"
-#include "localapi/publisher.h"  // FORBIDDEN
+#include "election/publisher.h"  // FORBIDDEN

@@ -1,10 +1,13 @@
 // The publisher on a real Elector with a strict fake lock and a FakeClock: Poll() is driven by
-// hand, so every instant is exact. One case runs the thread on the real clock.
-#include "localapi/publisher.h"
+// hand, so every instant is exact. Two cases run the thread: one on the real clock, one with a
+// sink that stalls while the elector renews on the fake clock.
+#include "election/publisher.h"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -12,17 +15,12 @@
 #include "fakes/fake_clock.h"
 #include "fakes/fake_lock.h"
 
-namespace leasehold::localapi {
+namespace leasehold::election {
 namespace {
 
 using namespace std::chrono_literals;
-using election::ElectionConfig;
-using election::Elector;
-using election::LockObservation;
-using election::ReleaseMode;
-using election::Snapshot;
-using election::testing::FakeLock;
-using election::testing::Op;
+using testing::FakeLock;
+using testing::Op;
 
 constexpr const char* kMe = "me_0001";
 constexpr const char* kThem = "them_0002";
@@ -58,6 +56,12 @@ class RecordingSink final : public PublicationSink {
   std::condition_variable cv_;
   std::vector<Publication> got_;
   std::vector<std::chrono::steady_clock::time_point> arrived_;
+};
+
+// The metrics' side, as a test sees it: every write's latency, in order.
+struct RecordingHook final : WriteHook {
+  void OnWrite(Duration latency) override { seen.push_back(latency); }
+  std::vector<Duration> seen;
 };
 
 LockObservation Obs(const std::string& holder, int64_t transitions, const std::string& version) {
@@ -100,10 +104,6 @@ struct Fixture {
   Publisher publisher;
 };
 
-bool Has(const std::string& json, const std::string& part) {
-  return json.find(part) != std::string::npos;
-}
-
 TEST_CASE("publisher: the first state, then only news; every renew while leading") {
   Fixture f;
   RecordingSink sink;
@@ -114,8 +114,7 @@ TEST_CASE("publisher: the first state, then only news; every renew while leading
   REQUIRE(sink.got().size() == 1);
   CHECK(sink.got()[0].sequence == 1);
   CHECK(sink.got()[0].leadership_changed);
-  CHECK(Has(sink.got()[0].json, R"("reason":"the lock has not been read yet")"));
-  CHECK(sink.got()[0].json.back() == '}');  // one line, no newline
+  CHECK_FALSE(sink.got()[0].snapshot.observed);
 
   const MonoTime start = f.clock.MonotonicNow();
   f.BecomeLeader();
@@ -129,11 +128,11 @@ TEST_CASE("publisher: the first state, then only news; every renew while leading
   CHECK(got[1].sequence == 2);
   CHECK(got[1].leadership_changed);
   CHECK(got[1].snapshot.is_leader);
-  CHECK(Has(got[1].json, R"("isLeader":true,"term":0)"));
-  CHECK(Has(got[1].json, R"("validForMs":10000,"validUntil":"2026-01-02T03:00:10.000Z")"));
+  CHECK(got[1].snapshot.record.leader_transitions == 0);
+  CHECK(got[1].snapshot.valid_until == start + 10s);
   CHECK(got[2].sequence == 3);
   CHECK_FALSE(got[2].leadership_changed);  // a renew: only validUntil moved
-  CHECK(Has(got[2].json, R"("validForMs":10000,"validUntil":"2026-01-02T03:00:12.000Z")"));
+  CHECK(got[2].snapshot.valid_until == start + 12s);
 }
 
 TEST_CASE("publisher: a follower publishes a new leader or term, not the leader's renewals") {
@@ -159,10 +158,11 @@ TEST_CASE("publisher: a follower publishes a new leader or term, not the leader'
 
   const auto got = sink.got();
   REQUIRE(got.size() == 3);
-  CHECK(Has(got[1].json, R"("name":"them_0002")"));
-  CHECK(Has(got[1].json, R"("isLeader":false,"term":3)"));
-  CHECK(Has(got[2].json, R"("name":"other_0003")"));
-  CHECK(Has(got[2].json, R"("term":4)"));
+  CHECK(got[1].snapshot.record.holder_identity == "them_0002");
+  CHECK_FALSE(got[1].snapshot.is_leader);
+  CHECK(got[1].snapshot.record.leader_transitions == 3);
+  CHECK(got[2].snapshot.record.holder_identity == "other_0003");
+  CHECK(got[2].snapshot.record.leader_transitions == 4);
   CHECK(got[2].leadership_changed);
 }
 
@@ -194,9 +194,8 @@ TEST_CASE(
   const Publication down = sink.got().back();
   CHECK_FALSE(down.snapshot.is_leader);
   CHECK(down.leadership_changed);
-  CHECK(Has(down.json,
-            R"("name":"me_0001","leader":"me_0001","identity":"me_0001","isLeader":false)"));
-  CHECK_FALSE(Has(down.json, "validUntil"));
+  CHECK(down.snapshot.record.holder_identity == kMe);
+  CHECK_FALSE(down.snapshot.LeaderAt(f.clock.MonotonicNow()));
   CHECK(listener_calls == calls);
 }
 
@@ -227,15 +226,15 @@ TEST_CASE("publisher: takes a promise only while a sink hands leadership on") {
       }
       f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
       f.elector.Step();
-      CHECK(f.elector.Peek().phase == election::Phase::kDone);
+      CHECK(f.elector.Peek().phase == Phase::kDone);
     }
   }
 }
 
 TEST_CASE("publisher: the listener records each write's latency once, whatever the order") {
   Fixture f;
-  std::vector<Duration> seen;
-  f.publisher.SetWriteObserver([&](Duration d) { seen.push_back(d); });
+  RecordingHook hook;
+  f.publisher.SetWriteHook(&hook);
   const auto listener = f.publisher.Listener();
   struct Call {
     uint64_t writes;
@@ -249,13 +248,13 @@ TEST_CASE("publisher: the listener records each write's latency once, whatever t
     s.last_write_latency = c.latency;
     listener(s);
   }
-  CHECK(seen == std::vector<Duration>{5ms, 7ms, 12ms});
+  CHECK(hook.seen == std::vector<Duration>{5ms, 7ms, 12ms});
 }
 
 TEST_CASE("publisher: the elector reports each acquire or renew write with its latency") {
   Fixture f;
-  std::vector<Duration> seen;
-  f.publisher.SetWriteObserver([&](Duration d) { seen.push_back(d); });
+  RecordingHook hook;
+  f.publisher.SetWriteHook(&hook);
   f.elector.SetListener(f.publisher.Listener());
   f.lock.ExpectGetError(Status(Code::kNotFound, "nf"))
       .ExpectWrite(Op::kCreate, Status::Ok(), nullptr, 30ms);
@@ -269,7 +268,7 @@ TEST_CASE("publisher: the elector reports each acquire or renew write with its l
       .ExpectGet(Obs(kMe, 0, "b"))
       .ExpectWrite(Op::kUpdate, Status::Ok(), nullptr, 9ms);
   f.elector.Step();
-  CHECK(seen == std::vector<Duration>{30ms, 4ms, 9ms});
+  CHECK(hook.seen == std::vector<Duration>{30ms, 4ms, 9ms});
   CHECK(f.elector.Peek().writes_total == 3);
   CHECK(f.elector.Peek().last_write_latency == 9ms);
 }
@@ -285,8 +284,8 @@ TEST_CASE("publisher: Attach hands out the current state, fresh, as a promise") 
 
   Publication current;
   f.publisher.Attach([&](const Publication& p) { current = p; });
-  CHECK(current.sequence == 1);                       // the same state...
-  CHECK(Has(current.json, R"("validForMs":8500,)"));  // ...counted from now
+  CHECK(current.sequence == 1);  // the same state, which still leads now
+  CHECK(current.snapshot.LeaderAt(f.clock.MonotonicNow()));
   CHECK(sink.got().size() == 1);
 
   // A change not yet polled is published to every sink before the new client sees it.
@@ -302,6 +301,131 @@ TEST_CASE("publisher: Attach hands out the current state, fresh, as a promise") 
   f.clock.Advance(current.snapshot.valid_until - f.clock.MonotonicNow());
   f.lock.ExpectGet(Obs(kMe, 0, "a")).ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
   f.elector.Step();
+}
+
+TEST_CASE("Snapshot::LeaderAt: a yes only until valid_until, judged at the given instant") {
+  const MonoTime until = MonoTime() + 100s;
+  struct Case {
+    const char* name;
+    bool is_leader;
+    MonoTime now;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"a yes, 1ns before valid_until", true, until - 1ns, true},
+      {"a yes, at valid_until: run out", true, until, false},
+      {"a yes, long after valid_until", true, until + 60s, false},
+      {"a no stays no, whatever the deadline", false, until - 1s, false},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      Snapshot s;
+      s.is_leader = c.is_leader;
+      s.valid_until = until;
+      CHECK(s.LeaderAt(c.now) == c.want);
+    }
+  }
+}
+
+// A consumer that stalls: Publish blocks until the test releases it (a status file on a hung
+// volume, a sink waiting on a lock). Afterwards it records without blocking.
+class StallingSink final : public PublicationSink {
+ public:
+  void Publish(const Publication& p) override {
+    std::unique_lock<std::mutex> l(mu_);
+    got_.push_back(p);
+    cv_.notify_all();
+    cv_.wait(l, [&] { return released_; });
+  }
+  bool HandsOutLeadership() const override { return true; }
+
+  // Blocks until a publication matching `pred` arrived (or 5s of real time passed).
+  template <typename Pred>
+  bool WaitFor(Pred pred) {
+    std::unique_lock<std::mutex> l(mu_);
+    return cv_.wait_for(l, 5s, [&] {
+      for (const Publication& p : got_) {
+        if (pred(p)) return true;
+      }
+      return false;
+    });
+  }
+  size_t count() const {
+    std::lock_guard<std::mutex> l(mu_);
+    return got_.size();
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Publication> got_;
+  bool released_ = false;
+};
+
+TEST_CASE("publisher: a stalled sink delays no renew, and every write still reaches the hook") {
+  Fixture f;
+  StallingSink stalled;
+  RecordingHook hook;
+  f.publisher.AddSink(&stalled);
+  f.publisher.SetWriteHook(&hook);
+  f.elector.SetListener(f.publisher.Listener());
+  f.publisher.Start();
+  // The publisher's thread is now stuck in the sink with the first state, holding its
+  // publication lock, and stays there until Release().
+  REQUIRE(stalled.WaitFor([](const Publication& p) { return p.sequence == 1; }));
+
+  const MonoTime start = f.clock.MonotonicNow();
+  std::vector<MonoTime> renewed_at;
+  const auto at_renew = [&](const LeaderElectionRecord&, MonoTime) {
+    renewed_at.push_back(f.clock.MonotonicNow());
+  };
+  f.lock.ExpectGetError(Status(Code::kNotFound, "nf"))
+      .ExpectWrite(Op::kCreate, Status::Ok(), nullptr, 20ms)
+      .ExpectWrite(Op::kUpdate, Status::Ok(), at_renew, 5ms)
+      .ExpectWrite(Op::kUpdate, Status::Ok(), at_renew, 7ms);
+  // Acquire, then renew twice, each renew the instant it is due on the fake clock. On a thread of
+  // its own, so that a Step() held up by the stalled sink fails the bound below, not the run.
+  std::vector<MonoTime> due;
+  auto steps = std::async(std::launch::async, [&] {
+    due.push_back(f.elector.Step());
+    for (int i = 0; i < 2; ++i) {
+      f.clock.Advance(due.back() - f.clock.MonotonicNow());
+      due.push_back(f.elector.Step());
+    }
+  });
+  struct ReleaseAtExit {  // destroyed before `steps`: a held-up Step() is let go, then joined
+    StallingSink& sink;
+    ~ReleaseAtExit() { sink.Release(); }
+  } release_at_exit{stalled};
+  // Real time, for a Step() that takes microseconds: generous under any load.
+  const bool on_time = steps.wait_for(10s) == std::future_status::ready;
+  CHECK_MESSAGE(on_time, "a stalled sink held up the elector's Step()");
+  if (!on_time) return;
+
+  REQUIRE(due.size() == 3);
+  // Each renew a retry-period after the previous write's answer, to the nanosecond.
+  CHECK(due[0] == start + 20ms + 2s);
+  CHECK(due[1] == due[0] + 5ms + 2s);
+  CHECK(renewed_at == std::vector<MonoTime>{due[0], due[1]});
+  const Snapshot now = f.elector.Peek();
+  CHECK(now.is_leader);
+  CHECK(now.valid_until == due[1] + 10s);  // claimed from the second renew's send
+  CHECK(hook.seen == std::vector<Duration>{20ms, 5ms, 7ms});
+  CHECK(stalled.count() == 1);  // the sink is still stuck in the first publication
+
+  // Let go, the sink catches up with the latest state at once.
+  stalled.Release();
+  CHECK(stalled.WaitFor([&](const Publication& p) {
+    return p.snapshot.is_leader && p.snapshot.valid_until == now.valid_until;
+  }));
+  f.publisher.Stop();
 }
 
 TEST_CASE("publisher thread: wakes on the listener, and at valid_until on its own") {
@@ -351,4 +475,4 @@ TEST_CASE("publisher thread: wakes on the listener, and at valid_until on its ow
 }
 
 }  // namespace
-}  // namespace leasehold::localapi
+}  // namespace leasehold::election

@@ -1,19 +1,17 @@
-#include "localapi/publisher.h"
+#include "election/publisher.h"
 
 #include <spdlog/spdlog.h>
 
 #include <utility>
 
-#include "contract/leader.h"
-
-namespace leasehold::localapi {
+namespace leasehold::election {
 
 bool Publisher::Key::operator==(const Key& o) const {
   return observed == o.observed && holder == o.holder && is_leader == o.is_leader &&
          term == o.term && valid_until == o.valid_until && lock_type == o.lock_type;
 }
 
-Publisher::Key Publisher::KeyOf(const election::Snapshot& s) {
+Publisher::Key Publisher::KeyOf(const Snapshot& s) {
   Key k;
   k.observed = s.observed;
   k.holder = s.record.holder_identity;
@@ -35,16 +33,19 @@ void Publisher::AddSink(PublicationSink* sink) {
   sinks_.push_back(sink);
 }
 
-void Publisher::SetWriteObserver(std::function<void(Duration latency)> observer) {
+void Publisher::SetWriteHook(WriteHook* hook) {
   std::lock_guard<std::mutex> l(publish_mu_);
-  write_observer_ = std::move(observer);
+  write_hook_ = hook;
 }
 
-election::SnapshotListener Publisher::Listener() {
-  return [this](const election::Snapshot& s) { OnSnapshot(s); };
+SnapshotListener Publisher::Listener() {
+  return [this](const Snapshot& s) { OnSnapshot(s); };
 }
 
-void Publisher::OnSnapshot(const election::Snapshot& s) {
+void Publisher::OnSnapshot(const Snapshot& s) {
+  // On the elector's thread, in the middle of its loop: this must return at once whatever the
+  // sinks do. It takes wake_mu_ only, which Loop() never holds while Poll() runs the sinks (a
+  // stalled sink holds publish_mu_, never this), and the hook is atomics only.
   // The elector calls this from several threads, so snapshots may arrive out of order: only a
   // write count above every one seen so far is a new write. A write whose snapshot is overtaken
   // by a later one before it arrives goes unrecorded; that takes two writes within one call.
@@ -59,7 +60,7 @@ void Publisher::OnSnapshot(const election::Snapshot& s) {
   }
   wake_cv_.notify_one();
   // Set before Start() and never changed after, so reading it here needs no lock.
-  if (new_write && write_observer_) write_observer_(s.last_write_latency);
+  if (new_write && write_hook_ != nullptr) write_hook_->OnWrite(s.last_write_latency);
 }
 
 MonoTime Publisher::Poll() {
@@ -70,7 +71,7 @@ MonoTime Publisher::Poll() {
 MonoTime Publisher::PollLocked(bool force_promise) {
   bool promise = force_promise;
   for (const PublicationSink* sink : sinks_) promise = promise || sink->HandsOutLeadership();
-  election::Snapshot s = source_(promise);
+  Snapshot s = source_(promise);
   const MonoTime next = s.is_leader ? s.valid_until : MonoTime::max();
   Key key = KeyOf(s);
   if (published_ && key == last_key_) return next;
@@ -80,7 +81,6 @@ MonoTime Publisher::PollLocked(bool force_promise) {
   p.leadership_changed = !published_ || key.observed != last_key_.observed ||
                          key.holder != last_key_.holder || key.is_leader != last_key_.is_leader ||
                          key.term != last_key_.term;
-  p.json = contract::EncodeLeader(LeaderDocOf(s, clock_));
   p.snapshot = std::move(s);
   if (p.leadership_changed) {
     spdlog::debug("publishing #{}: holder {}, isLeader {}, term {}", p.sequence, key.holder,
@@ -97,11 +97,9 @@ void Publisher::Attach(const std::function<void(const Publication& current)>& at
   std::lock_guard<std::mutex> l(publish_mu_);
   // Publish whatever is new first, as a promise: the caller is about to hand it out.
   PollLocked(/*force_promise=*/true);
-  // A fresh copy of the last publication: the same state (so the same sequence), but with
-  // validForMs counted from now rather than from when it was first published.
-  Publication current = last_;
-  current.json = contract::EncodeLeader(LeaderDocOf(current.snapshot, clock_));
-  attach(current);
+  // The last publication: the same state (so the same sequence); whoever renders it counts
+  // validForMs from the moment of rendering, not from when it was first published.
+  attach(last_);
 }
 
 Publication Publisher::Last() const {
@@ -151,4 +149,4 @@ void Publisher::Stop() {
   Poll();
 }
 
-}  // namespace leasehold::localapi
+}  // namespace leasehold::election
