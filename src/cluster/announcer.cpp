@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/rfc3339.h"
+#include "base/wake.h"
 #include "kube/object_ref.h"
 #include "locks/lock_type.h"
 
@@ -263,16 +264,8 @@ void KubeAnnouncer::Loop() {
     std::unique_lock<std::mutex> l(mu_);
     const MonoTime now = clock_.MonotonicNow();
     if (DoneLocked(now)) return;
-    if (woken_) {
-      woken_ = false;
-      continue;
-    }
-    const MonoTime until = std::min(next, stop_deadline_);
-    if (until == MonoTime::max()) {
-      cv_.wait(l, [this] { return woken_; });
-    } else if (until > now) {
-      cv_.wait_for(l, until - now, [this] { return woken_; });
-    }
+    // Until a publication or Shutdown() wakes it, or the next work or the stop budget is due.
+    WaitUntil(cv_, l, clock_, std::min(next, stop_deadline_), [this] { return woken_; });
     woken_ = false;
   }
 }

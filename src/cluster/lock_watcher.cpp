@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "base/wake.h"
+
 namespace leasehold::cluster {
 namespace {
 
@@ -28,7 +30,7 @@ void LockWatcher::Stop() {
 
 void LockWatcher::Pause(Duration d) {
   std::unique_lock<std::mutex> l(mu_);
-  cv_.wait_for(l, d, [this] { return stop_; });
+  WaitUntil(cv_, l, clock_, clock_.MonotonicNow() + d, [this] { return stop_; });
 }
 
 Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, locks::LockType type,

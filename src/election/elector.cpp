@@ -75,6 +75,7 @@
 #include <cmath>
 
 #include "base/text.h"
+#include "base/wake.h"
 
 namespace leasehold::election {
 namespace {
@@ -739,11 +740,7 @@ void Elector::Run() {
   while (true) {
     std::unique_lock<std::mutex> l(mu_);
     if (phase_ == Phase::kDone) return;
-    const Duration wait = next - clock_.MonotonicNow();
-    if (wait > Duration::zero()) {
-      wake_.wait_for(l, wait, [this] { return woken_; });
-    }
-    if (woken_) {
+    if (WaitUntil(wake_, l, clock_, next, [this] { return woken_; }) == Wake::kCondition) {
       woken_ = false;
       const MonoTime now = clock_.MonotonicNow();
       // A stop or release request is handled at once. A watch event or a change of watch state
@@ -760,8 +757,6 @@ void Elector::Run() {
         if (last_attempt_at_) last_progress_at_ = now;
       }
       if (next > now) continue;
-    } else if (clock_.MonotonicNow() < next) {
-      continue;  // spurious wake-up
     }
     l.unlock();
     next = Step();

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "base/wake.h"
+
 namespace leasehold::election {
 
 bool Publisher::Key::operator==(const Key& o) const {
@@ -117,19 +119,9 @@ void Publisher::Loop() {
   while (true) {
     const MonoTime next = Poll();
     std::unique_lock<std::mutex> l(wake_mu_);
-    if (stop_) return;
-    if (!woken_) {
-      if (next == MonoTime::max()) {
-        wake_cv_.wait(l, [this] { return woken_ || stop_; });
-      } else {
-        // Woken early (spuriously, or by a clock that ran slow), Poll() finds the same state
-        // and returns the same instant, so the next round waits for the rest.
-        const Duration wait = next - clock_.MonotonicNow();
-        if (wait > Duration::zero()) {
-          wake_cv_.wait_for(l, wait, [this] { return woken_ || stop_; });
-        }
-      }
-    }
+    // Until the listener calls, Stop(), or the published "yes" runs out (next; max() while no
+    // "yes" is published).
+    WaitUntil(wake_cv_, l, clock_, next, [this] { return woken_ || stop_; });
     if (stop_) return;
     woken_ = false;
   }
