@@ -26,8 +26,9 @@
 //       deadline against the clock at the moment of rendering (Snapshot::LeaderAt: the /leader
 //       document says isLeader only while now < valid_until), and what it writes carries
 //       validUntil as an absolute instant, which the reader checks against its own clock when it
-//       acts (the gate, docs/status-file readers): a stalled sink, a queued event or a file read
-//       late can only carry a "yes" that has already run out, never extend one;
+//       acts (the gate; a status-file reader, as status_file.h asks): a stalled sink, a queued
+//       event or a file read late can only carry a "yes" that has already run out, never extend
+//       one;
 //   (c) this thread wakes at valid_until and publishes the "no" (or the renewed "yes"), and
 //       Stop() publishes the final state after Elector::Run() returned ("not leader").
 // None of this waits on a sink: the listener takes no lock a sink can hold (see Listener()), so a
