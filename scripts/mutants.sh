@@ -208,7 +208,7 @@ MUTANTS = [
      "a watch stream's first event 'yes' is no promise"),
     ("render-ignores-valid-until", E,
      "return is_leader && now < valid_until;",
-     "return is_leader;",
+     "static_cast<void>(now);\n  return is_leader;",
      "a snapshot rendered after its claim ran out (a stalled sink, a late answer) still says yes"),
     ("listener-waits-for-sinks", PUB,
      "  wake_cv_.notify_one();\n",
