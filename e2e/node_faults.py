@@ -1,0 +1,489 @@
+"""Issue 23: the faults only a node can make, on real pods of the one-node cluster (CTest label
+`node`, test names `e2e_node_fault_<kind>_<variant>`; e2e/node/README.md).
+
+    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.node_faults pod_freeze_native
+
+Each round applies one fault to the leader's pod, restores it in a `finally` (freezer state,
+iptables rules), asserts the row's expected outcome, and ends with the fixture's health check
+(node Ready, Service rules, drops on top, the host's six kubelet sysctls and ip_forward
+unchanged). Timings: the test timings below; LEASEHOLD_NODE_SHIPPED_TIMINGS=1 runs the shipped
+15/10/2 unchanged (the freeze is then longer, still inside the liveness window).
+Every bound is a named constant derived from the timings.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from e2e.node import cluster, judge
+from e2e.node.cluster import log, wait_until
+from e2e.node_scenarios import SAMPLE_INTERVAL, UNLOADED, Run, cluster_time, restarts
+
+SHIPPED = os.environ.get("LEASEHOLD_NODE_SHIPPED_TIMINGS") == "1"
+# lease-duration, renew-deadline, retry-period (s). Test timings: the interop tier's 5/3/1.
+LEASE, RENEW, RETRY = (15.0, 10.0, 2.0) if SHIPPED else (5.0, 3.0, 1.0)
+TIMINGS = None if SHIPPED else {"LEASEHOLD_LEASE_DURATION": "5s",
+                                "LEASEHOLD_RENEW_DEADLINE": "3s",
+                                "LEASEHOLD_RETRY_PERIOD": "1s"}
+# Takeover by a rival, counted from the last renewTime the apiserver stored for the old leader:
+# no earlier than lease-duration (client-go's rule: the rival saw the record at or after that
+# renew, and waits lease-duration from then), no later than lease-duration + two jittered retry
+# periods (it sees the record up to 1.2 x retry late, and tries again up to 1.2 x retry after
+# the expiry) + TAKEOVER_SLACK for requests and scheduling on a loaded machine.
+TAKEOVER_SLACK = 0.5 if UNLOADED else 1.5
+TAKEOVER_MAX = LEASE + 2 * 1.2 * RETRY + TAKEOVER_SLACK
+# 10 ms: renewTime and acquireTime are MicroTime, but written from the pods' own clocks.
+CLOCK_SLACK = 0.01
+# The shipped liveness probe (deploy/base): period 10 s x failureThreshold 3, timeout 1 s. Its
+# first failing probe can come right at the freeze, so the kubelet restarts a frozen sidecar no
+# earlier than 2 x period + timeout after the freeze began; freezes stay below it.
+LIVENESS_MIN = 2 * 10.0 + 1.0
+FREEZE_MAX = LIVENESS_MIN - 0.5
+# Whole-pod freeze: after the thaw, the unit the app had begun before the freeze ends as soon as
+# the app runs again (its sleep is until an absolute time, long past). Bound on that residual,
+# from the thaw's write to the unit's end stamp (measured 0.3-23 ms; the prototype 14-42 ms).
+RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
+
+FREEZER = Path("/sys/fs/cgroup/freezer/leasehold-node")
+LOCK = "leasehold-lock"
+
+
+def repeat():
+    return int(os.environ.get("NODE_REPEAT", "1"))
+
+
+# ------------------------------------------------------------------ the node's view of one pod
+
+def pod_uid(run, pod):
+    return run.node.kjson("get", "pod", "-n", run.ns, pod)["metadata"]["uid"]
+
+
+def pod_freezer(run, pod):
+    """The pod's cgroup in the v1 freezer hierarchy (kubelet cgroupfs driver: .../pod<uid>)."""
+    uid = pod_uid(run, pod)
+    for d, dirs, _ in os.walk(FREEZER):
+        if Path(d).name == f"pod{uid}":
+            return Path(d)
+    raise AssertionError(f"no freezer cgroup pod{uid} under {FREEZER}")
+
+
+def pod_pids(cg):
+    pids = []
+    for d, _, files in os.walk(cg):
+        if "cgroup.procs" in files:
+            pids += [int(x) for x in (Path(d) / "cgroup.procs").read_text().split()]
+    return pids
+
+
+def lease(run):
+    """(holder identity, renewTime, acquireTime) of the Lease lock, times in epoch seconds."""
+    spec = run.node.api("GET", f"/apis/coordination.k8s.io/v1/namespaces/{run.ns}/leases/{LOCK}")["spec"]
+    t = lambda k: cluster_time(spec[k]) if spec.get(k) else None  # noqa: E731
+    return spec.get("holderIdentity") or "", t("renewTime"), t("acquireTime")
+
+
+class LeaseTracker:
+    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
+    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
+    what the rivals saw), and the first record of another holder."""
+
+    def __init__(self, run, holder_pod):
+        self.run, self.pod = run, holder_pod
+        self.last_renew = self.taken = None
+
+    def poll(self):
+        h, renew, acquire = lease(self.run)
+        if judge.pod_of(h, [self.pod]) == self.pod:
+            self.last_renew = renew
+        elif h and self.taken is None:
+            self.taken = (h, acquire)
+        return self.taken
+
+
+def metrics(ip):
+    """The sidecar's /metrics on the probe port: name -> sum over label sets."""
+    import http.client
+    c = http.client.HTTPConnection(ip, judge.PROBE_PORT, timeout=2)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            name = name.split("{", 1)[0]
+            try:
+                out[name] = out.get(name, 0.0) + float(value)
+            except ValueError:
+                pass
+    return out
+
+
+def last_sample(run, pod):
+    ss = run.sampler.by_pod().get(pod, [])
+    return ss[-1] if ss else None
+
+
+def rejoined_as_follower(run, pod, rival, t_restore):
+    """The old leader answers "no" on the probe port, is Ready, talks to the apiserver again
+    (its API request counter grows after the restore) and the Lease names the rival."""
+    ip = run.pod_ips[pod]
+    n0 = metrics(ip).get("leasehold_api_requests_total", 0)
+
+    def ok():
+        s = last_sample(run, pod)
+        if s is None or s.send < t_restore or s.yes or not isinstance(s.status, int):
+            return False
+        m = metrics(ip)
+        return (m.get("leasehold_api_requests_total", 0) > n0 and m.get("leasehold_is_leader") == 0
+                and pod in run.ready_pods() and judge.pod_of(lease(run)[0], [rival]) == rival)
+    wait_until(ok, RENEW + LEASE + 30, 0.2, f"{pod} back as a follower of {rival}")
+
+
+def restart_counts(run, pod):
+    return {c: restarts(run, pod, c) for c in ("leasehold", "app")}
+
+
+def fault_judge(run, t0, t1, holes=(), residual=()):
+    """The judge's rules over [t0, t1] with a fault's allowances: no definite overlap; no two
+    pods' units intersect, except the listed residual units (one per whole-pod freeze, bounded
+    by the caller); every pod alive over [t0, t1] sampled at least every 2 x interval outside its
+    holes ((pod, a, b): a frozen pod answers nothing)."""
+    by_pod = run.sampler.by_pod()
+    definite, possible = judge.overlaps(by_pod)
+    assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+    units = {p: [u for u in us if (p, u["start"]) not in residual] for p, us in run.units().items()}
+    bad = judge.unit_intersections(units)
+    assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+    for pod, ss in by_pod.items():
+        if not ss or ss[0].send > t0 or ss[-1].send < t1:
+            continue
+        edges = sorted([(a, b) for p, a, b in holes if p == pod])
+        lo, windows = t0, []
+        for a, b in edges:
+            windows.append((lo, a))
+            lo = max(lo, b)
+        windows.append((lo, t1))
+        for a, b in windows:
+            if b - a < 4 * SAMPLE_INTERVAL:
+                continue
+            gap, n = judge.sample_gaps(ss, a, b)
+            assert n >= (b - a) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {b - a:.1f}s"
+            assert gap <= 2 * SAMPLE_INTERVAL, \
+                f"{pod}: {gap * 1000:.0f} ms without a sample in [{a:.3f}, {b:.3f}]"
+    return possible
+
+
+def holders(run):
+    return [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+
+
+def assert_holder_sequence(run, results):
+    """The lock's history from the watch is exactly the expected holders: the first leader,
+    then each round's rival (a fault takes over from the leader directly, no release)."""
+    seen = holders(run)
+    hs = [h for i, h in enumerate(seen) if i == 0 or h != seen[i - 1]]
+    want = [results[0]["leader"]] + [r["rival"] for r in results]
+    assert hs == want, f"lock history {hs}, expected {want}"
+    for r in results:
+        assert run.units().get(r["rival"]), f"{r['rival']} never worked"
+
+
+def given(units, before):
+    """(lowest, highest) estimate of the last validUntil the app was given by answers asked
+    before `before`: ask + validForMs (the app's own rule) and answer + validForMs."""
+    us = [u for u in units if u["ask"] < before]
+    assert us, "the app did no unit before the fault: nothing to judge"
+    return (max(u["ask"] + u["valid_ms"] / 1000 for u in us),
+            max(u["ans"] + u["valid_ms"] / 1000 for u in us))
+
+
+def wait_fresh_units(run, pod, n=3):
+    n0 = len(run.units().get(pod, []))
+    run.wait_units(pod, n0 + n)
+
+
+# ------------------------------------------------------------------ whole-pod freeze
+
+def freezer_state(cg):
+    return (cg / "freezer.state").read_text().strip()
+
+
+def freeze_round(run, results):
+    """Freezes the leader's whole pod (v1 freezer: app and sidecar stop together) until a rival
+    has taken over and lease-duration + 1 s has passed (never past FREEZE_MAX), then thaws."""
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    rc0 = restart_counts(run, leader)
+    cg = pod_freezer(run, leader)
+    assert freezer_state(cg) == "THAWED", f"{cg} is {freezer_state(cg)} before the freeze"
+    track = LeaseTracker(run, leader)
+    track.poll()
+    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
+    t_freeze = time.time()
+    (cg / "freezer.state").write_text("FROZEN")
+    polls = 0
+    try:
+        wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
+        t_frozen = time.time()
+        while True:
+            # Something (runc, the kubelet) must not undo the fault while it is applied.
+            st = freezer_state(cg)
+            assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
+            polls += 1
+            track.poll()
+            held = time.time() - t_frozen
+            if track.taken and held >= LEASE + 1.0:
+                break
+            assert held < FREEZE_MAX, f"no takeover in {held:.1f}s of freeze"
+            time.sleep(0.1)
+    finally:
+        t_thaw0 = time.time()
+        (cg / "freezer.state").write_text("THAWED")
+        t_thaw = time.time()
+    wait_until(lambda: freezer_state(cg) == "THAWED", 10, 0.01, f"{cg} THAWED")
+    rival_h, acquired = track.taken
+    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_freeze, exclude=(leader,)), 10, 0.05,
+                     "the rival's first yes")
+    assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+    rejoined_as_follower(run, leader, rival, t_thaw)
+    wait_fresh_units(run, rival)
+    t_end = time.time()
+
+    # The sidecar answers no "yes" after the thaw (an answer received after the thaw was
+    # produced after it: the sampler is not frozen).
+    late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
+    assert not late, f"{leader} said yes after the thaw: {[(s.send, s.recv) for s in late[:3]]}"
+    # The app: its last validUntil passed during the freeze; it begins no unit after it, asks
+    # no unit on an answer given after the thaw; at most one unit (begun before the freeze)
+    # ends after the thaw, within RESIDUAL_BOUND.
+    units = [u for u in run.units()[leader] if u["end"] >= t_freeze - 1]
+    v_lo, v_hi = given(run.units()[leader], t_freeze)
+    assert v_hi < t_thaw0, f"the freeze ended before the last validUntil ({v_hi - t_thaw0:.3f}s)"
+    begun = [u for u in units if u["start"] > v_lo]
+    assert not begun, f"{leader} began units after its last validUntil: {begun[:3]}"
+    after = [u for u in units if u["ans"] >= t_thaw0]
+    assert not after, f"{leader} worked on an answer given after the thaw: {after[:3]}"
+    spanning = [u for u in units if u["start"] < t_thaw0 < u["end"]]
+    assert len(spanning) <= 1, f"{len(spanning)} units span the thaw: {spanning}"
+    # From the thaw's write (upper estimate; the write itself takes up to a few ms).
+    residual = spanning[0]["end"] - t_thaw0 if spanning else None
+    if spanning:
+        assert spanning[0]["start"] <= t_freeze + 0.5, f"unit begun during the freeze: {spanning}"
+        assert residual <= RESIDUAL_BOUND, \
+            f"the unit begun before the freeze ran {residual * 1000:.0f} ms after the thaw " \
+            f"> {RESIDUAL_BOUND * 1000:.0f} ms"
+    # Takeover lease-duration after the last renew the apiserver stored.
+    takeover = acquired - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
+    # Freeze shorter than the liveness window: nothing restarted.
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted: {rc0} -> {restart_counts(run, leader)}"
+    r = {"leader": leader, "rival": rival, "freeze_s": round(t_thaw0 - t_freeze, 3),
+         "freezer_polls": polls, "takeover_after_renew_s": round(takeover, 3),
+         "rival_yes_after_validuntil_s": round(nxt.send - v_lo, 3),
+         "residual_ms": None if residual is None else round(residual * 1000, 1)}
+    log(f"freeze: {json.dumps(r)}")
+    results.append(r)
+    return (t_freeze, t_thaw, leader, spanning[0]["start"] if spanning else None, t_end)
+
+
+def pod_freeze(variant):
+    def scenario(node):
+        run = Run(node, f"fault_pod_freeze_{variant}", variant, configmap=TIMINGS).start()
+        failed = True
+        try:
+            t0 = time.time()
+            run.single_leader()
+            results, holes, residual = [], [], set()
+            for _ in range(repeat()):
+                t_f, t_t, pod, res_start, _ = freeze_round(run, results)
+                # The frozen pod answers nothing; the sampler's request then times out (1 s).
+                holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+                if res_start is not None:
+                    residual.add((pod, res_start))
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1, holes, residual)
+            assert_holder_sequence(run, results)
+            res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
+            log(f"pod freeze ({variant}): {len(results)} rounds; residual (ms) {res}; takeover "
+                f"after last renew (s) {[r['takeover_after_renew_s'] for r in results]}")
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_pod_freeze_{variant}"
+    return scenario
+
+
+# ------------------------------------------------------------------ partition by port
+
+PARTITION_MODES = {  # chain, match on the apiserver's ports (the pod's view: 10.0.0.1:443 DNATed)
+    "out": [("OUTPUT", "--dport")],
+    "in": [("INPUT", "--sport")],
+    "both": [("OUTPUT", "--dport"), ("INPUT", "--sport")],
+}
+COMMENT = "leasehold-e2e-fault"
+
+
+def partition_rules(run, mode):
+    """iptables argument lists, by port only: the kubernetes Service's 443 and the apiserver's
+    own port. Never by address: the node IP is also the source of the probes and the sampler."""
+    ports = (443, int(run.node.cp_env["APISERVER_PORT"]))
+    return [[chain, "-p", "tcp", match, str(p), "-m", "comment", "--comment", COMMENT, "-j", "DROP"]
+            for chain, match in PARTITION_MODES[mode] for p in ports]
+
+
+def in_pod_netns(pid, *args, check=True):
+    return subprocess.run(["nsenter", "-t", str(pid), "-n", *args], capture_output=True, text=True,
+                          check=check, timeout=30)
+
+
+def fault_rules(pid):
+    out = in_pod_netns(pid, "iptables", "-w", "-S", check=False).stdout
+    return [ln for ln in out.splitlines() if COMMENT in ln]
+
+
+def probe_trouble(run, pod, since):
+    """The kubelet's probe events for `pod` since `since` that say it could not reach the pod
+    (a readiness 503 is an answer; a timeout or a refused connection is not) or a liveness
+    failure."""
+    ev = run.node.kjson("get", "events", "-n", run.ns, f"--field-selector=involvedObject.name={pod}")
+    bad = []
+    for e in ev["items"]:
+        t = e.get("lastTimestamp") or e.get("eventTime") or ""
+        if e.get("reason") != "Unhealthy" or not t or cluster_time(t[:19] + "Z") < int(since):
+            continue
+        msg = e.get("message", "")
+        if "Liveness" in msg or any(w in msg for w in ("timeout", "deadline", "refused", "reset")):
+            bad.append(msg)
+    return bad
+
+
+def partition_round(run, mode, results):
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    rc0 = restart_counts(run, leader)
+    cg = pod_freezer(run, leader)
+    pid = pod_pids(cg)[0]
+    assert not fault_rules(pid), "fault rules in the pod's netns before the fault"
+    track = LeaseTracker(run, leader)
+    track.poll()
+    rules = partition_rules(run, mode)
+    t_cut = time.time()
+    added = []
+    try:
+        for r in rules:
+            in_pod_netns(pid, "iptables", "-w", "-I", *r)
+            added.append(r)
+        assert len(fault_rules(pid)) == len(rules), fault_rules(pid)
+        t_cut = time.time()
+        while True:
+            # The rules stay while the fault is applied.
+            assert len(fault_rules(pid)) == len(rules), f"fault rules changed: {fault_rules(pid)}"
+            track.poll()
+            s = last_sample(run, leader)
+            if track.taken and s and not s.yes and s.send > t_cut:
+                nxt = run.sampler.first_yes_after(t_cut, exclude=(leader,))
+                if nxt:
+                    break
+            assert time.time() - t_cut < LEASE + RENEW + 30, "no takeover during the partition"
+            time.sleep(0.1)
+        time.sleep(1.0)  # a second more of partition with the rival leading: probes still pass
+    finally:
+        for r in reversed(added):
+            in_pod_netns(pid, "iptables", "-w", "-D", *r, check=False)
+        t_restore = time.time()
+    assert not fault_rules(pid), f"fault rules left in the pod's netns: {fault_rules(pid)}"
+    rival_h, acquired = track.taken
+    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+    rejoined_as_follower(run, leader, rival, t_restore)
+    wait_fresh_units(run, rival)
+
+    # The last "yes" (sampler) and the app's last unit come before the last validUntil given.
+    ss = run.sampler.by_pod()[leader]
+    yes = [s for s in ss if s.yes and s.send >= t_cut - 5]
+    last_yes = max(yes, key=lambda s: s.send)
+    v_lo, v_hi = given(run.units()[leader], t_restore)
+    assert last_yes.recv <= v_hi, f"{leader}'s last yes {last_yes.recv - v_hi:.3f}s after validUntil"
+    assert not [s for s in ss if s.yes and t_cut + RENEW + 0.5 < s.send < t_restore], \
+        "a yes later than renew-deadline into the partition"
+    late = [u for u in run.units()[leader] if u["start"] > v_lo and u["start"] < t_restore]
+    assert not late, f"{leader} began units after its last validUntil: {late[:3]}"
+    # The kubelet's probes and the sampler reached the pod throughout: every sample an HTTP
+    # answer, no gap over 2 x interval, no restart, no probe that timed out.
+    during = [s for s in ss if t_cut <= s.send <= t_restore]
+    errs = [s.status for s in during if not isinstance(s.status, int)]
+    assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"
+    gap, n = judge.sample_gaps(ss, t_cut, t_restore)
+    assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample"
+    trouble = probe_trouble(run, leader, t_cut)
+    assert not trouble, f"the kubelet's probes did not reach {leader}: {trouble[:3]}"
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted during the partition"
+    takeover = acquired - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
+    r = {"mode": mode, "leader": leader, "rival": rival,
+         "last_yes_before_validuntil_ms": round((v_lo - last_yes.recv) * 1000, 1),
+         "takeover_after_renew_s": round(takeover, 3), "samples_during": n,
+         "partition_s": round(t_restore - t_cut, 2)}
+    log(f"partition: {json.dumps(r)}")
+    results.append(r)
+
+
+def partition(variant):
+    def scenario(node):
+        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS).start()
+        failed = True
+        try:
+            t0 = time.time()
+            run.single_leader()
+            results = []
+            modes = list(PARTITION_MODES)
+            for i in range(max(repeat(), len(modes))):
+                partition_round(run, modes[i % len(modes)], results)
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1)
+            assert_holder_sequence(run, results)
+            log(f"partition ({variant}): last yes before validUntil (ms) "
+                f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
+                f"renew (s) {[r['takeover_after_renew_s'] for r in results]}")
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_partition_{variant}"
+    return scenario
+
+
+SCENARIOS = {f.__name__: f for f in (pod_freeze("native"), partition("native"))}
+
+
+def main():
+    name = sys.argv[1]
+    cluster.enter_netns()
+    node = cluster.Node()
+    node.health()
+    t = time.monotonic()
+    log(f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
+        f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
+    try:
+        SCENARIOS[name](node)
+    except Exception:
+        traceback.print_exc()
+        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
+        sys.exit(1)
+    node.health()
+    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
