@@ -13,6 +13,7 @@ Every bound is a named constant derived from the timings.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
-from e2e.node_scenarios import SAMPLE_INTERVAL, UNLOADED, Run, cluster_time, restarts
+from e2e.node_scenarios import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
+                                cluster_time, restarts, signal_container)
 
 SHIPPED = os.environ.get("LEASEHOLD_NODE_SHIPPED_TIMINGS") == "1"
 # lease-duration, renew-deadline, retry-period (s). Test timings: the interop tier's 5/3/1.
@@ -29,6 +31,9 @@ LEASE, RENEW, RETRY = (15.0, 10.0, 2.0) if SHIPPED else (5.0, 3.0, 1.0)
 TIMINGS = None if SHIPPED else {"LEASEHOLD_LEASE_DURATION": "5s",
                                 "LEASEHOLD_RENEW_DEADLINE": "3s",
                                 "LEASEHOLD_RETRY_PERIOD": "1s"}
+# The gate's stop-grace must fit the timings (at most half of renew-deadline - retry-period,
+# less its 250 ms margin: the gate refuses anything longer); the shipped 3 s fits 15/10/2.
+GATE_ENV = None if SHIPPED else {"LEASEHOLD_GATE_STOP_GRACE": "500ms"}
 # Takeover by a rival, counted from the last renewTime the apiserver stored for the old leader:
 # no earlier than lease-duration (client-go's rule: the rival saw the record at or after that
 # renew, and waits lease-duration from then), no later than lease-duration + two jittered retry
@@ -131,17 +136,20 @@ def last_sample(run, pod):
 
 
 def rejoined_as_follower(run, pod, rival, t_restore):
-    """The old leader answers "no" on the probe port, is Ready, talks to the apiserver again
-    (its API request counter grows after the restore) and the Lease names the rival."""
-    ip = run.pod_ips[pod]
-    n0 = metrics(ip).get("leasehold_api_requests_total", 0)
+    """The old leader answers "no" on the probe port and is Ready, and it has read the lock
+    since the restore: its metrics name the rival as holder (the same holder hash and term as
+    the rival's own), not itself; the Lease names the rival."""
+    ip, rival_ip = run.pod_ips[pod], run.pod_ips[rival]
 
     def ok():
         s = last_sample(run, pod)
         if s is None or s.send < t_restore or s.yes or not isinstance(s.status, int):
             return False
-        m = metrics(ip)
-        return (m.get("leasehold_api_requests_total", 0) > n0 and m.get("leasehold_is_leader") == 0
+        m, r = metrics(ip), metrics(rival_ip)
+        return (m.get("leasehold_is_leader") == 0 and m.get("leasehold_holder_is_me") == 0
+                and m.get("leasehold_holder_hash") == r.get("leasehold_holder_hash")
+                and m.get("leasehold_term") == r.get("leasehold_term")
+                and r.get("leasehold_is_leader") == 1
                 and pod in run.ready_pods() and judge.pod_of(lease(run)[0], [rival]) == rival)
     wait_until(ok, RENEW + LEASE + 30, 0.2, f"{pod} back as a follower of {rival}")
 
@@ -298,9 +306,10 @@ def freeze_round(run, results):
 
 def pod_freeze(variant):
     def scenario(node):
-        run = Run(node, f"fault_pod_freeze_{variant}", variant, configmap=TIMINGS).start()
+        run = Run(node, f"fault_pod_freeze_{variant}", variant, configmap=TIMINGS)
         failed = True
         try:
+            run.start()
             t0 = time.time()
             run.single_leader()
             results, holes, residual = [], [], set()
@@ -321,6 +330,281 @@ def pod_freeze(variant):
             run.stop(failed)
     scenario.__name__ = f"fault_pod_freeze_{variant}"
     return scenario
+
+
+# ------------------------------------------------------------------ whole-pod freeze, gate
+
+GATE_EXIT_RE = re.compile(r"gate: CMD \(pid \d+\) exited")
+# After the thaw the gate's timer finds validUntil long past and stops CMD at once (stop signal,
+# then SIGKILL: kill_at = validUntil - margin is past). Bound from the thaw's write to the CMD's
+# end (the gate's "CMD exited" line as containerd stamped it: an upper estimate).
+GATE_KILL_BOUND = 0.2 if UNLOADED else 0.5
+
+
+def gate_runs(run):
+    """pod -> [[start, end or None]]: CMD's runs, from its LHSTART stamp to its LHEXIT stamp or,
+    when it got no chance to write one (SIGKILL), the gate's "CMD exited" line's CRI stamp."""
+    out = {}
+    for (pod, c), f in list(run.followers.items()):
+        if c != "app":
+            continue
+        runs = out.setdefault(pod, [])
+        for line in f.text().splitlines():
+            m = START_RE.search(line)
+            if m:
+                runs.append([int(m.group(1)) / 1e6, None])
+                continue
+            if not runs or runs[-1][1] is not None:
+                continue
+            m = judge.EXIT_RE.search(line)
+            if m:
+                runs[-1][1] = int(m.group(1)) / 1e6
+            elif GATE_EXIT_RE.search(line):
+                runs[-1][1] = cluster_time(line.split(" ", 1)[0])
+    return out
+
+
+def cmd_on(run):
+    return sorted(p for p, rs in gate_runs(run).items() if rs and rs[-1][1] is None)
+
+
+def gate_freeze_round(run, results):
+    leader = run.single_leader()
+    wait_until(lambda: cmd_on(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+    rc0 = restart_counts(run, leader)
+    n_runs = len(gate_runs(run)[leader])
+    cg = pod_freezer(run, leader)
+    track = LeaseTracker(run, leader)
+    track.poll()
+    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
+    t_freeze = time.time()
+    (cg / "freezer.state").write_text("FROZEN")
+    try:
+        wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
+        t_frozen = time.time()
+        while True:
+            st = freezer_state(cg)
+            assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
+            track.poll()
+            held = time.time() - t_frozen
+            rival_cmd = [p for p in cmd_on(run) if p != leader]
+            if track.taken and rival_cmd and held >= LEASE + 1.0:
+                break
+            assert held < FREEZE_MAX, f"no takeover and rival CMD in {held:.1f}s of freeze"
+            time.sleep(0.1)
+    finally:
+        t_thaw0 = time.time()
+        (cg / "freezer.state").write_text("THAWED")
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+    assert rival_cmd == [rival], f"CMD started on {rival_cmd}, the Lease names {rival}"
+    wait_until(lambda: leader not in cmd_on(run), 10, 0.02, f"CMD stopped on {leader}")
+    rejoined_as_follower(run, leader, rival, t_thaw0)
+    runs = gate_runs(run)
+    old = runs[leader][n_runs - 1]
+    kill_s = old[1] - t_thaw0
+    assert 0 <= kill_s <= GATE_KILL_BOUND, \
+        f"the thawed gate stopped CMD {kill_s * 1000:.0f} ms after the thaw > {GATE_KILL_BOUND * 1000:.0f} ms"
+    assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the thaw"
+    late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
+    assert not late, f"{leader} said yes after the thaw"
+    # The rival's CMD began while the old one was frozen: that wall-clock intersection is the
+    # residual, bounded above; other gated runs never intersect.
+    overlap = old[1] - runs[rival][-1][0]
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted"
+    takeover = track.taken[1] - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    r = {"leader": leader, "rival": rival, "freeze_s": round(t_thaw0 - t_freeze, 3),
+         "cmd_stopped_after_thaw_ms": round(kill_s * 1000, 1),
+         "takeover_after_renew_s": round(takeover, 3), "frozen_cmd_span_over_rival_s": round(overlap, 3)}
+    log(f"gate freeze: {json.dumps(r)}")
+    results.append(r)
+    return t_freeze, t_thaw0, leader, old[0]
+
+
+def fault_pod_freeze_gate(node):
+    run = Run(node, "fault_pod_freeze_gate", "gate", configmap=TIMINGS, app_env=GATE_ENV)
+    failed = True
+    try:
+        run.start()
+        t0 = time.time()
+        run.single_leader()
+        results, holes, residual = [], [], set()
+        for _ in range(repeat()):
+            t_f, t_t, pod, start = gate_freeze_round(run, results)
+            holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+            residual.add((pod, start))
+            node.health()
+        fault_judge(run, t0 + 1, time.time() - 1, holes)
+        runs = {p: [{"start": s, "end": e if e is not None else time.time()} for s, e in rs
+                    if (p, s) not in residual] for p, rs in gate_runs(run).items()}
+        bad = judge.unit_intersections(runs)
+        assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+        seen = holders(run)
+        hs = [h for i, h in enumerate(seen) if i == 0 or h != seen[i - 1]]
+        want = [results[0]["leader"]] + [r["rival"] for r in results]
+        assert hs == want, f"lock history {hs}, expected {want}"
+        log(f"pod freeze (gate): CMD stopped after the thaw (ms) "
+            f"{[r['cmd_stopped_after_thaw_ms'] for r in results]}")
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+# ------------------------------------------------------------------ sidecar SIGKILLed
+
+# SIGKILL of the sidecar container: it dies at once, and with it its listeners. Bound from the
+# return of `ctr tasks kill` (the signal is delivered by then) to the last "yes" sent: the exit
+# itself (closing sockets) on a loaded machine.
+ANSWERS_STOP_BOUND = 0.05 if UNLOADED else 0.2
+# The gate's CMD: the gate sees its sidecar's watch stream end and stops CMD (measured 0.17-0.23 s
+# in e2e_node_gate_handovers); bound from the kill to CMD's end.
+CMD_STOP_BOUND = 0.5 if UNLOADED else 1.0
+
+
+def sidecar_kill(variant):
+    def scenario(node):
+        run = Run(node, f"fault_sidecar_kill_{variant}", variant, configmap=TIMINGS,
+                  app_env=GATE_ENV if variant == "gate" else None)
+        failed = True
+        try:
+            run.start()
+            t0 = time.time()
+            results = []
+            for _ in range(repeat()):
+                leader = run.single_leader()
+                if variant == "gate":
+                    wait_until(lambda: cmd_on(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+                    n_runs = len(gate_runs(run)[leader])
+                else:
+                    wait_fresh_units(run, leader)
+                r0 = restarts(run, leader, "leasehold")
+                track = LeaseTracker(run, leader)
+                track.poll()
+                t_kill = time.time()
+                signal_container(run, leader, "leasehold", "SIGKILL")
+                t_killed = time.time()
+                wait_until(lambda: track.poll(), LEASE + 10, 0.1, "a rival's takeover")
+                rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+                nxt = wait_until(lambda: run.sampler.first_yes_after(t_kill, exclude=(leader,)),
+                                 10, 0.05, "the rival's first yes")
+                assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+                wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2,
+                           "the kubelet's restart of the sidecar")
+                rejoined_as_follower(run, leader, rival, t_killed)
+                ss = run.sampler.by_pod()[leader]
+                yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
+                last_yes = max(x.send for x in yes) if yes else None
+                assert last_yes is None or last_yes <= t_killed + ANSWERS_STOP_BOUND, \
+                    f"{leader} said yes {last_yes - t_killed:.3f}s after its sidecar's SIGKILL"
+                r = {"leader": leader, "rival": rival,
+                     "kill_s": round(t_killed - t_kill, 3),
+                     "last_yes_after_kill_ms": None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
+                     "takeover_after_renew_s": round(track.taken[1] - track.last_renew, 3)}
+                takeover = track.taken[1] - track.last_renew
+                assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+                    f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+                if variant == "gate":
+                    wait_until(lambda: cmd_on(run) == [rival], 30, 0.1, f"CMD on {rival}")
+                    end = gate_runs(run)[leader][n_runs - 1][1]
+                    r["cmd_stopped_after_kill_ms"] = round((end - t_kill) * 1000, 1)
+                    assert end - t_kill <= CMD_STOP_BOUND, \
+                        f"CMD ran {end - t_kill:.3f}s after its sidecar's SIGKILL > {CMD_STOP_BOUND}s"
+                else:
+                    v_lo, _ = given(run.units()[leader], t_kill)
+                    late = [u for u in run.units()[leader] if t_killed < u["start"] and u["ask"] > t_killed]
+                    assert not late, f"{leader}'s app worked on a yes asked after the SIGKILL: {late[:3]}"
+                    assert nxt.send >= v_lo, f"the rival's yes {v_lo - nxt.send:.3f}s before validUntil"
+                    wait_fresh_units(run, rival)
+                results.append(r)
+                log(f"sidecar kill: {json.dumps(r)}")
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1,
+                        holes=[(r["leader"], 0, float("inf")) for r in results])
+            if variant == "gate":
+                runs = {p: [{"start": a, "end": b if b is not None else time.time()} for a, b in rs]
+                        for p, rs in gate_runs(run).items()}
+                bad = judge.unit_intersections(runs)
+                assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+            assert_holder_sequence(run, results)
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_sidecar_kill_{variant}"
+    return scenario
+
+
+# ------------------------------------------------------------------ kubelet stopped
+
+def node_component(node, action, comp):
+    r = node.node_sh(action, comp, str(node.dir), check=False)
+    assert r.returncode == 0, f"node.sh {action} {comp}: {r.stdout}{r.stderr}"
+
+
+STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT")
+
+
+def refollow(run, timeout=60):
+    """`kubectl logs -f` streams through the kubelet: after its restart, every follower whose
+    stream ended (or that the apiserver refused while the kubelet came up) goes on from its last
+    line, until every one has stayed up for 2 s."""
+    deadline, quiet = time.time() + timeout, 0
+    while quiet < 2:
+        assert time.time() < deadline, "log streams do not stay up after the kubelet's restart"
+        ended = [k for k, f in run.followers.items() if f.proc.poll() is not None]
+        for key in ended:
+            f = run.followers[key]
+            f.thread.join(5)
+            f.lines = [ln for ln in f.lines if STAMPED.match(ln)]  # not kubectl's errors
+            run.followers[key] = LogFollower(run.node, run.ns, key[0], key[1], before=f)
+        quiet = 0 if ended else quiet + 1
+        time.sleep(1)
+
+
+def fault_kubelet_stop(node):
+    """The kubelet stopped for longer than lease-duration (and well inside the
+    controller-manager's node-monitor grace period, 40 s: the node stays Ready), restarted through
+    the node's launcher (node.sh, into the node's mount namespace): the pods run on under
+    containerd, so no change of leader, no container restart, no overlap, and the host's
+    sysctls unchanged (the restarted kubelet writes its six into the node's bind mounts)."""
+    run = Run(node, "fault_kubelet_stop", "native", configmap=TIMINGS)
+    failed = True
+    try:
+        run.start()
+        t0 = time.time()
+        results = []
+        for _ in range(repeat()):
+            leader = run.single_leader()
+            wait_fresh_units(run, leader)
+            pods = run.ready_pods()
+            rc0 = {p: restart_counts(run, p) for p in pods}
+            t_stop = time.time()
+            try:
+                node.node_sh("stop", "kubelet")
+                down = time.time()
+                while time.time() - down < LEASE + 2.0:
+                    assert run.sampler.leaders_now(1.0) == [leader], \
+                        f"leader changed while the kubelet was down: {run.sampler.leaders_now(1.0)}"
+                    time.sleep(0.1)
+            finally:
+                node_component(node, "restart", "kubelet")
+            t_up = time.time()
+            refollow(run)
+            wait_until(lambda: sorted(run.ready_pods()) == sorted(pods), 60, 0.2,
+                       "the same pods Ready after the kubelet's restart")
+            wait_fresh_units(run, leader)
+            assert run.single_leader() == leader, "the leader changed"
+            rc1 = {p: restart_counts(run, p) for p in pods}
+            assert rc1 == rc0, f"containers restarted: {rc0} -> {rc1}"
+            node.health()  # node Ready, rules, host sysctls and ip_forward unchanged
+            results.append({"leader": leader, "kubelet_down_s": round(t_up - t_stop, 2)})
+            log(f"kubelet stop: {json.dumps(results[-1])}")
+        fault_judge(run, t0 + 1, time.time() - 1)
+        seen = holders(run)
+        assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
+        failed = False
+    finally:
+        run.stop(failed)
 
 
 # ------------------------------------------------------------------ partition by port
@@ -442,9 +726,10 @@ def partition_round(run, mode, results):
 
 def partition(variant):
     def scenario(node):
-        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS).start()
+        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS)
         failed = True
         try:
+            run.start()
             t0 = time.time()
             run.single_leader()
             results = []
@@ -464,7 +749,9 @@ def partition(variant):
     return scenario
 
 
-SCENARIOS = {f.__name__: f for f in (pod_freeze("native"), partition("native"))}
+SCENARIOS = {f.__name__: f for f in (pod_freeze("native"), fault_pod_freeze_gate, partition("native"),
+                                     fault_kubelet_stop, sidecar_kill("native"),
+                                     sidecar_kill("gate"))}
 
 
 def main():
