@@ -199,8 +199,9 @@ def assert_holder_sequence(run, results):
     hs = [h for i, h in enumerate(seen) if i == 0 or h != seen[i - 1]]
     want = [results[0]["leader"]] + [r["rival"] for r in results]
     assert hs == want, f"lock history {hs}, expected {want}"
+    worked = gate_runs(run) if run.variant == "gate" else run.units()  # CMD runs, or units
     for r in results:
-        assert run.units().get(r["rival"]), f"{r['rival']} never worked"
+        assert worked.get(r["rival"]), f"{r['rival']} never worked"
 
 
 def given(units, before):
@@ -440,10 +441,7 @@ def fault_pod_freeze_gate(node):
                     if (p, s) not in residual] for p, rs in gate_runs(run).items()}
         bad = judge.unit_intersections(runs)
         assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
-        seen = holders(run)
-        hs = [h for i, h in enumerate(seen) if i == 0 or h != seen[i - 1]]
-        want = [results[0]["leader"]] + [r["rival"] for r in results]
-        assert hs == want, f"lock history {hs}, expected {want}"
+        assert_holder_sequence(run, results)
         log(f"pod freeze (gate): CMD stopped after the thaw (ms) "
             f"{[r['cmd_stopped_after_thaw_ms'] for r in results]}")
         failed = False
