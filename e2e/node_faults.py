@@ -11,6 +11,7 @@ unchanged). Timings: the test timings below; LEASEHOLD_NODE_SHIPPED_TIMINGS=1 ru
 Every bound is a named constant derived from the timings.
 """
 
+import gc
 import json
 import os
 import re
@@ -435,7 +436,8 @@ def gate_freeze_round(run, results, alone=False):
         assert old[1] < runs_start(run, rival), "CMD of the frozen sidecar's pod outlived the rival's start"
     else:
         assert 0 <= kill_s <= GATE_KILL_BOUND, \
-            f"the thawed gate stopped CMD {kill_s * 1000:.0f} ms after the thaw > {GATE_KILL_BOUND * 1000:.0f} ms"
+            f"the thawed gate stopped CMD {kill_s * 1000:.0f} ms after the thaw " \
+            f"> {GATE_KILL_BOUND * 1000:.0f} ms"
     assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the thaw"
     late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
     assert not late, f"{leader} said yes after the thaw"
@@ -545,7 +547,8 @@ def sidecar_kill(variant):
                     f"{leader} said yes {last_yes - t_killed:.3f}s after its sidecar's SIGKILL"
                 r = {"leader": leader, "rival": rival,
                      "kill_s": round(t_killed - t_kill, 3),
-                     "last_yes_after_kill_ms": None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
+                     "last_yes_after_kill_ms":
+                         None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
                      "takeover_after_renew_s": round(track.taken[1] - track.last_renew, 3)}
                 takeover = track.taken[1] - track.last_renew
                 assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
@@ -749,7 +752,8 @@ def apiserver_restart(kind):
                     assert nxt.send >= t_start, f"a yes during the outage from {nxt.pod}"
                     assert nxt.send >= v_lo, "a yes before the old leader's validUntil"
                     wait_fresh_units(run, nxt.pod)
-                    r.update(rival=nxt.pod, step_down_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
+                    r.update(rival=nxt.pod,
+                             step_down_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
                              yes_after_restart_s=round(nxt.recv - t_up, 3))
                 node.health()
                 results.append(r)
@@ -916,6 +920,12 @@ SCENARIOS = {f.__name__: f for f in (
 
 def main():
     name = sys.argv[1]
+    # The judge's sampler threads share this process, and a full cyclic collection (the pod
+    # watch's JSON objects, thousands of samples) stops them all at once. Under load 7-9 every
+    # pod's sampler stalled at the same instant for 420-430 ms (pod_freeze_gate, 10 rounds; the
+    # collector is the suspect, not proven): no collector during a scenario (minutes long, it
+    # makes no reference cycles worth collecting).
+    gc.disable()
     cluster.enter_netns()
     node = cluster.Node()
     node.health()
