@@ -51,10 +51,18 @@ class LogFollower:
     """`kubectl logs -f` of one container, from its start, kept in memory (and dumped on
     failure): the deleted pod's logs are gone from the apiserver once the pod is."""
 
-    def __init__(self, node, ns, pod, container):
+    def __init__(self, node, ns, pod, container, before=None):
+        """`before`: a follower whose stream ended (the kubelet, which serves it, restarted):
+        its lines are kept, and this one goes on after its last line's timestamp."""
         self.lines, self.pod, self.container = [], pod, container
+        self.after = None
         cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
                "-f", "-n", ns, pod, "-c", container, "--timestamps"]
+        if before is not None and before.lines:
+            self.lines = list(before.lines)
+            last = self.lines[-1].split(" ", 1)[0]
+            self.after = cluster_time(last)
+            cmd.append(f"--since-time={last}")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -62,6 +70,13 @@ class LogFollower:
 
     def _read(self):
         for line in self.proc.stdout:
+            if self.after is not None:  # --since-time has whole-second resolution
+                try:
+                    if cluster_time(line.split(" ", 1)[0]) <= self.after:
+                        continue
+                except ValueError:
+                    pass
+                self.after = None
             self.lines.append(line)
 
     def text(self):

@@ -85,8 +85,10 @@ class Node:
         import http.client
         import ssl
         env = self.cp_env
-        ctx = ssl.create_default_context(cafile=env["CA_CRT"])
-        ctx.load_cert_chain(env["ADMIN_CRT"], env["ADMIN_KEY"])
+        ctx = getattr(self, "_ssl", None)
+        if ctx is None:  # once: loading the CA and the key costs ms of CPU (the fault scenarios
+            ctx = self._ssl = ssl.create_default_context(cafile=env["CA_CRT"])  # poll at 10 Hz)
+            ctx.load_cert_chain(env["ADMIN_CRT"], env["ADMIN_KEY"])
         c = http.client.HTTPSConnection(env["APISERVER_HOST"], int(env["APISERVER_PORT"]),
                                         context=ctx, timeout=timeout)
         try:

@@ -214,7 +214,7 @@ class LockWatch:
         # A watch of the list (the object need not exist yet), filtered to `name`.
         cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
                "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
-        self.kind = kind
+        self.kind, self.cmd, self.stopping = kind, cmd, threading.Event()
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True)
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -228,17 +228,29 @@ class LockWatch:
         return json.loads(ann).get("holderIdentity", "") if ann else ""
 
     def _read(self):
-        for obj in json_objects(self.proc.stdout):
-            h = self._holder(obj)
-            with self.lock:
-                if not self.history or self.history[-1][1] != h:
-                    self.history.append((time.time(), h))
+        # Watched again when the stream ends (an apiserver restart): the new watch begins with
+        # the object as it is, so a change made while no watch ran is still seen.
+        while True:
+            for obj in json_objects(self.proc.stdout):
+                h = self._holder(obj)
+                with self.lock:
+                    if not self.history or self.history[-1][1] != h:
+                        self.history.append((time.time(), h))
+            if self.stopping.wait(0.5):
+                return
+            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, text=True)
+            if self.stopping.is_set():  # stop() ran meanwhile and ended the previous one
+                self.proc.terminate()
+                self.proc.wait(5)
+                return
 
     def holders(self):
         with self.lock:
             return [h for _, h in self.history]
 
     def stop(self):
+        self.stopping.set()
         self.proc.terminate()
         self.proc.wait(5)
         return self

@@ -1,0 +1,957 @@
+"""Issue 23: the faults only a node can make, on real pods of the one-node cluster (CTest label
+`node`, test names `e2e_node_fault_<kind>_<variant>`; e2e/node/README.md).
+
+    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.node_faults pod_freeze_native
+
+Each round applies one fault to the leader's pod, restores it in a `finally` (freezer state,
+iptables rules), asserts the row's expected outcome, and ends with the fixture's health check
+(node Ready, Service rules, drops on top, the host's six kubelet sysctls and ip_forward
+unchanged). Timings: the test timings below; LEASEHOLD_NODE_SHIPPED_TIMINGS=1 runs the shipped
+15/10/2 unchanged (the freeze is then longer, still inside the liveness window).
+Every bound is a named constant derived from the timings.
+"""
+
+import gc
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from e2e.node import cluster, judge
+from e2e.node.cluster import log, wait_until
+from e2e.node_scenarios import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
+                                cluster_time, container_id, restarts, signal_container)
+
+SHIPPED = os.environ.get("LEASEHOLD_NODE_SHIPPED_TIMINGS") == "1"
+# lease-duration, renew-deadline, retry-period (s). Test timings: the interop tier's 5/3/1.
+LEASE, RENEW, RETRY = (15.0, 10.0, 2.0) if SHIPPED else (5.0, 3.0, 1.0)
+TIMINGS = None if SHIPPED else {"LEASEHOLD_LEASE_DURATION": "5s",
+                                "LEASEHOLD_RENEW_DEADLINE": "3s",
+                                "LEASEHOLD_RETRY_PERIOD": "1s"}
+# The gate's stop-grace must fit the timings (at most half of renew-deadline - retry-period,
+# less its 250 ms margin: the gate refuses anything longer); the shipped 3 s fits 15/10/2.
+GATE_ENV = None if SHIPPED else {"LEASEHOLD_GATE_STOP_GRACE": "500ms"}
+# Takeover by a rival, counted from the last renewTime the apiserver stored for the old leader:
+# no earlier than lease-duration (client-go's rule: the rival saw the record at or after that
+# renew, and waits lease-duration from then), no later than lease-duration + two jittered retry
+# periods (it sees the record up to 1.2 x retry late, and tries again up to 1.2 x retry after
+# the expiry) + TAKEOVER_SLACK for requests and scheduling on a loaded machine.
+TAKEOVER_SLACK = 0.5 if UNLOADED else 1.5
+TAKEOVER_MAX = LEASE + 2 * 1.2 * RETRY + TAKEOVER_SLACK
+# 10 ms: renewTime and acquireTime are MicroTime, but written from the pods' own clocks.
+CLOCK_SLACK = 0.01
+# The shipped liveness probe (deploy/base): period 10 s x failureThreshold 3, timeout 1 s. Its
+# first failing probe can come right at the freeze, so the kubelet restarts a frozen sidecar no
+# earlier than 2 x period + timeout after the freeze began; freezes stay below it.
+LIVENESS_MIN = 2 * 10.0 + 1.0
+FREEZE_MAX = LIVENESS_MIN - 0.5
+# Whole-pod freeze: after the thaw, the unit the app had begun before the freeze ends as soon as
+# the app runs again (its sleep is until an absolute time, long past). Bound on that residual,
+# from the thaw's write to the unit's end stamp (measured 0.3-23 ms; the prototype 14-42 ms).
+RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
+
+FREEZER = Path("/sys/fs/cgroup/freezer/leasehold-node")
+LOCK = "leasehold-lock"
+
+
+def repeat():
+    return int(os.environ.get("NODE_REPEAT", "1"))
+
+
+# ------------------------------------------------------------------ the node's view of one pod
+
+def pod_uid(run, pod):
+    return run.node.kjson("get", "pod", "-n", run.ns, pod)["metadata"]["uid"]
+
+
+def pod_freezer(run, pod):
+    """The pod's cgroup in the v1 freezer hierarchy (kubelet cgroupfs driver: .../pod<uid>)."""
+    uid = pod_uid(run, pod)
+    for d, dirs, _ in os.walk(FREEZER):
+        if Path(d).name == f"pod{uid}":
+            return Path(d)
+    raise AssertionError(f"no freezer cgroup pod{uid} under {FREEZER}")
+
+
+def pod_pids(cg):
+    pids = []
+    for d, _, files in os.walk(cg):
+        if "cgroup.procs" in files:
+            pids += [int(x) for x in (Path(d) / "cgroup.procs").read_text().split()]
+    return pids
+
+
+def lease(run):
+    """(holder identity, renewTime, acquireTime) of the Lease lock, times in epoch seconds."""
+    spec = run.node.api("GET", f"/apis/coordination.k8s.io/v1/namespaces/{run.ns}/leases/{LOCK}")["spec"]
+    t = lambda k: cluster_time(spec[k]) if spec.get(k) else None  # noqa: E731
+    return spec.get("holderIdentity") or "", t("renewTime"), t("acquireTime")
+
+
+class LeaseTracker:
+    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
+    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
+    what the rivals saw), and the first record of another holder."""
+
+    def __init__(self, run, holder_pod):
+        self.run, self.pod = run, holder_pod
+        self.last_renew = self.taken = None
+
+    def poll(self):
+        h, renew, acquire = lease(self.run)
+        if judge.pod_of(h, [self.pod]) == self.pod:
+            self.last_renew = renew
+        elif h and self.taken is None:
+            self.taken = (h, acquire)
+        return self.taken
+
+
+def metrics(ip):
+    """The sidecar's /metrics on the probe port: name -> sum over label sets."""
+    import http.client
+    c = http.client.HTTPConnection(ip, judge.PROBE_PORT, timeout=2)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    finally:
+        c.close()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            name = name.split("{", 1)[0]
+            try:
+                out[name] = out.get(name, 0.0) + float(value)
+            except ValueError:
+                pass
+    return out
+
+
+def last_sample(run, pod):
+    ss = run.sampler.by_pod().get(pod, [])
+    return ss[-1] if ss else None
+
+
+def rejoined_as_follower(run, pod, rival, t_restore):
+    """The old leader answers "no" on the probe port and is Ready, and it has read the lock
+    since the restore: its metrics name the rival as holder (the same holder hash and term as
+    the rival's own), not itself; the Lease names the rival."""
+    ip, rival_ip = run.pod_ips[pod], run.pod_ips[rival]
+
+    def ok():
+        s = last_sample(run, pod)
+        if s is None or s.send < t_restore or s.yes or not isinstance(s.status, int):
+            return False
+        m, r = metrics(ip), metrics(rival_ip)
+        return (m.get("leasehold_is_leader") == 0 and m.get("leasehold_holder_is_me") == 0
+                and m.get("leasehold_holder_hash") == r.get("leasehold_holder_hash")
+                and m.get("leasehold_term") == r.get("leasehold_term")
+                and r.get("leasehold_is_leader") == 1
+                and pod in run.ready_pods() and judge.pod_of(lease(run)[0], [rival]) == rival)
+    wait_until(ok, RENEW + LEASE + 30, 0.2, f"{pod} back as a follower of {rival}")
+
+
+def restart_counts(run, pod):
+    return {c: restarts(run, pod, c) for c in ("leasehold", "app")}
+
+
+def fault_judge(run, t0, t1, holes=(), residual=()):
+    """The judge's rules over [t0, t1] with a fault's allowances: no definite overlap; no two
+    pods' units intersect, except the listed residual units (one per whole-pod freeze, bounded
+    by the caller); every pod alive over [t0, t1] sampled at least every 2 x interval outside its
+    holes ((pod, a, b): a frozen pod answers nothing)."""
+    by_pod = run.sampler.by_pod()
+    definite, possible = judge.overlaps(by_pod)
+    assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+    units = {p: [u for u in us if (p, u["start"]) not in residual] for p, us in run.units().items()}
+    bad = judge.unit_intersections(units)
+    assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+    for pod, ss in by_pod.items():
+        if not ss or ss[0].send > t0 or ss[-1].send < t1:
+            continue
+        edges = sorted([(a, b) for p, a, b in holes if p == pod])
+        lo, windows = t0, []
+        for a, b in edges:
+            windows.append((lo, a))
+            lo = max(lo, b)
+        windows.append((lo, t1))
+        for a, b in windows:
+            if b - a < 4 * SAMPLE_INTERVAL:
+                continue
+            gap, n = judge.sample_gaps(ss, a, b)
+            assert n >= (b - a) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {b - a:.1f}s"
+            assert gap <= 2 * SAMPLE_INTERVAL, \
+                f"{pod}: {gap * 1000:.0f} ms without a sample in [{a:.3f}, {b:.3f}]"
+    return possible
+
+
+def holders(run):
+    return [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+
+
+def assert_holder_sequence(run, results):
+    """The lock's history from the watch is exactly the expected holders: the first leader,
+    then each round's rival (a fault takes over from the leader directly, no release)."""
+    seen = holders(run)
+    hs = [h for i, h in enumerate(seen) if i == 0 or h != seen[i - 1]]
+    want = [results[0]["leader"]] + [r["rival"] for r in results]
+    assert hs == want, f"lock history {hs}, expected {want}"
+    worked = gate_runs(run) if run.variant == "gate" else run.units()  # CMD runs, or units
+    for r in results:
+        assert worked.get(r["rival"]), f"{r['rival']} never worked"
+
+
+def given(units, before):
+    """(lowest, highest) estimate of the last validUntil the app was given by answers asked
+    before `before`: ask + validForMs (the app's own rule) and answer + validForMs."""
+    us = [u for u in units if u["ask"] < before]
+    assert us, "the app did no unit before the fault: nothing to judge"
+    return (max(u["ask"] + u["valid_ms"] / 1000 for u in us),
+            max(u["ans"] + u["valid_ms"] / 1000 for u in us))
+
+
+def wait_fresh_units(run, pod, n=3):
+    n0 = len(run.units().get(pod, []))
+    run.wait_units(pod, n0 + n)
+
+
+# ------------------------------------------------------------------ whole-pod freeze
+
+def freezer_state(cg):
+    return (cg / "freezer.state").read_text().strip()
+
+
+def container_freezer(run, pod, container):
+    """The container's cgroup inside its pod's (cgroupfs: pod<uid>/<container id>)."""
+    cg = pod_freezer(run, pod) / container_id(run, pod, container)[0]
+    assert cg.is_dir(), f"no freezer cgroup {cg}"
+    return cg
+
+
+def freeze_round(run, results, alone=False):
+    """Freezes the leader's whole pod (v1 freezer: app and sidecar stop together), or with
+    `alone` its sidecar container only, until a rival has taken over and lease-duration + 1 s
+    has passed (never past FREEZE_MAX), then thaws."""
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    rc0 = restart_counts(run, leader)
+    cg = container_freezer(run, leader, "leasehold") if alone else pod_freezer(run, leader)
+    assert freezer_state(cg) == "THAWED", f"{cg} is {freezer_state(cg)} before the freeze"
+    track = LeaseTracker(run, leader)
+    track.poll()
+    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
+    t_freeze = time.time()
+    (cg / "freezer.state").write_text("FROZEN")
+    polls = 0
+    try:
+        wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
+        t_frozen = time.time()
+        while True:
+            # Something (runc, the kubelet) must not undo the fault while it is applied.
+            st = freezer_state(cg)
+            assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
+            polls += 1
+            track.poll()
+            held = time.time() - t_frozen
+            if track.taken and held >= LEASE + 1.0:
+                break
+            assert held < FREEZE_MAX, f"no takeover in {held:.1f}s of freeze"
+            time.sleep(0.1)
+    finally:
+        t_thaw0 = time.time()
+        (cg / "freezer.state").write_text("THAWED")
+        t_thaw = time.time()
+    wait_until(lambda: freezer_state(cg) == "THAWED", 10, 0.01, f"{cg} THAWED")
+    rival_h, acquired = track.taken
+    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_freeze, exclude=(leader,)), 10, 0.05,
+                     "the rival's first yes")
+    assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+    rejoined_as_follower(run, leader, rival, t_thaw)
+    wait_fresh_units(run, rival)
+    t_end = time.time()
+
+    # The sidecar answers no "yes" after the thaw (an answer received after the thaw was
+    # produced after it: the sampler is not frozen).
+    late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
+    assert not late, f"{leader} said yes after the thaw: {[(s.send, s.recv) for s in late[:3]]}"
+    # The app: its last validUntil passed during the freeze; it begins no unit after it, asks
+    # no unit on an answer given after the thaw; at most one unit (begun before the freeze)
+    # ends after the thaw, within RESIDUAL_BOUND.
+    units = [u for u in run.units()[leader] if u["end"] >= t_freeze - 1]
+    v_lo, v_hi = given(run.units()[leader], t_freeze)
+    assert v_hi < t_thaw0, f"the freeze ended before the last validUntil ({v_hi - t_thaw0:.3f}s)"
+    begun = [u for u in units if u["start"] > v_lo]
+    assert not begun, f"{leader} began units after its last validUntil: {begun[:3]}"
+    after = [u for u in units if u["ans"] >= t_thaw0]
+    assert not after, f"{leader} worked on an answer given after the thaw: {after[:3]}"
+    spanning = [u for u in units if u["start"] < t_thaw0 < u["end"]]
+    assert len(spanning) <= (0 if alone else 1), f"{len(spanning)} units span the thaw: {spanning}"
+    # From the thaw's write (upper estimate; the write itself takes up to a few ms).
+    residual = spanning[0]["end"] - t_thaw0 if spanning else None
+    if spanning:
+        assert spanning[0]["start"] <= t_freeze + 0.5, f"unit begun during the freeze: {spanning}"
+        assert residual <= RESIDUAL_BOUND, \
+            f"the unit begun before the freeze ran {residual * 1000:.0f} ms after the thaw " \
+            f"> {RESIDUAL_BOUND * 1000:.0f} ms"
+    # Takeover lease-duration after the last renew the apiserver stored.
+    takeover = acquired - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
+    # Freeze shorter than the liveness window: nothing restarted.
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted: {rc0} -> {restart_counts(run, leader)}"
+    r = {"leader": leader, "rival": rival, "freeze_s": round(t_thaw0 - t_freeze, 3),
+         "freezer_polls": polls, "takeover_after_renew_s": round(takeover, 3),
+         "rival_yes_after_validuntil_s": round(nxt.send - v_lo, 3),
+         "residual_ms": None if residual is None else round(residual * 1000, 1)}
+    log(f"freeze: {json.dumps(r)}")
+    results.append(r)
+    return (t_freeze, t_thaw, leader, spanning[0]["start"] if spanning else None, t_end)
+
+
+def pod_freeze(variant, alone=False):
+    name = f"fault_{'sidecar' if alone else 'pod'}_freeze_{variant}"
+
+    def scenario(node):
+        run = Run(node, name, variant, configmap=TIMINGS)
+        failed = True
+        try:
+            run.start()
+            t0 = time.time()
+            run.single_leader()
+            results, holes, residual = [], [], set()
+            for _ in range(repeat()):
+                t_f, t_t, pod, res_start, _ = freeze_round(run, results, alone)
+                # The frozen pod answers nothing; the sampler's request then times out (1 s).
+                holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+                if res_start is not None:
+                    residual.add((pod, res_start))
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1, holes, residual)
+            assert_holder_sequence(run, results)
+            res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
+            log(f"{name}: {len(results)} rounds; residual (ms) {res}; takeover "
+                f"after last renew (s) {[r['takeover_after_renew_s'] for r in results]}")
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = name
+    return scenario
+
+
+# ------------------------------------------------------------------ whole-pod freeze, gate
+
+GATE_EXIT_RE = re.compile(r"gate: CMD \(pid \d+\) exited")
+# After the thaw the gate's timer finds validUntil long past and stops CMD at once (stop signal,
+# then SIGKILL: kill_at = validUntil - margin is past). Bound from the thaw's write to the CMD's
+# end (the gate's "CMD exited" line as containerd stamped it: an upper estimate).
+GATE_KILL_BOUND = 0.2 if UNLOADED else 0.5
+
+
+_GATE_RUNS = {}  # (ns, pod, container) -> (follower, lines parsed, runs): each line parsed once
+
+
+def gate_runs(run):
+    """pod -> [[start, end or None]]: CMD's runs, from its LHSTART stamp to its LHEXIT stamp or,
+    when it got no chance to write one (SIGKILL), the gate's "CMD exited" line's CRI stamp."""
+    out = {}
+    for (pod, c), f in list(run.followers.items()):
+        if c != "app":
+            continue
+        seen, n, runs = _GATE_RUNS.get((run.ns, pod, c), (None, 0, []))
+        if seen is not f:  # a new follower (re-attached after a kubelet restart): from the start
+            n, runs = 0, []
+        lines = f.lines[n:len(f.lines)]
+        for line in lines:
+            m = START_RE.search(line)
+            if m:
+                runs.append([int(m.group(1)) / 1e6, None])
+                continue
+            if not runs or runs[-1][1] is not None:
+                continue
+            m = judge.EXIT_RE.search(line)
+            if m:
+                runs[-1][1] = int(m.group(1)) / 1e6
+            elif GATE_EXIT_RE.search(line):
+                runs[-1][1] = cluster_time(line.split(" ", 1)[0])
+        _GATE_RUNS[(run.ns, pod, c)] = (f, n + len(lines), runs)
+        out.setdefault(pod, []).extend([list(r) for r in runs])
+    return out
+
+
+def cmd_on(run):
+    return sorted(p for p, rs in gate_runs(run).items() if rs and rs[-1][1] is None)
+
+
+# The gate's teardown margin: SIGKILL this long before validUntil (`leasehold gate`).
+GATE_MARGIN = 0.25
+
+
+def gate_freeze_round(run, results, alone=False):
+    """The whole pod frozen (the gate with it: its timer fires only after the thaw), or with
+    `alone` the sidecar container only (the gate runs on: its timer stops CMD before
+    validUntil - margin, during the freeze)."""
+    leader = run.single_leader()
+    wait_until(lambda: cmd_on(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+    rc0 = restart_counts(run, leader)
+    n_runs = len(gate_runs(run)[leader])
+    cg = container_freezer(run, leader, "leasehold") if alone else pod_freezer(run, leader)
+    track = LeaseTracker(run, leader)
+    track.poll()
+    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
+    t_freeze = time.time()
+    (cg / "freezer.state").write_text("FROZEN")
+    try:
+        wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
+        t_frozen = time.time()
+        while True:
+            st = freezer_state(cg)
+            assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
+            track.poll()
+            held = time.time() - t_frozen
+            rival_cmd = [p for p in cmd_on(run) if p != leader]
+            if track.taken and rival_cmd and held >= LEASE + 1.0:
+                break
+            assert held < FREEZE_MAX, f"no takeover and rival CMD in {held:.1f}s of freeze"
+            time.sleep(0.1)
+    finally:
+        t_thaw0 = time.time()
+        (cg / "freezer.state").write_text("THAWED")
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+    assert rival_cmd == [rival], f"CMD started on {rival_cmd}, the Lease names {rival}"
+    wait_until(lambda: leader not in cmd_on(run), 10, 0.02, f"CMD stopped on {leader}")
+    rejoined_as_follower(run, leader, rival, t_thaw0)
+    runs = gate_runs(run)
+    old = runs[leader][n_runs - 1]
+    kill_s = old[1] - t_thaw0
+    if alone:
+        # validUntil <= the last renew the apiserver stored + renew-deadline
+        before = track.last_renew + RENEW - GATE_MARGIN - old[1]
+        assert before >= 0, f"CMD stopped {-before:.3f}s after validUntil - margin"
+        assert old[1] < runs_start(run, rival), "CMD of the frozen sidecar's pod outlived the rival's start"
+    else:
+        assert 0 <= kill_s <= GATE_KILL_BOUND, \
+            f"the thawed gate stopped CMD {kill_s * 1000:.0f} ms after the thaw " \
+            f"> {GATE_KILL_BOUND * 1000:.0f} ms"
+    assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the thaw"
+    late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
+    assert not late, f"{leader} said yes after the thaw"
+    # The rival's CMD began while the old one was frozen: that wall-clock intersection is the
+    # residual, bounded above; other gated runs never intersect.
+    overlap = old[1] - runs[rival][-1][0]
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted"
+    takeover = track.taken[1] - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    r = {"leader": leader, "rival": rival, "freeze_s": round(t_thaw0 - t_freeze, 3),
+         "cmd_stopped_after_thaw_ms": round(kill_s * 1000, 1),
+         "cmd_stopped_before_validuntil_s": round(track.last_renew + RENEW - old[1], 3),
+         "takeover_after_renew_s": round(takeover, 3), "frozen_cmd_span_over_rival_s": round(overlap, 3)}
+    log(f"gate freeze: {json.dumps(r)}")
+    results.append(r)
+    return t_freeze, t_thaw0, leader, None if alone else old[0]
+
+
+def runs_start(run, pod):
+    return gate_runs(run)[pod][-1][0]
+
+
+def gate_freeze(alone):
+    name = f"fault_{'sidecar' if alone else 'pod'}_freeze_gate"
+
+    def scenario(node):
+        gate_freeze_scenario(node, name, alone)
+    scenario.__name__ = name
+    return scenario
+
+
+def gate_freeze_scenario(node, name, alone):
+    run = Run(node, name, "gate", configmap=TIMINGS, app_env=GATE_ENV)
+    failed = True
+    try:
+        run.start()
+        t0 = time.time()
+        run.single_leader()
+        results, holes, residual = [], [], set()
+        for _ in range(repeat()):
+            t_f, t_t, pod, start = gate_freeze_round(run, results, alone)
+            holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+            if start is not None:
+                residual.add((pod, start))
+            node.health()
+        fault_judge(run, t0 + 1, time.time() - 1, holes)
+        runs = {p: [{"start": s, "end": e if e is not None else time.time()} for s, e in rs
+                    if (p, s) not in residual] for p, rs in gate_runs(run).items()}
+        bad = judge.unit_intersections(runs)
+        assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+        assert_holder_sequence(run, results)
+        log(f"{name}: CMD stopped after the thaw (ms) "
+            f"{[r['cmd_stopped_after_thaw_ms'] for r in results]}")
+        failed = False
+    finally:
+        run.stop(failed)
+
+
+# ------------------------------------------------------------------ sidecar SIGKILLed
+
+# SIGKILL of the sidecar container: it dies at once, and with it its listeners. Bound from the
+# return of `ctr tasks kill` (the signal is delivered by then) to the last "yes" sent: the exit
+# itself (closing sockets) on a loaded machine.
+ANSWERS_STOP_BOUND = 0.05 if UNLOADED else 0.2
+# The gate's CMD: the gate sees its sidecar's watch stream end and stops CMD (measured 0.17-0.23 s
+# in e2e_node_gate_handovers); bound from the kill to CMD's end.
+CMD_STOP_BOUND = 0.5 if UNLOADED else 1.0
+
+
+def sidecar_kill(variant):
+    def scenario(node):
+        run = Run(node, f"fault_sidecar_kill_{variant}", variant, replicas=5, configmap=TIMINGS,
+                  app_env=GATE_ENV if variant == "gate" else None)
+        failed = True
+        try:
+            run.start()
+            t0 = time.time()
+            results = []
+            for _ in range(repeat()):
+                leader = run.single_leader()
+                if variant == "gate":
+                    wait_until(lambda: cmd_on(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+                    n_runs = len(gate_runs(run)[leader])
+                else:
+                    wait_fresh_units(run, leader)
+                r0 = restarts(run, leader, "leasehold")
+                track = LeaseTracker(run, leader)
+                track.poll()
+                t_kill = time.time()
+                signal_container(run, leader, "leasehold", "SIGKILL")
+                t_killed = time.time()
+                wait_until(lambda: track.poll(), LEASE + 10, 0.1, "a rival's takeover")
+                rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+                nxt = wait_until(lambda: run.sampler.first_yes_after(t_kill, exclude=(leader,)),
+                                 10, 0.05, "the rival's first yes")
+                assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+                # The kubelet's crash-loop back-off doubles from 10 s per restart of one
+                # container (5 replicas keep it at <= 20 s over 10 rounds).
+                wait_until(lambda: restarts(run, leader, "leasehold") > r0, 150, 0.2,
+                           "the kubelet's restart of the sidecar")
+                rejoined_as_follower(run, leader, rival, t_killed)
+                ss = run.sampler.by_pod()[leader]
+                yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
+                last_yes = max(x.send for x in yes) if yes else None
+                assert last_yes is None or last_yes <= t_killed + ANSWERS_STOP_BOUND, \
+                    f"{leader} said yes {last_yes - t_killed:.3f}s after its sidecar's SIGKILL"
+                r = {"leader": leader, "rival": rival,
+                     "kill_s": round(t_killed - t_kill, 3),
+                     "last_yes_after_kill_ms":
+                         None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
+                     "takeover_after_renew_s": round(track.taken[1] - track.last_renew, 3)}
+                takeover = track.taken[1] - track.last_renew
+                assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+                    f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+                if variant == "gate":
+                    wait_until(lambda: cmd_on(run) == [rival], 30, 0.1, f"CMD on {rival}")
+                    end = gate_runs(run)[leader][n_runs - 1][1]
+                    r["cmd_stopped_after_kill_ms"] = round((end - t_kill) * 1000, 1)
+                    assert end - t_kill <= CMD_STOP_BOUND, \
+                        f"CMD ran {end - t_kill:.3f}s after its sidecar's SIGKILL > {CMD_STOP_BOUND}s"
+                else:
+                    v_lo, _ = given(run.units()[leader], t_kill)
+                    late = [u for u in run.units()[leader] if t_killed < u["start"] and u["ask"] > t_killed]
+                    assert not late, f"{leader}'s app worked on a yes asked after the SIGKILL: {late[:3]}"
+                    assert nxt.send >= v_lo, f"the rival's yes {v_lo - nxt.send:.3f}s before validUntil"
+                    wait_fresh_units(run, rival)
+                results.append(r)
+                log(f"sidecar kill: {json.dumps(r)}")
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1,
+                        holes=[(r["leader"], 0, float("inf")) for r in results])
+            if variant == "gate":
+                runs = {p: [{"start": a, "end": b if b is not None else time.time()} for a, b in rs]
+                        for p, rs in gate_runs(run).items()}
+                bad = judge.unit_intersections(runs)
+                assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+            assert_holder_sequence(run, results)
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_sidecar_kill_{variant}"
+    return scenario
+
+
+# ------------------------------------------------------------------ kubelet stopped
+
+def node_component(node, action, comp):
+    """node.sh stop|restart COMPONENT, from the host's network namespace, at the priority the
+    node runs at (this process runs 5 higher: see main)."""
+    def child():
+        cluster.host_netns()
+        os.nice(5)
+    r = subprocess.run(["bash", str(cluster.NODE_SH), action, comp, str(node.dir)],
+                       capture_output=True, text=True, timeout=300, preexec_fn=child,
+                       pass_fds=() if cluster.HOST_NETNS_FD is None else (cluster.HOST_NETNS_FD,))
+    assert r.returncode == 0, f"node.sh {action} {comp}: {r.stdout}{r.stderr}"
+
+
+STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT")
+
+
+def refollow(run, timeout=60):
+    """`kubectl logs -f` streams through the kubelet: after its restart, every follower whose
+    stream ended (or that the apiserver refused while the kubelet came up) goes on from its last
+    line, until every one has stayed up for 2 s."""
+    deadline, quiet = time.time() + timeout, 0
+    while quiet < 2:
+        assert time.time() < deadline, "log streams do not stay up after the kubelet's restart"
+        ended = [k for k, f in run.followers.items() if f.proc.poll() is not None]
+        for key in ended:
+            f = run.followers[key]
+            f.thread.join(5)
+            f.lines = [ln for ln in f.lines if STAMPED.match(ln)]  # not kubectl's errors
+            run.followers[key] = LogFollower(run.node, run.ns, key[0], key[1], before=f)
+        quiet = 0 if ended else quiet + 1
+        time.sleep(1)
+
+
+def shims():
+    """pids of the containerd shims (every one on this machine is the node's)."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "comm").read_text().startswith("containerd-shim"):
+                out.add(int(d.name))
+        except OSError:
+            pass
+    return out
+
+
+def component_outage(comp, hold):
+    """`comp` (kubelet or containerd) stopped for `hold` s, then started again through the node's
+    launcher (node.sh, into the node's mount namespace): the pods' processes run on (their
+    shims survive), so no change of leader, no container restart, no overlap, and the host's
+    sysctls unchanged (a restarted kubelet writes its six into the node's bind mounts)."""
+    def scenario(node):
+        run = Run(node, f"fault_{comp}_restart", "native", configmap=TIMINGS)
+        failed = True
+        try:
+            run.start()
+            t0 = time.time()
+            results = []
+            for _ in range(repeat()):
+                leader = run.single_leader()
+                wait_fresh_units(run, leader)
+                pods = run.ready_pods()
+                rc0 = {p: restart_counts(run, p) for p in pods}
+                shims0 = shims()
+                assert len(shims0) >= len(pods), f"{len(shims0)} shims for {len(pods)} pods"
+                t_stop = time.time()
+                try:
+                    node_component(node, "stop", comp)
+                    down = time.time()
+                    while time.time() - down < hold:
+                        assert run.sampler.leaders_now(1.0) == [leader], \
+                            f"leader changed while {comp} was down: {run.sampler.leaders_now(1.0)}"
+                        time.sleep(0.1)
+                finally:
+                    node_component(node, "restart", comp)
+                t_up = time.time()
+                assert shims() >= shims0, f"shims gone: {sorted(shims0 - shims())}"
+                refollow(run)
+                wait_until(lambda: sorted(run.ready_pods()) == sorted(pods), 60, 0.2,
+                           f"the same pods Ready after {comp}'s restart")
+                wait_fresh_units(run, leader)
+                assert run.single_leader() == leader, "the leader changed"
+                rc1 = {p: restart_counts(run, p) for p in pods}
+                assert rc1 == rc0, f"containers restarted: {rc0} -> {rc1}"
+                node.health()  # node Ready, rules, host sysctls and ip_forward unchanged
+                results.append({"leader": leader, f"{comp}_down_s": round(t_up - t_stop, 2)})
+                log(f"{comp} restart: {json.dumps(results[-1])}")
+            fault_judge(run, t0 + 1, time.time() - 1)
+            seen = holders(run)
+            assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_{comp}_restart"
+    return scenario
+
+
+# ------------------------------------------------------------------ apiserver restarted
+
+CP_SH = cluster.REPO / "e2e" / "controlplane" / "controlplane.sh"
+# "Shorter than renew-deadline" needs a renew-deadline longer than an apiserver's restart here
+# (SIGKILL, start, /readyz: measured 3-6 s loaded): 30/25/2 (LEASEHOLD_NODE_SHIPPED_TIMINGS=1:
+# the shipped 15/10/2, which a restart under load may exceed: the test then fails as vacuous).
+SHORT_TIMINGS = (15.0, 10.0, 2.0) if SHIPPED else (30.0, 25.0, 2.0)
+
+
+def controlplane(node, *args):
+    """controlplane.sh on the node's control plane, from this process (inside the node's
+    network namespace, where the apiserver binds the node IP)."""
+    env = dict(os.environ, CONTROLPLANE_BIN=node.cp_env["BIN_DIR"],
+               CONTROLPLANE_HOST=node.cp_env["APISERVER_HOST"])
+    r = subprocess.run(["bash", str(CP_SH), *args], env=env, capture_output=True, text=True,
+                       timeout=120, preexec_fn=lambda: os.nice(5))  # the apiserver: back at 0
+    assert r.returncode == 0, f"controlplane.sh {' '.join(args)}: {r.stdout}{r.stderr}"
+
+
+def apiserver_restart(kind):
+    """short: the apiserver SIGKILLed and started again within renew-deadline: no change of
+    leader. long: down until the leader stepped down (past renew-deadline): its last yes
+    before its validUntil, then a takeover after the recovery, no overlap."""
+    def scenario(node):
+        lease_s, renew_s, retry_s = SHORT_TIMINGS if kind == "short" else (LEASE, RENEW, RETRY)
+        timings = {"LEASEHOLD_LEASE_DURATION": f"{lease_s:g}s",
+                   "LEASEHOLD_RENEW_DEADLINE": f"{renew_s:g}s",
+                   "LEASEHOLD_RETRY_PERIOD": f"{retry_s:g}s"}
+        run = Run(node, f"fault_apiserver_{kind}", "native", configmap=timings)
+        failed = True
+        cp = str(node.dir / "cp")
+        try:
+            run.start()
+            t0 = time.time()
+            results = []
+            for _ in range(repeat()):
+                leader = run.single_leader()
+                wait_fresh_units(run, leader)
+                h0 = holders(run)
+                track = LeaseTracker(run, leader)
+                track.poll()
+                t_kill = time.time()
+                try:
+                    controlplane(node, "stop-apiserver", cp, "--kill")
+                    if kind == "long":  # until the leader stepped down, and 1 s more
+                        wait_until(lambda: (lambda x: x and not x.yes and x.send > t_kill)(
+                            last_sample(run, leader)), renew_s + 10, 0.05, "the leader's step-down")
+                        time.sleep(1.0)
+                finally:
+                    t_start = time.time()
+                    controlplane(node, "start-apiserver", cp)
+                t_up = time.time()
+                outage = t_up - t_kill
+                refollow(run)
+                run.wait_ready(run.replicas, timeout=60)
+                ss = run.sampler.by_pod()[leader]
+                r = {"leader": leader, "outage_s": round(outage, 2)}
+                if kind == "short":
+                    assert outage < renew_s - retry_s, \
+                        f"the restart took {outage:.1f}s >= renew-deadline - retry-period: vacuous"
+                    wait_fresh_units(run, leader)
+                    assert run.single_leader() == leader, "the leader changed"
+                    assert holders(run) == h0, f"lock history changed: {h0} -> {holders(run)}"
+                    no = [x for x in ss if x.send > t_kill and not x.yes]
+                    assert not no, f"{leader} said no during a short outage: {len(no)} samples"
+                    r["rival"] = leader
+                else:
+                    v_lo, v_hi = given(run.units()[leader], t_start)
+                    # (the old leader may well lead again after the recovery: not counted)
+                    yes = [x for x in ss if x.yes and t_kill - 5 <= x.send < t_start]
+                    last_yes = max(yes, key=lambda x: x.send)
+                    assert last_yes.recv <= v_hi, f"last yes {last_yes.recv - v_hi:.3f}s after validUntil"
+                    assert last_yes.send <= track.last_renew + renew_s + CLOCK_SLACK, \
+                        "a yes later than renew-deadline after the last renew"
+                    nxt = wait_until(lambda: run.sampler.first_yes_after(last_yes.recv + 0.001), 60,
+                                     0.05, "a leader after the recovery")
+                    assert nxt.send >= t_start, f"a yes during the outage from {nxt.pod}"
+                    assert nxt.send >= v_lo, "a yes before the old leader's validUntil"
+                    wait_fresh_units(run, nxt.pod)
+                    r.update(rival=nxt.pod,
+                             step_down_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
+                             yes_after_restart_s=round(nxt.recv - t_up, 3))
+                node.health()
+                results.append(r)
+                log(f"apiserver {kind}: {json.dumps(r)}")
+            fault_judge(run, t0 + 1, time.time() - 1)
+            if kind == "short":
+                seen = holders(run)
+                assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_apiserver_{kind}"
+    return scenario
+
+
+# ------------------------------------------------------------------ partition by port
+
+PARTITION_MODES = {  # chain, match on the apiserver's ports (the pod's view: 10.0.0.1:443 DNATed)
+    "out": [("OUTPUT", "--dport")],
+    "in": [("INPUT", "--sport")],
+    "both": [("OUTPUT", "--dport"), ("INPUT", "--sport")],
+}
+COMMENT = "leasehold-e2e-fault"
+
+
+def partition_rules(run, mode):
+    """iptables argument lists, by port only: the kubernetes Service's 443 and the apiserver's
+    own port. Never by address: the node IP is also the source of the probes and the sampler."""
+    ports = (443, int(run.node.cp_env["APISERVER_PORT"]))
+    return [[chain, "-p", "tcp", match, str(p), "-m", "comment", "--comment", COMMENT, "-j", "DROP"]
+            for chain, match in PARTITION_MODES[mode] for p in ports]
+
+
+def in_pod_netns(pid, *args, check=True):
+    return subprocess.run(["nsenter", "-t", str(pid), "-n", *args], capture_output=True, text=True,
+                          check=check, timeout=30)
+
+
+def fault_rules(pid):
+    out = in_pod_netns(pid, "iptables", "-w", "-S", check=False).stdout
+    return [ln for ln in out.splitlines() if COMMENT in ln]
+
+
+def probe_trouble(run, pod, since):
+    """The kubelet's probe events for `pod` since `since` that say it could not reach the pod
+    (a readiness 503 is an answer; a timeout or a refused connection is not) or a liveness
+    failure."""
+    ev = run.node.kjson("get", "events", "-n", run.ns, f"--field-selector=involvedObject.name={pod}")
+    bad = []
+    for e in ev["items"]:
+        t = e.get("lastTimestamp") or e.get("eventTime") or ""
+        if e.get("reason") != "Unhealthy" or not t or cluster_time(t[:19] + "Z") < int(since):
+            continue
+        msg = e.get("message", "")
+        if "Liveness" in msg or any(w in msg for w in ("timeout", "deadline", "refused", "reset")):
+            bad.append(msg)
+    return bad
+
+
+def partition_round(run, mode, results):
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    rc0 = restart_counts(run, leader)
+    cg = pod_freezer(run, leader)
+    pid = pod_pids(cg)[0]
+    assert not fault_rules(pid), "fault rules in the pod's netns before the fault"
+    track = LeaseTracker(run, leader)
+    track.poll()
+    rules = partition_rules(run, mode)
+    t_cut = time.time()
+    added = []
+    try:
+        for r in rules:
+            in_pod_netns(pid, "iptables", "-w", "-I", *r)
+            added.append(r)
+        assert len(fault_rules(pid)) == len(rules), fault_rules(pid)
+        t_cut = time.time()
+        while True:
+            # The rules stay while the fault is applied.
+            assert len(fault_rules(pid)) == len(rules), f"fault rules changed: {fault_rules(pid)}"
+            track.poll()
+            s = last_sample(run, leader)
+            if track.taken and s and not s.yes and s.send > t_cut:
+                nxt = run.sampler.first_yes_after(t_cut, exclude=(leader,))
+                if nxt:
+                    break
+            assert time.time() - t_cut < LEASE + RENEW + 30, "no takeover during the partition"
+            time.sleep(0.1)
+        time.sleep(1.0)  # a second more of partition with the rival leading: probes still pass
+    finally:
+        for r in reversed(added):
+            in_pod_netns(pid, "iptables", "-w", "-D", *r, check=False)
+        t_restore = time.time()
+    assert not fault_rules(pid), f"fault rules left in the pod's netns: {fault_rules(pid)}"
+    rival_h, acquired = track.taken
+    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+    rejoined_as_follower(run, leader, rival, t_restore)
+    wait_fresh_units(run, rival)
+
+    # The last "yes" (sampler) and the app's last unit come before the last validUntil given.
+    ss = run.sampler.by_pod()[leader]
+    yes = [s for s in ss if s.yes and s.send >= t_cut - 5]
+    last_yes = max(yes, key=lambda s: s.send)
+    v_lo, v_hi = given(run.units()[leader], t_restore)
+    assert last_yes.recv <= v_hi, f"{leader}'s last yes {last_yes.recv - v_hi:.3f}s after validUntil"
+    assert not [s for s in ss if s.yes and t_cut + RENEW + 0.5 < s.send < t_restore], \
+        "a yes later than renew-deadline into the partition"
+    late = [u for u in run.units()[leader] if u["start"] > v_lo and u["start"] < t_restore]
+    assert not late, f"{leader} began units after its last validUntil: {late[:3]}"
+    # The kubelet's probes and the sampler reached the pod throughout: every sample an HTTP
+    # answer, no gap over 2 x interval, no restart, no probe that timed out.
+    during = [s for s in ss if t_cut <= s.send <= t_restore]
+    errs = [s.status for s in during if not isinstance(s.status, int)]
+    assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"
+    gap, n = judge.sample_gaps(ss, t_cut, t_restore)
+    assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample"
+    trouble = probe_trouble(run, leader, t_cut)
+    assert not trouble, f"the kubelet's probes did not reach {leader}: {trouble[:3]}"
+    assert restart_counts(run, leader) == rc0, f"{leader} restarted during the partition"
+    takeover = acquired - track.last_renew
+    assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
+        f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
+    assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
+    r = {"mode": mode, "leader": leader, "rival": rival,
+         "last_yes_before_validuntil_ms": round((v_lo - last_yes.recv) * 1000, 1),
+         "takeover_after_renew_s": round(takeover, 3), "samples_during": n,
+         "partition_s": round(t_restore - t_cut, 2)}
+    log(f"partition: {json.dumps(r)}")
+    results.append(r)
+
+
+def partition(variant):
+    def scenario(node):
+        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS)
+        failed = True
+        try:
+            run.start()
+            t0 = time.time()
+            run.single_leader()
+            results = []
+            modes = list(PARTITION_MODES)
+            for i in range(max(repeat(), len(modes))):
+                partition_round(run, modes[i % len(modes)], results)
+                node.health()
+            fault_judge(run, t0 + 1, time.time() - 1)
+            assert_holder_sequence(run, results)
+            log(f"partition ({variant}): last yes before validUntil (ms) "
+                f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
+                f"renew (s) {[r['takeover_after_renew_s'] for r in results]}")
+            failed = False
+        finally:
+            run.stop(failed)
+    scenario.__name__ = f"fault_partition_{variant}"
+    return scenario
+
+
+SCENARIOS = {f.__name__: f for f in (
+    pod_freeze("native"), gate_freeze(False), pod_freeze("native", alone=True), gate_freeze(True),
+    partition("native"), sidecar_kill("native"), sidecar_kill("gate"),
+    apiserver_restart("short"), apiserver_restart("long"),
+    component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
+
+
+def main():
+    name = sys.argv[1]
+    # The judge's sampler threads share this process, and a full cyclic collection (the pod
+    # watch's JSON objects, thousands of samples) stops them all at once. Under load 7-9 every
+    # pod's sampler stalled at the same instant for 420-430 ms (pod_freeze_gate, 10 rounds; the
+    # collector is the suspect, not proven): no collector during a scenario (minutes long, it
+    # makes no reference cycles worth collecting).
+    gc.disable()
+    # Still, with gc off, every pod's sampler stalled at once for ~0.6 s when the apiserver was
+    # SIGKILLed (apiserver_long, load 8.8: every client of the node retrying at nice 0, the
+    # builds at nice 5): the instrument runs ahead of what it measures. Root is needed anyway.
+    os.nice(-5)
+    cluster.enter_netns()
+    node = cluster.Node()
+    node.health()
+    t = time.monotonic()
+    log(f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
+        f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
+    try:
+        SCENARIOS[name](node)
+    except Exception:
+        traceback.print_exc()
+        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
+        sys.exit(1)
+    node.health()
+    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+if __name__ == "__main__":
+    main()
