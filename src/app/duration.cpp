@@ -26,7 +26,7 @@ uint64_t UnitNanos(std::string_view u) {
 }
 
 Status Error(std::string_view text, const char* what) {
-  return Status(Code::kInvalid, Quote(text) + " " + what);
+  return Status(Code::kBadConfig, Quote(text) + " " + what);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ struct Value {
 };
 
 Status Invalid(const Value& v, const std::string& what) {
-  return Status(Code::kInvalid, v.origin + ": " + what);
+  return Status(Code::kBadConfig, v.origin + ": " + what);
 }
 
 std::string Trim(std::string s) {
@@ -691,12 +691,12 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   try {
     parsed.emplace(options.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& e) {
-    return Status(Code::kInvalid, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
+    return Status(Code::kBadConfig, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
   }
   const cxxopts::ParseResult& r = *parsed;
   if (!r.unmatched().empty()) {
-    return Status(Code::kInvalid, "unexpected argument " + Quote(r.unmatched().front()) +
-                                      ": leasehold takes flags only (see leasehold --help)");
+    return Status(Code::kBadConfig, "unexpected argument " + Quote(r.unmatched().front()) +
+                                        ": leasehold takes flags only (see leasehold --help)");
   }
 
   Command command;

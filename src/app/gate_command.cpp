@@ -57,7 +57,7 @@ consistent (its status file rewritten within 10s, not stuck stopping CMD beyond 
 )";
 
 Status Invalid(const std::string& what, const char* cmd) {
-  return Status(Code::kInvalid, what + " (see leasehold " + cmd + " --help)");
+  return Status(Code::kBadConfig, what + " (see leasehold " + cmd + " --help)");
 }
 
 std::string EnvName(const std::string& flag) {
@@ -77,7 +77,7 @@ Result<int> ParseSignal(const std::string& text) {
   char* end = nullptr;
   const long n = std::strtol(text.c_str(), &end, 10);
   if (!text.empty() && *end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
-  return Status(Code::kInvalid,
+  return Status(Code::kBadConfig,
                 Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
@@ -167,27 +167,27 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
   }
   // Every endpoint, in order, as `leasehold probe` asks (the one rule: contract::SidecarTargets).
   auto targets = contract::SidecarTargets(address);
-  if (!targets.ok()) return Status(Code::kInvalid, origin + ": " + targets.status().message());
+  if (!targets.ok()) return Status(Code::kBadConfig, origin + ": " + targets.status().message());
   c.options.sidecars = std::move(targets).value();
 
   if (auto v = get("stop-signal", &origin)) {
     auto s = ParseSignal(*v);
-    if (!s.ok()) return Status(Code::kInvalid, origin + ": " + s.status().message());
+    if (!s.ok()) return Status(Code::kBadConfig, origin + ": " + s.status().message());
     c.options.core.stop_signal = *s;
   }
   if (auto v = get("stop-grace", &origin)) {
     auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kInvalid, origin + ": " + d.status().message());
+    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
     if (*d > std::chrono::minutes(10)) {
-      return Status(Code::kInvalid, origin + ": at most 10m");
+      return Status(Code::kBadConfig, origin + ": at most 10m");
     }
     c.options.core.stop_grace = *d;
   }
   if (auto v = get("poll-interval", &origin)) {
     auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kInvalid, origin + ": " + d.status().message());
+    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
     if (*d < std::chrono::milliseconds(50) || *d > std::chrono::seconds(10)) {
-      return Status(Code::kInvalid, origin + ": must be between 50ms and 10s");
+      return Status(Code::kBadConfig, origin + ": must be between 50ms and 10s");
     }
     c.options.poll_interval = *d;
   }
@@ -197,7 +197,7 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
     if (*v == "json") {
       c.log_format = LogFormat::kJson;
     } else if (*v != "text") {
-      return Status(Code::kInvalid,
+      return Status(Code::kBadConfig,
                     origin + ": " + Quote(*v) + " is not a log format (one of: text, json)");
     }
   }
@@ -211,8 +211,8 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
       }
     }
     if (!ok) {
-      return Status(Code::kInvalid, origin + ": " + Quote(*v) +
-                                        " is not a log level (trace, debug, info, warn, error)");
+      return Status(Code::kBadConfig, origin + ": " + Quote(*v) +
+                                          " is not a log level (trace, debug, info, warn, error)");
     }
   }
   return c;

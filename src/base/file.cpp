@@ -26,7 +26,7 @@ Status OpenError(const std::string& path, int err) {
 }
 
 Status TooLarge(const std::string& path, size_t max_bytes) {
-  return Status(Code::kInvalid, path + " is larger than " + FormatByteCount(max_bytes));
+  return Status(Code::kBadConfig, path + " is larger than " + FormatByteCount(max_bytes));
 }
 
 class Fd {
@@ -57,7 +57,8 @@ int OpenRegular(const std::string& path, size_t max_bytes, Status* status) {
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    *status = Status(Code::kInvalid, path + " is " + KindName(st.st_mode) + ", not a regular file");
+    *status =
+        Status(Code::kBadConfig, path + " is " + KindName(st.st_mode) + ", not a regular file");
     (void)::close(fd);  // read-only, already failing
     return -1;
   }

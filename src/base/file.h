@@ -22,7 +22,7 @@ inline constexpr size_t kMaxKubeconfigBytes = 4 << 20;     // large multi-cluste
 // so a file that grows or lies about its size cannot make it allocate more.
 // Errors (the message names the path):
 //   kNotFound     it does not exist: "cannot read PATH: No such file or directory"
-//   kInvalid      not a regular file: "PATH is a FIFO, not a regular file"
+//   kBadConfig    not a regular file: "PATH is a FIFO, not a regular file"
 //                 too large: "PATH is larger than 16 KiB"
 //   kUnavailable  any other open/read error (permissions, I/O), with errno's text
 Result<std::string> ReadRegularFile(const std::string& path, size_t max_bytes);

@@ -47,8 +47,8 @@ int ElectionConfig::lease_duration_seconds() const {
 
 Status ElectionConfig::CheckFloors(const Timings& t) {
   auto below = [](const char* flag, Duration got, Duration floor, const char* why) {
-    return Status(Code::kInvalid, std::string(flag) + " (" + Fmt(got) + ") must be at least " +
-                                      Fmt(floor) + ": " + why);
+    return Status(Code::kBadConfig, std::string(flag) + " (" + Fmt(got) + ") must be at least " +
+                                        Fmt(floor) + ": " + why);
   };
   if (t.retry_period < kMinRetryPeriod) {
     return below("--retry-period", t.retry_period, kMinRetryPeriod,
@@ -70,7 +70,7 @@ Status ElectionConfig::CheckFloors(const Timings& t) {
 Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, ReleaseMode mode,
                                               Duration release_holdoff) {
   using std::chrono::seconds;
-  auto invalid = [](std::string m) { return Status(Code::kInvalid, std::move(m)); };
+  auto invalid = [](std::string m) { return Status(Code::kBadConfig, std::move(m)); };
   if (identity.empty()) return invalid("--identity must not be empty");
   if (t.retry_period <= Duration::zero()) {
     return invalid("--retry-period must be greater than 0 (e.g. 2s)");

@@ -51,7 +51,7 @@ inline constexpr Duration kMinLeaseDuration = std::chrono::seconds(3);
 
 class ElectionConfig {
  public:
-  // kInvalid naming the flag, the floor and the reason when a timing is below the product's
+  // kBadConfig naming the flag, the floor and the reason when a timing is below the product's
   // lower bound (kMin* above); OK otherwise. Independent of Create's rules.
   static Status CheckFloors(const Timings& timings);
 

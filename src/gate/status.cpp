@@ -44,7 +44,7 @@ Status JudgeStatus(std::string_view json, int64_t now_ms, bool readiness) {
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("state") || !d["state"].IsString() ||
       !d.HasMember("heartbeatMs") || !d["heartbeatMs"].IsInt64() || !d.HasMember("stateSinceMs") ||
       !d["stateSinceMs"].IsInt64()) {
-    return Status(Code::kInvalid, "not a gate status file");
+    return Status(Code::kMalformed, "not a gate status file");
   }
   const std::string state = d["state"].GetString();
   const int64_t age = now_ms - d["heartbeatMs"].GetInt64();

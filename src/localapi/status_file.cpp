@@ -30,8 +30,8 @@ StatusFile::StatusFile(std::string path) : path_(std::move(path)), temp_(TempPat
 
 Result<std::unique_ptr<StatusFile>> StatusFile::Create(std::string path,
                                                        const std::string& initial) {
-  if (path.empty()) return Status(Code::kInvalid, "must not be empty");
-  if (path.back() == '/') return Status(Code::kInvalid, "\"" + path + "\" names a directory");
+  if (path.empty()) return Status(Code::kBadConfig, "must not be empty");
+  if (path.back() == '/') return Status(Code::kBadConfig, "\"" + path + "\" names a directory");
   std::unique_ptr<StatusFile> file(new StatusFile(std::move(path)));
   if (Status st = file->Write(initial); !st.ok()) return st;
   return file;

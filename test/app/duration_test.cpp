@@ -89,7 +89,7 @@ TEST_CASE("ParseGoDuration rejects with a message quoting the input") {
     SUBCASE(c.name) {
       auto r = ParseGoDuration(c.in);
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK(r.status().message() == c.want);
     }
   }

@@ -397,7 +397,7 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
     SUBCASE(c.name) {
       auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK(r.status().message() == c.want);
       CHECK(r.status().message().find('\n') == std::string::npos);
     }
@@ -555,7 +555,7 @@ TEST_CASE("ParseCommandLine: timings below the product's floors, with the reason
         CHECK_MESSAGE(r.ok(), r.status().message());
       } else {
         REQUIRE_FALSE(r.ok());
-        CHECK(r.code() == Code::kInvalid);
+        CHECK(r.code() == Code::kBadConfig);
         CHECK(r.status().message() == c.want);
       }
     }
@@ -588,7 +588,7 @@ TEST_CASE("ElectionConfig::CheckFloors: each floor on its own") {
       if (c.want_prefix.empty()) {
         CHECK(s.ok());
       } else {
-        CHECK(s.code() == Code::kInvalid);
+        CHECK(s.code() == Code::kBadConfig);
         CHECK(s.message().rfind(c.want_prefix, 0) == 0);
       }
     }
