@@ -41,6 +41,9 @@
 namespace leasehold::app {
 namespace {
 
+// Both API clients (the elector's and the announcer's) fail start-up with the same words.
+constexpr const char* kClientSetupFailed = "cannot set up the Kubernetes API client: ";
+
 constexpr int kExitCannotRun = 1;
 constexpr int kExitBadConfig = 2;
 
@@ -158,8 +161,7 @@ Step MakeElector(Agent& a) {
   } else {
     auto c = kube::NewCurlApiClient(*a.cluster, a.client_options, a.clock);
     if (!c.ok()) {
-      return StepError{kExitBadConfig,
-                       "cannot set up the Kubernetes API client: " + c.status().message()};
+      return StepError{kExitBadConfig, kClientSetupFailed + c.status().message()};
     }
     a.client = std::move(c).value();
     // Followers watch the lock object on a connection of their own (see cluster/lock_watcher.h).
@@ -217,8 +219,7 @@ Step MakeSinks(Agent& a) {
     announce_options.request_timeout = kAnnounceTimeout;
     auto c = kube::NewCurlApiClient(*a.cluster, announce_options, a.clock);
     if (!c.ok()) {
-      return StepError{kExitBadConfig,
-                       "cannot set up the Kubernetes API client: " + c.status().message()};
+      return StepError{kExitBadConfig, kClientSetupFailed + c.status().message()};
     }
     a.announce_client = std::move(c).value();
     cluster::KubeAnnouncerOptions ao;

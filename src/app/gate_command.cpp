@@ -194,26 +194,14 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
   c.options.status_file = exe_dir.empty() ? "" : exe_dir + "/gate-status.json";
   if (auto v = get("status-file", &origin)) c.options.status_file = *v == "off" ? "" : *v;
   if (auto v = get("log-format", &origin)) {
-    if (*v == "json") {
-      c.log_format = LogFormat::kJson;
-    } else if (*v != "text") {
-      return Status(Code::kBadConfig,
-                    origin + ": " + Quote(*v) + " is not a log format (one of: text, json)");
-    }
+    Result<LogFormat> format = ParseLogFormat(*v);
+    if (!format.ok()) return Status(Code::kBadConfig, origin + ": " + format.status().message());
+    c.log_format = *format;
   }
   if (auto v = get("log-level", &origin)) {
-    bool ok = false;
-    for (const LogLevel l :
-         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
-      if (*v == LogLevelName(l)) {
-        c.log_level = l;
-        ok = true;
-      }
-    }
-    if (!ok) {
-      return Status(Code::kBadConfig, origin + ": " + Quote(*v) +
-                                          " is not a log level (trace, debug, info, warn, error)");
-    }
+    Result<LogLevel> level = ParseLogLevel(*v);
+    if (!level.ok()) return Status(Code::kBadConfig, origin + ": " + level.status().message());
+    c.log_level = *level;
   }
   return c;
 }

@@ -70,6 +70,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/messages.h"
 #include "base/text.h"
 
 namespace leasehold::election {
@@ -624,15 +625,11 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
                  observed_record_.holder_identity, observed_record_.leader_transitions);
   }
   if (last_error_.code() == Code::kUnauthorized) {
-    spdlog::error(
-        "leader election attempt on {} refused: {} -- the API server does not accept "
-        "this agent's credentials (the token is expired, revoked or invalid)",
-        Where(lock_.Describe()), last_error_.ToString());
+    spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
+                  last_error_.ToString(), kCredentialsRefused);
   } else if (last_error_.code() == Code::kForbidden) {
-    spdlog::error(
-        "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "
-        "create, update and watch on the lock (the Role in deploy/rbac grants them)",
-        Where(lock_.Describe()), last_error_.ToString());
+    spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
+                  last_error_.ToString(), kLockRbacRefused);
   } else if (!last_error_.ok()) {
     spdlog::warn("leader election attempt on {} failed: {}", Where(lock_.Describe()),
                  last_error_.ToString());

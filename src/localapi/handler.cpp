@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/messages.h"
 #include "base/rfc3339.h"
 #include "contract/leader.h"
 #include "localapi/metrics.h"
@@ -172,11 +173,9 @@ HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& 
 const char* RefusalReason(Code code) {
   switch (code) {
     case Code::kUnauthorized:
-      return "the API server does not accept this agent's credentials (the token is expired, "
-             "revoked or invalid)";
+      return kCredentialsRefused;
     case Code::kForbidden:
-      return "the API server refuses this agent (check its RBAC: get, create and update on the "
-             "lock)";
+      return kLockRbacRefused;
     case Code::kInvalid:
     case Code::kBadRequest:
       return "the API server rejects the lock record";

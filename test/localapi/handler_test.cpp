@@ -304,7 +304,8 @@ TEST_CASE("GET /readyz") {
     std::string body;
   };
   const std::string refused =
-      "the API server refuses this agent (check its RBAC: get, create and update on the lock): ";
+      "the API server refuses this agent (its ServiceAccount needs get, create, update and watch "
+      "on the lock; the Role in deploy/rbac grants them): ";
   const std::vector<Case> cases = {
       {"not observed yet", NotObserved(), 503,
        R"({"ready":false,"reason":"the lock has not been read yet","identity":"pod-a_0badcafe",)"
@@ -323,8 +324,8 @@ TEST_CASE("GET /readyz") {
        R"({"ready":true,"identity":"pod-a_0badcafe","phase":"leader","observed":true,)"
        R"("isLeader":true,"apiOutage":false,"lastError":null,"lastErrorCode":null})"},
       {"Unauthorized", WithError(HeldBy("pod-b", 3), Code::kUnauthorized, "token expired"), 503,
-       R"({"ready":false,"reason":"the API server does not accept this agent's credentials )"
-       R"((the token is expired, revoked or invalid): Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
+       R"({"ready":false,"reason":"the API server does not accept this agent's credentials: )"
+       R"(Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
        R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
        R"("lastErrorCode":"Unauthorized"})"},
       {"Forbidden (no update permission)",
