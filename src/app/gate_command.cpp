@@ -1,9 +1,7 @@
 #include "app/gate_command.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -270,46 +268,11 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
 }
 
 Status InstallCopy(const std::string& source, const std::string& dir, const std::string& name) {
-  const auto fail = [](const std::string& what) {
-    return Status(Code::kUnavailable, what + ": " + std::strerror(errno));
-  };
-  const int in = open(source.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return fail(source);
-  const std::string tmp = dir + "/." + name + ".tmp" + std::to_string(getpid());
-  const int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755);
-  if (out < 0) {
-    const Status st = fail(tmp);
-    (void)close(in);  // read-only source: a failed close loses nothing
-    return st;
-  }
-  char buf[64 * 1024];
-  Status st;
-  for (;;) {
-    const ssize_t n = read(in, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      st = fail(source);
-      break;
-    }
-    if (n == 0) break;
-    for (ssize_t done = 0; done < n;) {
-      const ssize_t w = write(out, buf + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        st = fail(tmp);
-        break;
-      }
-      done += w;
-    }
-    if (!st.ok()) break;
-  }
-  (void)close(in);  // read-only source: a failed close loses nothing; `out` is checked below
-  if (st.ok() && fchmod(out, 0755) != 0) st = fail(tmp);
-  if (st.ok() && fsync(out) != 0) st = fail(tmp);
-  if (close(out) != 0 && st.ok()) st = fail(tmp);
-  if (st.ok() && rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) st = fail(dir + "/" + name);
-  if (!st.ok()) unlink(tmp.c_str());
-  return st;
+  // An exact 0755 whatever the init container's umask: the main container must run it.
+  AtomicWriteOptions options;
+  options.mode = 0755;
+  options.exact_mode = true;
+  return CopyFileAtomically(source, dir + "/" + name, options);
 }
 
 int RunInstall(const std::vector<std::string>& args) {
