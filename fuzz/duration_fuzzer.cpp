@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "app/duration.h"
+#include "base/duration.h"
 #include "base/text.h"
 #include "fuzz_util.h"
 

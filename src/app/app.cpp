@@ -13,13 +13,13 @@
 #include <thread>
 #include <vector>
 
-#include "app/duration.h"
 #include "app/flags.h"
 #include "app/gate_command.h"
 #include "app/logging.h"
 #include "app/probe.h"
 #include "app/signals.h"
 #include "base/clock.h"
+#include "base/duration.h"
 #include "base/text.h"
 #include "base/version.h"
 #include "cluster/announcer.h"

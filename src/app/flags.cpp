@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "app/duration.h"
+#include "base/duration.h"
 #include "base/file.h"
 #include "base/listen_address.h"
 #include "base/text.h"

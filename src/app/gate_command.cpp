@@ -9,8 +9,8 @@
 #include <cstring>
 #include <map>
 
-#include "app/duration.h"
 #include "app/logging.h"
+#include "base/duration.h"
 #include "base/file.h"
 #include "base/text.h"
 #include "contract/loopback_client.h"

@@ -76,9 +76,6 @@
 namespace leasehold::election {
 namespace {
 
-// client-go's JitterFactor: candidates wait retry-period × (1 + rand × 1.2).
-constexpr double kJitterFactor = 1.2;
-
 std::string Where(const LockDescription& d) { return d.name_space + "/" + d.name; }
 
 }  // namespace

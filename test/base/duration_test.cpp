@@ -1,4 +1,4 @@
-#include "app/duration.h"
+#include "base/duration.h"
 
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace leasehold::app {
+namespace leasehold {
 namespace {
 
 using std::chrono::hours;
@@ -131,4 +131,4 @@ TEST_CASE("FormatGoDuration output parses back") {
 }
 
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold
