@@ -1,7 +1,6 @@
 #include "app/gate_command.h"
 
 #include <signal.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,12 +8,11 @@
 #include <cstring>
 #include <map>
 
+#include "app/install.h"
 #include "app/logging.h"
 #include "base/duration.h"
-#include "base/file.h"
 #include "base/text.h"
 #include "contract/loopback_client.h"
-#include "gate/status.h"
 
 namespace leasehold::app {
 namespace {
@@ -45,15 +43,6 @@ Flags (each also LEASEHOLD_GATE_<FLAG>, e.g. LEASEHOLD_GATE_STOP_GRACE; the flag
   -h, --help           print this help
 )";
 
-constexpr const char* kProbeHelp = R"(Usage: leasehold gate-probe [--ready] [--status-file PATH]
-
-Exec probe for a container run by `leasehold gate`. Exit 0 when the gate is alive and
-consistent (its status file rewritten within 10s, not stuck stopping CMD beyond stop-grace +
-10s); with --ready, also when it reaches its sidecar. 1 otherwise, 2 for bad arguments.
-  --status-file PATH   default $LEASEHOLD_GATE_STATUS_FILE, else gate-status.json beside
-                       this binary
-)";
-
 Status Invalid(const std::string& what, const char* cmd) {
   return Status(Code::kBadConfig, what + " (see leasehold " + cmd + " --help)");
 }
@@ -79,31 +68,7 @@ Result<int> ParseSignal(const std::string& text) {
                 Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
-// This binary: /proc/self/exe, the file that runs even if its path was replaced since; else (no
-// /proc, as in a bare chroot) the path the kernel was given at exec (AT_EXECFN).
-// (An execute-only binary cannot be copied either way.)
-std::string SelfPath() {
-  char buf[16];
-  if (readlink("/proc/self/exe", buf, sizeof buf) > 0) return "/proc/self/exe";
-  const auto* execfn = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
-  return execfn != nullptr ? execfn : "";
-}
-
 }  // namespace
-
-std::string ExecutableDir() {
-  char buf[4096];
-  const std::string self = SelfPath();
-  if (self.empty()) return "";
-  std::string path = self;
-  if (self == "/proc/self/exe") {
-    const ssize_t n = readlink(self.c_str(), buf, sizeof buf - 1);
-    if (n <= 0) return "";
-    path.assign(buf, static_cast<size_t>(n));
-  }
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
-}
 
 Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const Environment& env,
                                      const std::string& exe_dir) {
@@ -216,88 +181,6 @@ int RunGateCommand(const std::vector<std::string>& args, const Environment& env)
   }
   SetupLogging(c->log_format, c->log_level);
   return gate::RunGate(c->options);
-}
-
-int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
-  bool ready = false;
-  std::string path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kProbeHelp, stdout);
-      return 0;
-    }
-    if (a == "--ready") {
-      ready = true;
-    } else if (a == "--status-file" && i + 1 < args.size()) {
-      path = args[++i];
-    } else if (a.rfind("--status-file=", 0) == 0) {
-      path = a.substr(14);
-    } else {
-      std::fprintf(stderr, "leasehold gate-probe: unexpected argument %s\n",
-                   EscapeForLog(Quote(a)).c_str());
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    if (auto e = env.getenv("LEASEHOLD_GATE_STATUS_FILE"); e && !e->empty()) path = *e;
-  }
-  if (path.empty()) {
-    // The gate's own default; where this binary's directory is unknown the gate writes none.
-    const std::string dir = ExecutableDir();
-    if (dir.empty()) {
-      std::fprintf(stderr,
-                   "leasehold gate-probe: no status file: this binary's directory is unknown; "
-                   "set --status-file or LEASEHOLD_GATE_STATUS_FILE for the gate and the probe\n");
-      return 1;
-    }
-    path = dir + "/gate-status.json";
-  }
-  auto content = ReadRegularFile(path, 64 * 1024);
-  if (!content.ok()) {
-    std::fprintf(stderr, "leasehold gate-probe: %s\n",
-                 EscapeForLog(content.status().message()).c_str());
-    return 1;
-  }
-  const Status st =
-      gate::JudgeStatus(*content, gate::BootMillis(RealClock().MonotonicNow()), ready);
-  if (st.ok()) return 0;
-  std::fprintf(stderr, "leasehold gate-probe: %s: %s\n", EscapeForLog(path).c_str(),
-               EscapeForLog(st.message()).c_str());
-  return 1;
-}
-
-Status InstallCopy(const std::string& source, const std::string& dir, const std::string& name) {
-  // An exact 0755 whatever the init container's umask: the main container must run it.
-  AtomicWriteOptions options;
-  options.mode = 0755;
-  options.exact_mode = true;
-  return CopyFileAtomically(source, dir + "/" + name, options);
-}
-
-int RunInstall(const std::vector<std::string>& args) {
-  if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
-    std::fputs(
-        "Usage: leasehold install DIR\n\nCopies this binary to DIR/leasehold atomically "
-        "(a temporary file in DIR, then rename), e.g. into an emptyDir from an init "
-        "container, so that `leasehold gate` runs in any main image.\n",
-        stdout);
-    return 0;
-  }
-  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') {
-    std::fprintf(stderr, "leasehold install: usage: leasehold install DIR\n");
-    return 2;
-  }
-  const std::string self = SelfPath();
-  const Status st = self.empty()
-                        ? Status(Code::kUnavailable, "cannot tell which file this binary is")
-                        : InstallCopy(self, args[0], "leasehold");
-  if (!st.ok()) {
-    std::fprintf(stderr, "leasehold install: %s\n", EscapeForLog(st.message()).c_str());
-    return 1;
-  }
-  std::printf("leasehold installed as %s/leasehold\n", args[0].c_str());
-  return 0;
 }
 
 }  // namespace leasehold::app

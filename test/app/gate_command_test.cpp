@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/gate_probe.h"
+#include "app/install.h"
 #include "fakes/fake_environment.h"
 
 namespace leasehold::app {
