@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "app/duration.h"
+#include "base/duration.h"
 #include "base/text.h"
 #include "fuzz_util.h"
 
@@ -17,7 +17,7 @@ void CheckFormatted(Duration d) {
   const Result<Duration> back = ParseGoDuration(text);
   if (d < Duration::zero()) {
     FUZZ_CHECK(text.front() == '-');
-    FUZZ_CHECK(!back.ok() && back.code() == Code::kInvalid);
+    FUZZ_CHECK(!back.ok() && back.code() == Code::kBadConfig);
   } else {
     FUZZ_CHECK(back.ok() && *back == d);
   }
@@ -26,7 +26,7 @@ void CheckFormatted(Duration d) {
 void CheckText(std::string_view in) {
   const Result<Duration> d = ParseGoDuration(in);
   if (!d.ok()) {
-    FUZZ_CHECK(d.code() == Code::kInvalid);
+    FUZZ_CHECK(d.code() == Code::kBadConfig);
     // The message starts with the input, quoted.
     FUZZ_CHECK(d.status().message().rfind(Quote(in) + " ", 0) == 0);
     return;

@@ -24,7 +24,7 @@ void Fuzz(std::string_view in) {
   }
   const Result<ClusterConfig> config = ParseKubeconfig(in, kPath, context);
   if (!config.ok()) {
-    FUZZ_CHECK(config.code() == Code::kInvalid || config.code() == Code::kNotFound);
+    FUZZ_CHECK(config.code() == Code::kBadConfig || config.code() == Code::kNotFound);
     FUZZ_CHECK(config.status().message().rfind(std::string("kubeconfig ") + kPath, 0) == 0);
     return;
   }

@@ -35,7 +35,7 @@ void CheckOpaque(const election::LockObservation& o) {
 
 void FuzzLease(std::string_view in) {
   const Result<LeaseSpec> lease = DecodeLeaseObject(in);
-  FUZZ_CHECK(lease.ok() || lease.code() == Code::kInvalid);
+  FUZZ_CHECK(lease.ok() || lease.code() == Code::kMalformed);
   const Result<election::LockObservation> observation = LeaseObservation(in);
   if (!lease.ok()) {
     // A Lease object whose spec cannot be read is an opaque holder: never a holder's name.
@@ -67,7 +67,7 @@ void FuzzLease(std::string_view in) {
 
 void FuzzAnnotation(std::string_view in) {
   const Result<LeaderElectionRecord> record = DecodeAnnotationRecord(in);
-  FUZZ_CHECK(record.ok() || record.code() == Code::kInvalid);
+  FUZZ_CHECK(record.ok() || record.code() == Code::kMalformed);
   if (record.ok()) {
     // decode(encode(decode(x))) is a fixed point; with valid UTF-8 it is decode(x) at whole
     // seconds, and encoding it again gives the same bytes.
@@ -106,7 +106,7 @@ void FuzzAnnotation(std::string_view in) {
 
 void FuzzAnnotationObject(std::string_view in) {
   const Result<election::LockObservation> observation = AnnotationObservation(in);
-  FUZZ_CHECK(observation.ok() || observation.code() == Code::kInvalid);
+  FUZZ_CHECK(observation.ok() || observation.code() == Code::kMalformed);
   if (!observation.ok()) return;
   if (observation->opaque) {
     CheckOpaque(*observation);

@@ -13,13 +13,15 @@
 #include <thread>
 #include <vector>
 
-#include "app/duration.h"
 #include "app/flags.h"
 #include "app/gate_command.h"
+#include "app/gate_probe.h"
+#include "app/install.h"
 #include "app/logging.h"
 #include "app/probe.h"
 #include "app/signals.h"
 #include "base/clock.h"
+#include "base/duration.h"
 #include "base/text.h"
 #include "base/version.h"
 #include "cluster/announcer.h"
@@ -39,6 +41,9 @@
 
 namespace leasehold::app {
 namespace {
+
+// Both API clients (the elector's and the announcer's) fail start-up with the same words.
+constexpr const char* kClientSetupFailed = "cannot set up the Kubernetes API client: ";
 
 constexpr int kExitCannotRun = 1;
 constexpr int kExitBadConfig = 2;
@@ -157,8 +162,7 @@ Step MakeElector(Agent& a) {
   } else {
     auto c = kube::NewCurlApiClient(*a.cluster, a.client_options, a.clock);
     if (!c.ok()) {
-      return StepError{kExitBadConfig,
-                       "cannot set up the Kubernetes API client: " + c.status().message()};
+      return StepError{kExitBadConfig, kClientSetupFailed + c.status().message()};
     }
     a.client = std::move(c).value();
     // Followers watch the lock object on a connection of their own (see cluster/lock_watcher.h).
@@ -214,8 +218,7 @@ Step MakeSinks(Agent& a) {
     announce_options.request_timeout = kAnnounceTimeout;
     auto c = kube::NewCurlApiClient(*a.cluster, announce_options, a.clock);
     if (!c.ok()) {
-      return StepError{kExitBadConfig,
-                       "cannot set up the Kubernetes API client: " + c.status().message()};
+      return StepError{kExitBadConfig, kClientSetupFailed + c.status().message()};
     }
     a.announce_client = std::move(c).value();
     cluster::KubeAnnouncerOptions ao;
@@ -375,6 +378,20 @@ int Run(AppConfig config, FirstSignal& first_signal) {
   return 0;
 }
 
+// `leasehold NAME ARGS...`: the subcommands, one row each. A row's function gets the arguments
+// after NAME and the process's environment, and returns the exit code.
+struct Subcommand {
+  const char* name;
+  int (*run)(const std::vector<std::string>& args, const Environment& env);
+};
+const Subcommand kSubcommands[] = {
+    {"probe", RunProbe},
+    {"gate", RunGateCommand},
+    {"gate-probe", RunGateProbe},
+    {"install",
+     [](const std::vector<std::string>& args, const Environment&) { return RunInstall(args); }},
+};
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -384,20 +401,15 @@ int Main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args[0] == "probe") {
-    return RunProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
-  }
-  // The gate takes every signal through its own signalfd loop, single-threaded (it forks CMD):
-  // dispatched before the SignalWatcher thread below exists.
-  if (!args.empty() && args[0] == "gate") {
-    return RunGateCommand(std::vector<std::string>(args.begin() + 1, args.end()),
-                          RealEnvironment());
-  }
-  if (!args.empty() && args[0] == "gate-probe") {
-    return RunGateProbe(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
-  }
-  if (!args.empty() && args[0] == "install") {
-    return RunInstall(std::vector<std::string>(args.begin() + 1, args.end()));
+  // Subcommands run instead of the agent, dispatched before the SignalWatcher thread below
+  // exists: the gate takes every signal through its own signalfd loop, single-threaded (it forks
+  // CMD).
+  if (!args.empty()) {
+    for (const Subcommand& c : kSubcommands) {
+      if (args[0] == c.name) {
+        return c.run(std::vector<std::string>(args.begin() + 1, args.end()), RealEnvironment());
+      }
+    }
   }
   // Watching before any I/O (the namespace file, the kubeconfig, token and CA, the status file):
   // as PID 1 a blocked SIGTERM nobody waits for is ignored until start-up ends, however long

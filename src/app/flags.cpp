@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "app/duration.h"
+#include "base/duration.h"
 #include "base/file.h"
 #include "base/listen_address.h"
 #include "base/text.h"
@@ -42,7 +42,7 @@ struct Value {
 };
 
 Status Invalid(const Value& v, const std::string& what) {
-  return Status(Code::kInvalid, v.origin + ": " + what);
+  return Status(Code::kBadConfig, v.origin + ": " + what);
 }
 
 std::string Trim(std::string s) {
@@ -338,6 +338,22 @@ bool IsReservedLeaseholdVariable(const std::string& name) {
 
 const char* LogFormatName(LogFormat format) { return format == LogFormat::kJson ? "json" : "text"; }
 
+Result<LogFormat> ParseLogFormat(const std::string& text) {
+  for (const LogFormat f : {LogFormat::kText, LogFormat::kJson}) {
+    if (text == LogFormatName(f)) return f;
+  }
+  return Status(Code::kBadConfig, Quote(text) + " is not a log format (one of: text, json)");
+}
+
+Result<LogLevel> ParseLogLevel(const std::string& text) {
+  for (const LogLevel l :
+       {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (text == LogLevelName(l)) return l;
+  }
+  return Status(Code::kBadConfig,
+                Quote(text) + " is not a log level (one of: trace, debug, info, warn, error)");
+}
+
 const char* LogLevelName(LogLevel level) {
   switch (level) {
     case LogLevel::kTrace:
@@ -625,28 +641,15 @@ Status ReadClientAndLogging(const FlagReader& f, Draft& d) {
 
   const Value log_format = f.get("log-format");
   if (log_format.set) {
-    if (log_format.text == "json") {
-      d.format = LogFormat::kJson;
-    } else if (log_format.text != "text") {
-      return Invalid(log_format,
-                     Quote(log_format.text) + " is not a log format (one of: text, json)");
-    }
+    Result<LogFormat> format = ParseLogFormat(log_format.text);
+    if (!format.ok()) return Invalid(log_format, format.status().message());
+    d.format = *format;
   }
   const Value log_level = f.get("log-level");
   if (log_level.set) {
-    bool known = false;
-    for (const LogLevel l :
-         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
-      if (log_level.text == LogLevelName(l)) {
-        d.level = l;
-        known = true;
-      }
-    }
-    if (!known) {
-      return Invalid(log_level, Quote(log_level.text) +
-                                    " is not a log level (one of: trace, debug, info, warn, "
-                                    "error)");
-    }
+    Result<LogLevel> level = ParseLogLevel(log_level.text);
+    if (!level.ok()) return Invalid(log_level, level.status().message());
+    d.level = *level;
   }
   return Status::Ok();
 }
@@ -691,12 +694,12 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   try {
     parsed.emplace(options.parse(static_cast<int>(argv.size()), argv.data()));
   } catch (const cxxopts::exceptions::exception& e) {
-    return Status(Code::kInvalid, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
+    return Status(Code::kBadConfig, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
   }
   const cxxopts::ParseResult& r = *parsed;
   if (!r.unmatched().empty()) {
-    return Status(Code::kInvalid, "unexpected argument " + Quote(r.unmatched().front()) +
-                                      ": leasehold takes flags only (see leasehold --help)");
+    return Status(Code::kBadConfig, "unexpected argument " + Quote(r.unmatched().front()) +
+                                        ": leasehold takes flags only (see leasehold --help)");
   }
 
   Command command;

@@ -23,6 +23,12 @@ enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 const char* LogFormatName(LogFormat format);
 const char* LogLevelName(LogLevel level);
 
+// --log-format and --log-level values, for the agent, `gate` and `probe` alike: the one home of
+// their error messages (kBadConfig, naming the value and the accepted ones), which callers
+// prefix with the setting's origin.
+Result<LogFormat> ParseLogFormat(const std::string& text);
+Result<LogLevel> ParseLogLevel(const std::string& text);
+
 // Valid or nonexistent: ParseCommandLine builds it only once every value checked out.
 struct AppConfig {
   explicit AppConfig(election::ElectionConfig e) : election(std::move(e)) {}

@@ -1,9 +1,6 @@
 #include "app/gate_command.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,12 +8,11 @@
 #include <cstring>
 #include <map>
 
-#include "app/duration.h"
+#include "app/install.h"
 #include "app/logging.h"
-#include "base/file.h"
+#include "base/duration.h"
 #include "base/text.h"
 #include "contract/loopback_client.h"
-#include "gate/status.h"
 
 namespace leasehold::app {
 namespace {
@@ -47,17 +43,8 @@ Flags (each also LEASEHOLD_GATE_<FLAG>, e.g. LEASEHOLD_GATE_STOP_GRACE; the flag
   -h, --help           print this help
 )";
 
-constexpr const char* kProbeHelp = R"(Usage: leasehold gate-probe [--ready] [--status-file PATH]
-
-Exec probe for a container run by `leasehold gate`. Exit 0 when the gate is alive and
-consistent (its status file rewritten within 10s, not stuck stopping CMD beyond stop-grace +
-10s); with --ready, also when it reaches its sidecar. 1 otherwise, 2 for bad arguments.
-  --status-file PATH   default $LEASEHOLD_GATE_STATUS_FILE, else gate-status.json beside
-                       this binary
-)";
-
 Status Invalid(const std::string& what, const char* cmd) {
-  return Status(Code::kInvalid, what + " (see leasehold " + cmd + " --help)");
+  return Status(Code::kBadConfig, what + " (see leasehold " + cmd + " --help)");
 }
 
 std::string EnvName(const std::string& flag) {
@@ -77,35 +64,11 @@ Result<int> ParseSignal(const std::string& text) {
   char* end = nullptr;
   const long n = std::strtol(text.c_str(), &end, 10);
   if (!text.empty() && *end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
-  return Status(Code::kInvalid,
+  return Status(Code::kBadConfig,
                 Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
-// This binary: /proc/self/exe, the file that runs even if its path was replaced since; else (no
-// /proc, as in a bare chroot) the path the kernel was given at exec (AT_EXECFN).
-// (An execute-only binary cannot be copied either way.)
-std::string SelfPath() {
-  char buf[16];
-  if (readlink("/proc/self/exe", buf, sizeof buf) > 0) return "/proc/self/exe";
-  const auto* execfn = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
-  return execfn != nullptr ? execfn : "";
-}
-
 }  // namespace
-
-std::string ExecutableDir() {
-  char buf[4096];
-  const std::string self = SelfPath();
-  if (self.empty()) return "";
-  std::string path = self;
-  if (self == "/proc/self/exe") {
-    const ssize_t n = readlink(self.c_str(), buf, sizeof buf - 1);
-    if (n <= 0) return "";
-    path.assign(buf, static_cast<size_t>(n));
-  }
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
-}
 
 Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const Environment& env,
                                      const std::string& exe_dir) {
@@ -167,53 +130,41 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
   }
   // Every endpoint, in order, as `leasehold probe` asks (the one rule: contract::SidecarTargets).
   auto targets = contract::SidecarTargets(address);
-  if (!targets.ok()) return Status(Code::kInvalid, origin + ": " + targets.status().message());
+  if (!targets.ok()) return Status(Code::kBadConfig, origin + ": " + targets.status().message());
   c.options.sidecars = std::move(targets).value();
 
   if (auto v = get("stop-signal", &origin)) {
     auto s = ParseSignal(*v);
-    if (!s.ok()) return Status(Code::kInvalid, origin + ": " + s.status().message());
+    if (!s.ok()) return Status(Code::kBadConfig, origin + ": " + s.status().message());
     c.options.core.stop_signal = *s;
   }
   if (auto v = get("stop-grace", &origin)) {
     auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kInvalid, origin + ": " + d.status().message());
+    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
     if (*d > std::chrono::minutes(10)) {
-      return Status(Code::kInvalid, origin + ": at most 10m");
+      return Status(Code::kBadConfig, origin + ": at most 10m");
     }
     c.options.core.stop_grace = *d;
   }
   if (auto v = get("poll-interval", &origin)) {
     auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kInvalid, origin + ": " + d.status().message());
+    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
     if (*d < std::chrono::milliseconds(50) || *d > std::chrono::seconds(10)) {
-      return Status(Code::kInvalid, origin + ": must be between 50ms and 10s");
+      return Status(Code::kBadConfig, origin + ": must be between 50ms and 10s");
     }
     c.options.poll_interval = *d;
   }
   c.options.status_file = exe_dir.empty() ? "" : exe_dir + "/gate-status.json";
   if (auto v = get("status-file", &origin)) c.options.status_file = *v == "off" ? "" : *v;
   if (auto v = get("log-format", &origin)) {
-    if (*v == "json") {
-      c.log_format = LogFormat::kJson;
-    } else if (*v != "text") {
-      return Status(Code::kInvalid,
-                    origin + ": " + Quote(*v) + " is not a log format (one of: text, json)");
-    }
+    Result<LogFormat> format = ParseLogFormat(*v);
+    if (!format.ok()) return Status(Code::kBadConfig, origin + ": " + format.status().message());
+    c.log_format = *format;
   }
   if (auto v = get("log-level", &origin)) {
-    bool ok = false;
-    for (const LogLevel l :
-         {LogLevel::kTrace, LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
-      if (*v == LogLevelName(l)) {
-        c.log_level = l;
-        ok = true;
-      }
-    }
-    if (!ok) {
-      return Status(Code::kInvalid, origin + ": " + Quote(*v) +
-                                        " is not a log level (trace, debug, info, warn, error)");
-    }
+    Result<LogLevel> level = ParseLogLevel(*v);
+    if (!level.ok()) return Status(Code::kBadConfig, origin + ": " + level.status().message());
+    c.log_level = *level;
   }
   return c;
 }
@@ -230,123 +181,6 @@ int RunGateCommand(const std::vector<std::string>& args, const Environment& env)
   }
   SetupLogging(c->log_format, c->log_level);
   return gate::RunGate(c->options);
-}
-
-int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
-  bool ready = false;
-  std::string path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kProbeHelp, stdout);
-      return 0;
-    }
-    if (a == "--ready") {
-      ready = true;
-    } else if (a == "--status-file" && i + 1 < args.size()) {
-      path = args[++i];
-    } else if (a.rfind("--status-file=", 0) == 0) {
-      path = a.substr(14);
-    } else {
-      std::fprintf(stderr, "leasehold gate-probe: unexpected argument %s\n",
-                   EscapeForLog(Quote(a)).c_str());
-      return 2;
-    }
-  }
-  if (path.empty()) {
-    if (auto e = env.getenv("LEASEHOLD_GATE_STATUS_FILE"); e && !e->empty()) path = *e;
-  }
-  if (path.empty()) {
-    // The gate's own default; where this binary's directory is unknown the gate writes none.
-    const std::string dir = ExecutableDir();
-    if (dir.empty()) {
-      std::fprintf(stderr,
-                   "leasehold gate-probe: no status file: this binary's directory is unknown; "
-                   "set --status-file or LEASEHOLD_GATE_STATUS_FILE for the gate and the probe\n");
-      return 1;
-    }
-    path = dir + "/gate-status.json";
-  }
-  auto content = ReadRegularFile(path, 64 * 1024);
-  if (!content.ok()) {
-    std::fprintf(stderr, "leasehold gate-probe: %s\n",
-                 EscapeForLog(content.status().message()).c_str());
-    return 1;
-  }
-  const Status st =
-      gate::JudgeStatus(*content, gate::BootMillis(RealClock().MonotonicNow()), ready);
-  if (st.ok()) return 0;
-  std::fprintf(stderr, "leasehold gate-probe: %s: %s\n", EscapeForLog(path).c_str(),
-               EscapeForLog(st.message()).c_str());
-  return 1;
-}
-
-Status InstallCopy(const std::string& source, const std::string& dir, const std::string& name) {
-  const auto fail = [](const std::string& what) {
-    return Status(Code::kUnavailable, what + ": " + std::strerror(errno));
-  };
-  const int in = open(source.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return fail(source);
-  const std::string tmp = dir + "/." + name + ".tmp" + std::to_string(getpid());
-  const int out = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0755);
-  if (out < 0) {
-    const Status st = fail(tmp);
-    (void)close(in);  // read-only source: a failed close loses nothing
-    return st;
-  }
-  char buf[64 * 1024];
-  Status st;
-  for (;;) {
-    const ssize_t n = read(in, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      st = fail(source);
-      break;
-    }
-    if (n == 0) break;
-    for (ssize_t done = 0; done < n;) {
-      const ssize_t w = write(out, buf + done, static_cast<size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        st = fail(tmp);
-        break;
-      }
-      done += w;
-    }
-    if (!st.ok()) break;
-  }
-  (void)close(in);  // read-only source: a failed close loses nothing; `out` is checked below
-  if (st.ok() && fchmod(out, 0755) != 0) st = fail(tmp);
-  if (st.ok() && fsync(out) != 0) st = fail(tmp);
-  if (close(out) != 0 && st.ok()) st = fail(tmp);
-  if (st.ok() && rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) st = fail(dir + "/" + name);
-  if (!st.ok()) unlink(tmp.c_str());
-  return st;
-}
-
-int RunInstall(const std::vector<std::string>& args) {
-  if (args.size() == 1 && (args[0] == "-h" || args[0] == "--help")) {
-    std::fputs(
-        "Usage: leasehold install DIR\n\nCopies this binary to DIR/leasehold atomically "
-        "(a temporary file in DIR, then rename), e.g. into an emptyDir from an init "
-        "container, so that `leasehold gate` runs in any main image.\n",
-        stdout);
-    return 0;
-  }
-  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') {
-    std::fprintf(stderr, "leasehold install: usage: leasehold install DIR\n");
-    return 2;
-  }
-  const std::string self = SelfPath();
-  const Status st = self.empty()
-                        ? Status(Code::kUnavailable, "cannot tell which file this binary is")
-                        : InstallCopy(self, args[0], "leasehold");
-  if (!st.ok()) {
-    std::fprintf(stderr, "leasehold install: %s\n", EscapeForLog(st.message()).c_str());
-    return 1;
-  }
-  std::printf("leasehold installed as %s/leasehold\n", args[0].c_str());
-  return 0;
 }
 
 }  // namespace leasehold::app

@@ -1,6 +1,6 @@
-// The gate's subcommands: `leasehold gate [flags] -- CMD [ARGS...]`, `leasehold gate-probe` and
-// `leasehold install DIR`. Parsing is pure (Environment in, options or one Invalid line out);
-// the gate itself is src/gate.
+// `leasehold gate [flags] -- CMD [ARGS...]` (its exec probe is app/gate_probe.h, the copy into an
+// image app/install.h). Parsing is pure (Environment in, options or one BadConfig line out); the
+// gate itself is src/gate.
 //
 // Every flag can also be set with LEASEHOLD_GATE_<FLAG> (the flag wins; empty counts as unset):
 //   --address ADDR        the sidecar's --http-address; default $LEASEHOLD_GATE_ADDRESS, else
@@ -35,19 +35,5 @@ struct GateCommand {
 Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const Environment& env,
                                      const std::string& exe_dir);
 int RunGateCommand(const std::vector<std::string>& args, const Environment& env);
-
-// `leasehold gate-probe [--ready] [--status-file PATH]`: exit 0 when the gate is live (ready),
-// 1 otherwise, 2 for bad arguments. See gate/status.h for what live and ready mean.
-int RunGateProbe(const std::vector<std::string>& args, const Environment& env);
-
-// `leasehold install DIR`: copies this binary to DIR/leasehold atomically (a temporary file in
-// DIR, then rename) and exits 0; 1 with one line when it cannot.
-int RunInstall(const std::vector<std::string>& args);
-
-// Copies `source` to `dir`/`name` through a temporary file and rename, mode 0755.
-Status InstallCopy(const std::string& source, const std::string& dir, const std::string& name);
-
-// The directory of /proc/self/exe ("" when unknown).
-std::string ExecutableDir();
 
 }  // namespace leasehold::app

@@ -25,7 +25,7 @@ arguments. For exec probes in images without curl, e.g.
 )";
 
 Status Invalid(const std::string& what) {
-  return Status(Code::kInvalid, what + " (see leasehold probe --help)");
+  return Status(Code::kBadConfig, what + " (see leasehold probe --help)");
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
   }
   // The one address rule (contract::SidecarTargets), as `leasehold gate` asks.
   auto targets = contract::SidecarTargets(address);
-  if (!targets.ok()) return Status(Code::kInvalid, origin + ": " + targets.status().message());
+  if (!targets.ok()) return Status(Code::kBadConfig, origin + ": " + targets.status().message());
   c.address = address;
   for (const contract::Target& t : *targets) c.targets.emplace_back(t.host, t.port);
   return c;

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <functional>
+#include <random>
 
 namespace leasehold {
 namespace {
@@ -26,7 +30,7 @@ Status OpenError(const std::string& path, int err) {
 }
 
 Status TooLarge(const std::string& path, size_t max_bytes) {
-  return Status(Code::kInvalid, path + " is larger than " + FormatByteCount(max_bytes));
+  return Status(Code::kBadConfig, path + " is larger than " + FormatByteCount(max_bytes));
 }
 
 class Fd {
@@ -57,7 +61,8 @@ int OpenRegular(const std::string& path, size_t max_bytes, Status* status) {
     return -1;
   }
   if (!S_ISREG(st.st_mode)) {
-    *status = Status(Code::kInvalid, path + " is " + KindName(st.st_mode) + ", not a regular file");
+    *status =
+        Status(Code::kBadConfig, path + " is " + KindName(st.st_mode) + ", not a regular file");
     (void)::close(fd);  // read-only, already failing
     return -1;
   }
@@ -102,6 +107,109 @@ Status CheckRegularFile(const std::string& path, size_t max_bytes) {
   Status status;
   const Fd fd(OpenRegular(path, max_bytes, &status));
   return status;
+}
+
+namespace {
+
+Status WriteError(const std::string& what, const std::string& name, int err) {
+  return Status(Code::kUnavailable, what + " " + name + ": " + std::strerror(err));
+}
+
+// A suffix no other call, in this process or another, uses at the same time: the pid, a counter
+// of this process and 32 random bits (pids repeat across pid namespaces sharing a volume).
+std::string UniqueSuffix() {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ".%ld.%llu.%08x", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(counter.fetch_add(1)),
+                static_cast<unsigned>(rng() & 0xffffffffu));
+  return buf;
+}
+
+// Writes all of data to fd, retrying EINTR and short writes; errno on failure.
+bool WriteAll(int fd, const char* data, size_t size) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// The shared steps of WriteFileAtomically and CopyFileAtomically; `fill` writes the content to
+// the temporary file's descriptor and returns its error (the temporary is discarded then).
+Status AtomicReplace(const std::string& path, const AtomicWriteOptions& options,
+                     const std::function<Status(int fd, const std::string& name)>& fill) {
+  const std::string name = AtomicTempName(path);
+  const std::string temp = name + UniqueSuffix();
+  // The bare name is no writer's now; an older version's writer used it, and junk planted there
+  // (a FIFO, a symlink) goes too, as it always did.
+  (void)::unlink(name.c_str());  // mostly ENOENT; nothing depends on it
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+  int fd = ::open(temp.c_str(), kFlags, static_cast<mode_t>(options.mode));
+  if (fd < 0 && errno == EEXIST) {
+    // A stale temporary of a crashed writer with the same suffix: it is not ours to keep.
+    (void)::unlink(temp.c_str());  // the retried open reports what matters
+    fd = ::open(temp.c_str(), kFlags, static_cast<mode_t>(options.mode));
+  }
+  if (fd < 0) return WriteError("cannot create", name, errno);
+  Status st = fill(fd, name);
+  if (st.ok() && options.exact_mode && ::fchmod(fd, static_cast<mode_t>(options.mode)) != 0) {
+    st = WriteError("cannot write", name, errno);
+  }
+  if (st.ok() && options.durable && ::fsync(fd) != 0) st = WriteError("cannot write", name, errno);
+  // close() can report a deferred write error: the file may be incomplete, so it must not
+  // replace the old content.
+  if (::close(fd) != 0 && st.ok()) st = WriteError("cannot write", name, errno);
+  if (st.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    st = WriteError("cannot rename " + name + " to", path, errno);
+  }
+  if (!st.ok()) (void)::unlink(temp.c_str());  // already failing; a leftover is only litter
+  return st;
+}
+
+}  // namespace
+
+std::string AtomicTempName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + base + ".tmp";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content,
+                           const AtomicWriteOptions& options) {
+  return AtomicReplace(path, options, [&content](int fd, const std::string& name) {
+    if (!WriteAll(fd, content.data(), content.size())) {
+      return WriteError("cannot write", name, errno);
+    }
+    return Status::Ok();
+  });
+}
+
+Status CopyFileAtomically(const std::string& source, const std::string& path,
+                          const AtomicWriteOptions& options) {
+  const int in = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return WriteError("cannot read", source, errno);
+  Fd closer(in);
+  return AtomicReplace(path, options, [in, &source](int fd, const std::string& name) {
+    char buf[64 * 1024];
+    for (;;) {
+      const ssize_t n = ::read(in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return WriteError("cannot read", source, errno);
+      if (n == 0) return Status::Ok();
+      if (!WriteAll(fd, buf, static_cast<size_t>(n))) {
+        return WriteError("cannot write", name, errno);
+      }
+    }
+  });
 }
 
 }  // namespace leasehold

@@ -10,7 +10,8 @@ namespace {
 constexpr const char* kExamples = "(examples: localhost:4040, 127.0.0.1:4040, [::1]:4040, :4040)";
 
 Status Bad(std::string_view text, const std::string& why) {
-  return Status(Code::kInvalid, Quote(text) + " is not a listen address: " + why + " " + kExamples);
+  return Status(Code::kBadConfig,
+                Quote(text) + " is not a listen address: " + why + " " + kExamples);
 }
 
 bool IsIpv4(const std::string& host) {

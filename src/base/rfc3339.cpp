@@ -62,7 +62,7 @@ int64_t DaysInMonth(int64_t y, int64_t m) {
 }
 
 Status BadTime(std::string_view text, const char* why) {
-  return Status(Code::kInvalid, "bad RFC 3339 time \"" + Excerpt(text) + "\": " + why);
+  return Status(Code::kMalformed, "bad RFC 3339 time \"" + Excerpt(text) + "\": " + why);
 }
 
 // Appends `v` (0 <= v < 10^width) as exactly `width` decimal digits.

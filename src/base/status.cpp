@@ -14,6 +14,12 @@ const char* CodeName(Code code) {
       return "Conflict";
     case Code::kInvalid:
       return "Invalid";
+    case Code::kBadConfig:
+      return "BadConfig";
+    case Code::kMalformed:
+      return "Malformed";
+    case Code::kFailedPrecondition:
+      return "FailedPrecondition";
     case Code::kBadRequest:
       return "BadRequest";
     case Code::kUnauthorized:

@@ -9,14 +9,28 @@
 
 namespace leasehold {
 
-// The closed set of failure codes. Kubernetes Status reasons map onto these one to one;
-// transport failures (refused connection, 5xx, TLS) are Unavailable, timeouts DeadlineExceeded.
+// The closed set of failure codes; each has one meaning. Kubernetes Status reasons map onto the
+// API codes one to one; transport failures (refused connection, 5xx, TLS) are Unavailable,
+// timeouts DeadlineExceeded. The four codes after kConflict are not interchangeable: /readyz
+// states which one it saw (localapi/handler.cpp), so a producer picks by what broke, not by
+// what is convenient.
 enum class Code {
   kOk,
   kNotFound,
   kAlreadyExists,
   kConflict,
+  // The API server answered 422 Invalid: it understood the request and rejected the object
+  // (e.g. a Lease with leaseDurationSeconds 0). Only kube/status_error.cpp produces it.
   kInvalid,
+  // Our own configuration is unusable: a flag, an environment variable, the kubeconfig, a token
+  // or CA file, or an option a component was constructed with. Fixing it needs the operator.
+  kBadConfig,
+  // Data we received or read cannot be parsed: an API answer body (e.g. a proxy answering 200
+  // with HTML), a watch event, a lock record, the sidecar's answer, a gate status file.
+  kMalformed,
+  // A call broke its precondition (Update before Get, Start after Start): a bug of ours, never
+  // caused by the input.
+  kFailedPrecondition,
   kBadRequest,
   kUnauthorized,
   kForbidden,

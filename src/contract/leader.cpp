@@ -132,7 +132,7 @@ std::string EncodeLeader(const LeaderDoc& d, bool pretty) {
 
 Result<SysTime> ParseRfc3339Utc(std::string_view s) {
   // The sidecar always writes UTC; an offset means the answer is not the sidecar's.
-  if (s.empty() || s.back() != 'Z') return Status(Code::kInvalid, "not an RFC 3339 UTC time");
+  if (s.empty() || s.back() != 'Z') return Status(Code::kMalformed, "not an RFC 3339 UTC time");
   return ParseRfc3339(s);
 }
 
@@ -140,11 +140,11 @@ Result<LeaderDoc> ParseLeader(std::string_view json) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return Status(Code::kInvalid, "the sidecar's answer is not a JSON object");
+    return Status(Code::kMalformed, "the sidecar's answer is not a JSON object");
   }
   const Value* leader = Member(doc, "isLeader");
   if (leader == nullptr || !leader->IsBool()) {
-    return Status(Code::kInvalid, "the sidecar's answer has no isLeader");
+    return Status(Code::kMalformed, "the sidecar's answer has no isLeader");
   }
   LeaderDoc d;
   d.is_leader = leader->GetBool();

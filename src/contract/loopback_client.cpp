@@ -33,7 +33,7 @@ Result<std::vector<Target>> SidecarTargets(std::string_view address) {
   auto parsed = ParseListenAddress(address);
   if (!parsed.ok()) return parsed.status();
   if (parsed->port == 0 || parsed->endpoints.empty()) {
-    return Status(Code::kInvalid, "the port must not be 0");
+    return Status(Code::kBadConfig, "the port must not be 0");
   }
   std::vector<Target> out;
   for (const ListenEndpoint& ep : parsed->endpoints) {
@@ -70,7 +70,7 @@ Result<std::unique_ptr<HttpExchange>> HttpExchange::Start(const Target& target,
     a->sin6_family = AF_INET6;
     a->sin6_port = htons(static_cast<uint16_t>(target.port));
     if (inet_pton(AF_INET6, target.host.c_str(), &a->sin6_addr) != 1) {
-      return Status(Code::kInvalid, "not a numeric address: " + target.host);
+      return Status(Code::kBadConfig, "not a numeric address: " + target.host);
     }
     len = sizeof(sockaddr_in6);
   } else {
@@ -78,7 +78,7 @@ Result<std::unique_ptr<HttpExchange>> HttpExchange::Start(const Target& target,
     a->sin_family = AF_INET;
     a->sin_port = htons(static_cast<uint16_t>(target.port));
     if (inet_pton(AF_INET, target.host.c_str(), &a->sin_addr) != 1) {
-      return Status(Code::kInvalid, "not a numeric address: " + target.host);
+      return Status(Code::kBadConfig, "not a numeric address: " + target.host);
     }
     len = sizeof(sockaddr_in);
   }

@@ -16,7 +16,7 @@ Result<std::vector<SseParser::Event>> SseParser::Feed(std::string_view bytes) {
   for (char c : bytes) {
     if (c != '\n') {
       if (line_.size() >= kMaxLine) {
-        return Status(Code::kInvalid, "a watch stream line is longer than 64 KiB");
+        return Status(Code::kMalformed, "a watch stream line is longer than 64 KiB");
       }
       line_ += c;
       continue;

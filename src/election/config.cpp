@@ -3,26 +3,19 @@
 #include <chrono>
 #include <cstdio>
 
+#include "base/duration.h"
+
 namespace leasehold::election {
 namespace {
 
-std::string Fmt(Duration d) {
-  // Durations in messages are shown in Go syntax, as the user typed them: 15s, 1.5s, 500ms.
-  using std::chrono::duration_cast;
-  using std::chrono::milliseconds;
-  const auto ms = duration_cast<milliseconds>(d).count();
-  char buf[64];
-  if (d % milliseconds(1) != Duration::zero() && d < std::chrono::seconds(1)) {
-    // Below a millisecond's resolution (--retry-period 1ns): show what was asked.
-    std::snprintf(buf, sizeof buf, "%lldns",
-                  static_cast<long long>(std::chrono::nanoseconds(d).count()));
-  } else if (ms % 1000 == 0) {
-    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(ms / 1000));
-  } else if (ms >= 1000) {
-    std::snprintf(buf, sizeof buf, "%.3gs", static_cast<double>(ms) / 1000.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
-  }
+// Durations in messages are shown in Go syntax, as the user may have typed them: 15s, 1.5s,
+// 500ms, 1m30s (base/duration.h, the one formatter).
+std::string Fmt(Duration d) { return FormatGoDuration(d); }
+
+// "1.2": kJitterFactor as messages show it.
+std::string JitterText() {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", kJitterFactor);
   return buf;
 }
 
@@ -47,8 +40,8 @@ int ElectionConfig::lease_duration_seconds() const {
 
 Status ElectionConfig::CheckFloors(const Timings& t) {
   auto below = [](const char* flag, Duration got, Duration floor, const char* why) {
-    return Status(Code::kInvalid, std::string(flag) + " (" + Fmt(got) + ") must be at least " +
-                                      Fmt(floor) + ": " + why);
+    return Status(Code::kBadConfig, std::string(flag) + " (" + Fmt(got) + ") must be at least " +
+                                        Fmt(floor) + ": " + why);
   };
   if (t.retry_period < kMinRetryPeriod) {
     return below("--retry-period", t.retry_period, kMinRetryPeriod,
@@ -70,7 +63,7 @@ Status ElectionConfig::CheckFloors(const Timings& t) {
 Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, ReleaseMode mode,
                                               Duration release_holdoff) {
   using std::chrono::seconds;
-  auto invalid = [](std::string m) { return Status(Code::kInvalid, std::move(m)); };
+  auto invalid = [](std::string m) { return Status(Code::kBadConfig, std::move(m)); };
   if (identity.empty()) return invalid("--identity must not be empty");
   if (t.retry_period <= Duration::zero()) {
     return invalid("--retry-period must be greater than 0 (e.g. 2s)");
@@ -86,11 +79,11 @@ Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, R
     return invalid("--lease-duration (" + Fmt(t.lease_duration) +
                    ") must be greater than --renew-deadline (" + Fmt(t.renew_deadline) + ")");
   }
-  // Compared in nanoseconds as client-go does: renewDeadline > JitterFactor(1.2) * retryPeriod.
+  // Compared in nanoseconds as client-go does: renewDeadline > JitterFactor * retryPeriod.
   if (static_cast<double>(t.renew_deadline.count()) <=
-      1.2 * static_cast<double>(t.retry_period.count())) {
-    return invalid("--renew-deadline (" + Fmt(t.renew_deadline) +
-                   ") must be greater than 1.2 x --retry-period (" + Fmt(t.retry_period) + ")");
+      kJitterFactor * static_cast<double>(t.retry_period.count())) {
+    return invalid("--renew-deadline (" + Fmt(t.renew_deadline) + ") must be greater than " +
+                   JitterText() + " x --retry-period (" + Fmt(t.retry_period) + ")");
   }
   if (t.lease_duration - t.renew_deadline < seconds(1)) {
     return invalid("--lease-duration (" + Fmt(t.lease_duration) +

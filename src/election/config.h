@@ -22,6 +22,11 @@ enum class ReleaseMode {
 
 const char* ReleaseModeName(ReleaseMode mode);
 
+// client-go's JitterFactor (wait.JitterUntil in its acquire loop): a candidate waits
+// retry-period × (1 + rand × kJitterFactor) between attempts, and renew-deadline must exceed
+// retry-period × kJitterFactor. The one spelling of it; model/leasehold.pml mirrors it in ticks.
+inline constexpr double kJitterFactor = 1.2;
+
 struct Timings {
   // How long rivals wait, after they last saw the record change, before they may take the lock.
   // Written to the record in whole seconds. Default 15s, as client-go's core clients.
@@ -51,7 +56,7 @@ inline constexpr Duration kMinLeaseDuration = std::chrono::seconds(3);
 
 class ElectionConfig {
  public:
-  // kInvalid naming the flag, the floor and the reason when a timing is below the product's
+  // kBadConfig naming the flag, the floor and the reason when a timing is below the product's
   // lower bound (kMin* above); OK otherwise. Independent of Create's rules.
   static Status CheckFloors(const Timings& timings);
 

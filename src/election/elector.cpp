@@ -74,14 +74,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/messages.h"
 #include "base/text.h"
 #include "base/wake.h"
 
 namespace leasehold::election {
 namespace {
-
-// client-go's JitterFactor: candidates wait retry-period × (1 + rand × 1.2).
-constexpr double kJitterFactor = 1.2;
 
 std::string Where(const LockDescription& d) { return d.name_space + "/" + d.name; }
 
@@ -634,15 +632,11 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
                  observed_record_.holder_identity, observed_record_.leader_transitions);
   }
   if (last_error_.code() == Code::kUnauthorized) {
-    spdlog::error(
-        "leader election attempt on {} refused: {} -- the API server does not accept "
-        "this agent's credentials (the token is expired, revoked or invalid)",
-        Where(lock_.Describe()), last_error_.ToString());
+    spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
+                  last_error_.ToString(), kCredentialsRefused);
   } else if (last_error_.code() == Code::kForbidden) {
-    spdlog::error(
-        "leader election attempt on {} refused: {} -- this agent's ServiceAccount needs get, "
-        "create, update and watch on the lock (the Role in deploy/rbac grants them)",
-        Where(lock_.Describe()), last_error_.ToString());
+    spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
+                  last_error_.ToString(), kLockRbacRefused);
   } else if (!last_error_.ok()) {
     spdlog::warn("leader election attempt on {} failed: {}", Where(lock_.Describe()),
                  last_error_.ToString());

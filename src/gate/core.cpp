@@ -50,13 +50,13 @@ Status CheckStopGrace(Duration stop_grace, Duration margin, Duration renew_deadl
                       Duration retry_period) {
   const Duration room = renew_deadline - retry_period;
   if (stop_grace + margin > room / 2) {
-    return Status(Code::kInvalid, "--stop-grace " + Ms(stop_grace) +
-                                      " is too long for the sidecar's timings: " + "stop-grace + " +
-                                      Ms(margin) + " (teardown margin) must be at most half of " +
-                                      "renew-deadline - retry-period (" + Ms(renew_deadline) +
-                                      " - " + Ms(retry_period) + "), i.e. stop-grace <= " +
-                                      Ms(std::max(Duration::zero(), room / 2 - margin)) +
-                                      "; otherwise CMD would be stopped on every renew cycle");
+    return Status(Code::kBadConfig,
+                  "--stop-grace " + Ms(stop_grace) + " is too long for the sidecar's timings: " +
+                      "stop-grace + " + Ms(margin) + " (teardown margin) must be at most half of " +
+                      "renew-deadline - retry-period (" + Ms(renew_deadline) + " - " +
+                      Ms(retry_period) +
+                      "), i.e. stop-grace <= " + Ms(std::max(Duration::zero(), room / 2 - margin)) +
+                      "; otherwise CMD would be stopped on every renew cycle");
   }
   return Status();
 }

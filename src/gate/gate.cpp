@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/file.h"
 #include "contract/leader.h"
 #include "contract/loopback_client.h"
 #include "contract/sse.h"
@@ -160,7 +161,11 @@ void Shell::WriteStatus(MonoTime now) {
   s.term = core_.running_term();
   s.sidecar = sidecar_;
   s.stop_grace_ms = Millis(o_.core.stop_grace);
-  if (Status st = WriteFileAtomically(o_.status_file, StatusJson(s)); !st.ok()) {
+  // A heartbeat of a running process: it means nothing after a crash of the node, so no fsync
+  // (and the gate's loop never waits on the disk).
+  AtomicWriteOptions write;
+  write.durable = false;
+  if (Status st = WriteFileAtomically(o_.status_file, StatusJson(s), write); !st.ok()) {
     if (!status_warned_) {
       spdlog::warn("gate: cannot write the status file (gate-probe will fail): {}", st.message());
       status_warned_ = true;

@@ -59,7 +59,7 @@ std::vector<std::string> EnvironWith(const std::string& name, const std::string&
 }
 
 Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  if (argv.empty()) return Status(Code::kInvalid, "no command");
+  if (argv.empty()) return Status(Code::kFailedPrecondition, "no command");
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

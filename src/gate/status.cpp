@@ -1,14 +1,8 @@
 #include "gate/status.h"
 
-#include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <random>
 
 namespace leasehold::gate {
 
@@ -44,7 +38,7 @@ Status JudgeStatus(std::string_view json, int64_t now_ms, bool readiness) {
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("state") || !d["state"].IsString() ||
       !d.HasMember("heartbeatMs") || !d["heartbeatMs"].IsInt64() || !d.HasMember("stateSinceMs") ||
       !d["stateSinceMs"].IsInt64()) {
-    return Status(Code::kInvalid, "not a gate status file");
+    return Status(Code::kMalformed, "not a gate status file");
   }
   const std::string state = d["state"].GetString();
   const int64_t age = now_ms - d["heartbeatMs"].GetInt64();
@@ -68,38 +62,6 @@ Status JudgeStatus(std::string_view json, int64_t now_ms, bool readiness) {
     if (sidecar != "streaming" && sidecar != "polling") {
       return Status(Code::kUnavailable, "the gate cannot reach its sidecar (" + sidecar + ")");
     }
-  }
-  return Status();
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& content) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  const std::string tmp = path + ".tmp" + std::to_string(rng() % 1000000000);
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return Status(Code::kUnavailable, tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      (void)close(fd);  // already failing with the write's error; the file is discarded
-      unlink(tmp.c_str());
-      return Status(Code::kUnavailable, tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  // close() can report a deferred write error (NFS, a full disk): the file may be incomplete,
-  // so it must not replace the last good status.
-  if (close(fd) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    return Status(Code::kUnavailable, tmp + ": " + std::strerror(err));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    return Status(Code::kUnavailable, path + ": " + std::strerror(err));
   }
   return Status();
 }

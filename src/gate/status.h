@@ -44,12 +44,9 @@ struct GateStatus {
 
 std::string StatusJson(const GateStatus& s);
 
-// OK when the probe passes; Unavailable with a one-line reason otherwise (Invalid for a file
-// that is not a gate status). `now_ms` is CLOCK_BOOTTIME in ms.
+// OK when the probe passes; Unavailable with a one-line reason otherwise (Malformed for a
+// file that is not a gate status). `now_ms` is CLOCK_BOOTTIME in ms.
 Status JudgeStatus(std::string_view json, int64_t now_ms, bool readiness);
-
-// Writes `content` to `path` atomically.
-Status WriteFileAtomically(const std::string& path, const std::string& content);
 
 int64_t BootMillis(MonoTime t);
 

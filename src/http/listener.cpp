@@ -95,7 +95,7 @@ Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address, con
   if (options.max_connections < 1 || options.max_requests_per_connection < 1 ||
       options.limits.max_head_bytes < 64 || options.limits.max_headers < 1 ||
       options.head_timeout <= Duration::zero() || options.write_timeout <= Duration::zero()) {
-    return Status(Code::kInvalid, "http server: every limit must be positive");
+    return Status(Code::kBadConfig, "http server: every limit must be positive");
   }
   auto impl = std::make_unique<Impl>(std::move(parsed).value(), router, clock, std::move(options));
   return std::unique_ptr<Listener>(new Listener(std::move(impl)));
@@ -104,7 +104,7 @@ Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address, con
 Status Listener::Start() {
   std::lock_guard<std::mutex> l(impl_->mu);
   if (impl_->started || impl_->stopped) {
-    return Status(Code::kInvalid, "http server: Start() after Start() or Stop()");
+    return Status(Code::kFailedPrecondition, "http server: Start() after Start() or Stop()");
   }
   impl_->started = true;
   int port = impl_->address.port;

@@ -35,7 +35,7 @@ Result<std::string> DecodeBase64(std::string_view in) {
     }
     const int v = Value(c);
     if (v < 0 || padding > 0) {
-      return Status(Code::kInvalid,
+      return Status(Code::kMalformed,
                     "invalid base64: unexpected character at offset " + std::to_string(i));
     }
     acc = (acc << 6) | static_cast<uint32_t>(v);
@@ -49,12 +49,12 @@ Result<std::string> DecodeBase64(std::string_view in) {
   // A group of 4 characters carries 3 bytes; 1 leftover character cannot encode a byte, and the
   // leftover bits of 2 or 3 characters must be zero (canonical encoding).
   const int rem = sextets % 4;
-  if (rem == 1) return Status(Code::kInvalid, "invalid base64: truncated input");
+  if (rem == 1) return Status(Code::kMalformed, "invalid base64: truncated input");
   if (padding > 0 && (rem == 0 || static_cast<int>(padding) != 4 - rem)) {
-    return Status(Code::kInvalid, "invalid base64: wrong padding");
+    return Status(Code::kMalformed, "invalid base64: wrong padding");
   }
   if (bits > 0 && (acc & ((1u << bits) - 1)) != 0) {
-    return Status(Code::kInvalid, "invalid base64: non-zero trailing bits");
+    return Status(Code::kMalformed, "invalid base64: non-zero trailing bits");
   }
   return out;
 }

@@ -38,7 +38,7 @@ bool FileExists(const std::string& path) { return ::access(path.c_str(), F_OK) =
 Status CheckReadable(const std::string& what, const std::string& path, size_t max_bytes) {
   if (::access(path.c_str(), R_OK) != 0) {
     const int err = errno;
-    return Status(err == ENOENT ? Code::kNotFound : Code::kInvalid,
+    return Status(err == ENOENT ? Code::kNotFound : Code::kBadConfig,
                   what + " " + path + ": " + std::strerror(err));
   }
   if (Status s = CheckRegularFile(path, max_bytes); !s.ok()) {
@@ -89,7 +89,7 @@ Status DecodeData(const YAML::Node& map, const char* key, const std::string& whe
   if (encoded.empty()) return Status::Ok();
   Result<std::string> decoded = DecodeBase64(encoded);
   if (!decoded.ok()) {
-    return Status(Code::kInvalid, where + ": " + key + ": " + decoded.status().message());
+    return Status(Code::kBadConfig, where + ": " + key + ": " + decoded.status().message());
   }
   *out = std::move(decoded).value();
   return Status::Ok();
@@ -99,7 +99,7 @@ Result<ClusterConfig> ParseKubeconfigYaml(const std::string& path, const std::st
                                           const std::string& context_flag) {
   const std::string prefix = "kubeconfig " + path;
   const auto invalid = [&prefix](const std::string& what) {
-    return Status(Code::kInvalid, prefix + ": " + what);
+    return Status(Code::kBadConfig, prefix + ": " + what);
   };
   const std::string dir = DirName(path);
 
@@ -222,7 +222,7 @@ Result<ClusterConfig> ParseKubeconfig(std::string_view yaml, const std::string& 
   try {
     return ParseKubeconfigYaml(path, std::string(yaml), context);
   } catch (const YAML::Exception& e) {
-    return Status(Code::kInvalid, "kubeconfig " + path + ": malformed: " + e.what());
+    return Status(Code::kBadConfig, "kubeconfig " + path + ": malformed: " + e.what());
   }
 }
 
@@ -249,7 +249,7 @@ Result<ClusterConfig> LoadInClusterConfig(const std::string& host, const std::st
   if (!token.ok()) return Status(token.code(), prefix + ": " + token.status().message());
   const std::string trimmed = TrimSpace(token.value());
   if (trimmed.empty()) {
-    return Status(Code::kInvalid, prefix + ": token file " + config.token_file + " is empty");
+    return Status(Code::kBadConfig, prefix + ": token file " + config.token_file + " is empty");
   }
   if (Status s = CheckBearerToken(trimmed); !s.ok()) {
     return Status(s.code(), prefix + ": token file " + config.token_file + ": " + s.message());
@@ -302,9 +302,9 @@ Result<ClusterConfig> LoadClusterConfig(const LoadOptions& options) {
   const std::string port = EnvOrEmpty(options, "KUBERNETES_SERVICE_PORT");
   if (!host.empty() && !port.empty()) {
     if (!options.context.empty()) {
-      return Status(Code::kInvalid, "--context \"" + options.context +
-                                        "\" given, but no kubeconfig is in use (running "
-                                        "in-cluster; pass --kubeconfig too)");
+      return Status(Code::kBadConfig, "--context \"" + options.context +
+                                          "\" given, but no kubeconfig is in use (running "
+                                          "in-cluster; pass --kubeconfig too)");
     }
     return NamingFlag(LoadInClusterConfig(host, port, options.serviceaccount_dir),
                       "--serviceaccount-dir");

@@ -42,7 +42,7 @@ struct LoadOptions {
 Result<ClusterConfig> LoadClusterConfig(const LoadOptions& options);
 
 // The two sources LoadClusterConfig chooses between, for callers and tests that know which they
-// want. Errors: kNotFound when a file is missing, kInvalid when something is malformed or absent.
+// want. Errors: kNotFound when a file is missing, kBadConfig when something is malformed or absent.
 
 // Reads a kubeconfig: `context` ("" = its current-context) picks the cluster, user and
 // namespace. Relative file paths in it are relative to the kubeconfig's directory; *-data fields

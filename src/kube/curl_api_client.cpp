@@ -76,16 +76,16 @@ struct Settings {
 
 Status Validate(const ClusterConfig& config, const ClientOptions& options) {
   if (config.server.rfind("https://", 0) != 0 && config.server.rfind("http://", 0) != 0) {
-    return Status(Code::kInvalid,
+    return Status(Code::kBadConfig,
                   "server \"" + config.server + "\" must start with https:// or http://");
   }
   const bool has_cert = !config.client_cert_file.empty() || !config.client_cert_data.empty();
   const bool has_key = !config.client_key_file.empty() || !config.client_key_data.empty();
   if (has_cert != has_key) {
-    return Status(Code::kInvalid, "a client certificate needs both a certificate and a key");
+    return Status(Code::kBadConfig, "a client certificate needs both a certificate and a key");
   }
   if (options.request_timeout <= Duration::zero()) {
-    return Status(Code::kInvalid, "request timeout must be positive");
+    return Status(Code::kBadConfig, "request timeout must be positive");
   }
   // Checked here too, not only where kubeconfigs are parsed: nothing reaches a header unchecked.
   if (Status s = CheckBearerToken(config.token); !s.ok()) {
@@ -126,7 +126,7 @@ Result<std::shared_ptr<const Settings>> MakeSettings(const ClusterConfig& config
     }
     if (settings->ca_file.empty()) {
       return Status(
-          Code::kInvalid,
+          Code::kBadConfig,
           (config.source.empty() ? std::string("the cluster config") : config.source) +
               " names no certificate-authority or certificate-authority-data, and this "
               "static build has no CA bundle (none at /etc/ssl/certs/ca-certificates.crt): "

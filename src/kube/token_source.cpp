@@ -12,7 +12,7 @@ Status CheckBearerToken(std::string_view token) {
   for (size_t i = 0; i < token.size(); ++i) {
     const auto c = static_cast<unsigned char>(token[i]);
     if (c <= 0x20 || c >= 0x7f) {
-      return Status(Code::kInvalid,
+      return Status(Code::kBadConfig,
                     "contains a control character, whitespace or non-ASCII byte at byte " +
                         std::to_string(i) + " (a bearer token is visible ASCII only)");
     }
@@ -57,7 +57,7 @@ Result<std::string> FileTokenSource::ReadFile() const {
   Result<std::string> data = ReadRegularFile(path_, kMaxTokenFileBytes);
   if (!data.ok()) return data.status();
   std::string token = TrimSpace(std::move(data).value());
-  if (token.empty()) return Status(Code::kInvalid, "token file " + path_ + " is empty");
+  if (token.empty()) return Status(Code::kBadConfig, "token file " + path_ + " is empty");
   if (Status s = CheckBearerToken(token); !s.ok()) {
     return Status(s.code(), "token file " + path_ + ": " + s.message());
   }

@@ -51,7 +51,7 @@ class FileTokenSource final : public TokenSource {
  public:
   static constexpr Duration kDefaultMaxAge = std::chrono::seconds(50);
 
-  // Reads the file once. Fails (kNotFound for a missing file, kInvalid for an empty one) unless
+  // Reads the file once. Fails (kNotFound for a missing file, kBadConfig for an empty one) unless
   // `fallback` is non-empty, in which case that token stands in until a read succeeds.
   static Result<std::unique_ptr<FileTokenSource>> Create(std::string path, const Clock& clock,
                                                          std::string fallback = "",
@@ -82,7 +82,7 @@ class FileTokenSource final : public TokenSource {
 
 // A bearer token is sent as an HTTP header, so it must be one run of visible ASCII (0x21-0x7e):
 // a control character would end the header line (header injection), a space or a non-ASCII byte
-// makes no valid token. kInvalid naming the first bad byte's offset; never the token itself.
+// makes no valid token. kBadConfig naming the first bad byte's offset; never the token itself.
 Status CheckBearerToken(std::string_view token);
 
 // Strips ASCII whitespace from both ends.

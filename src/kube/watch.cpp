@@ -53,25 +53,25 @@ constexpr int kMaxWatchEventDepth = 64;
 
 Result<WatchEvent> ParseWatchEvent(std::string_view line) {
   if (MaxNestingDepth(line) > kMaxWatchEventDepth) {
-    return Status(Code::kInvalid, "watch event nested too deeply");
+    return Status(Code::kMalformed, "watch event nested too deeply");
   }
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseIterativeFlag>(line.data(), line.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return Status(Code::kInvalid, "watch event is not a JSON object");
+    return Status(Code::kMalformed, "watch event is not a JSON object");
   }
   const auto type = doc.FindMember("type");
   const auto object = doc.FindMember("object");
   if (type == doc.MemberEnd() || !type->value.IsString() || object == doc.MemberEnd() ||
       !object->value.IsObject()) {
-    return Status(Code::kInvalid, "watch event lacks a string \"type\" or an object \"object\"");
+    return Status(Code::kMalformed, "watch event lacks a string \"type\" or an object \"object\"");
   }
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   // Accept fails on numbers JSON cannot write back (e.g. 1e400 read as infinity), leaving a
   // truncated object behind.
   if (!object->value.Accept(writer)) {
-    return Status(Code::kInvalid, "watch event object cannot be re-serialised");
+    return Status(Code::kMalformed, "watch event object cannot be re-serialised");
   }
   const std::string object_json(buffer.GetString(), buffer.GetSize());
 

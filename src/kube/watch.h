@@ -59,7 +59,7 @@ struct WatchEvent {
 
 // Parses one watch line. An ERROR event is returned as its Status, mapped as a non-2xx answer
 // would be (e.g. kGone for "too old resource version"); a line that is not a watch event is
-// kInvalid. Accepts any bytes.
+// kMalformed. Accepts any bytes.
 Result<WatchEvent> ParseWatchEvent(std::string_view line);
 
 }  // namespace leasehold::kube

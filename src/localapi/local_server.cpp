@@ -10,7 +10,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(std::string_view address,
                                                        SnapshotSource source, const Clock& clock,
                                                        HandlerOptions handler_options,
                                                        ServerOptions options) {
-  if (!source) return Status(Code::kInvalid, "http server: no snapshot source");
+  if (!source) return Status(Code::kFailedPrecondition, "http server: no snapshot source");
   const bool probe_only = handler_options.probe_only;
   WatchHub* const watch = options.watch;
   std::unique_ptr<HttpServer> server(new HttpServer());

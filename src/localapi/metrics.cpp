@@ -88,8 +88,30 @@ double UnixSeconds(const Clock& clock, int64_t mono_ns) {
 }  // namespace
 
 bool ReadyFor(bool observed, Code last_error) {
-  return observed && last_error != Code::kUnauthorized && last_error != Code::kForbidden &&
-         last_error != Code::kInvalid && last_error != Code::kBadRequest;
+  if (!observed) return false;
+  // No default: a new code must be judged here (-Wswitch, -Werror). The four codes kInvalid
+  // used to cover (422, configuration, unparseable answer, broken precondition) stay not-ready,
+  // as they were before they were split.
+  switch (last_error) {
+    case Code::kUnauthorized:
+    case Code::kForbidden:
+    case Code::kInvalid:
+    case Code::kBadConfig:
+    case Code::kMalformed:
+    case Code::kFailedPrecondition:
+    case Code::kBadRequest:
+      return false;
+    case Code::kOk:
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+    case Code::kConflict:
+    case Code::kGone:
+    case Code::kTooManyRequests:
+    case Code::kUnavailable:
+    case Code::kDeadlineExceeded:
+      return true;
+  }
+  return false;
 }
 
 void Metrics::ObserveRequest(const std::string& verb, long http_status) {

@@ -111,7 +111,8 @@ class Metrics final : public election::WriteHook {
 };
 
 // What GET /readyz and leasehold_ready say: ready once the lock was read, unless the last
-// attempt was refused (401, 403: credentials or RBAC) or its record rejected (400, 422).
+// attempt was refused (401, 403: credentials or RBAC), its record rejected (400, 422), our
+// configuration unusable, the answer unreadable (kMalformed) or a precondition broken.
 bool ReadyFor(bool observed, Code last_error);
 
 // Escapes a label value for the text format: backslash, double quote and newline.

@@ -2,9 +2,10 @@
 // (e.g. on a shared emptyDir) than speak HTTP. Rewritten on every publication, i.e. on every
 // change and on every renew while this replica leads.
 //
-// Each write goes to a temporary file in the same directory and is then renamed over the path,
-// so a reader sees the old content or the new one, never a mix. No fsync: the file describes a
-// running process and means nothing after a crash of the node.
+// Each write goes through base's WriteFileAtomically (a temporary file in the same directory,
+// renamed over the path), so a reader sees the old content or the new one, never a mix. No fsync
+// (AtomicWriteOptions::durable false): the file describes a running process and means nothing
+// after a crash of the node, and a write on every renew should not wait for the disk.
 //
 // A reader must treat a validUntil in the past as "not leader": a frozen or killed agent
 // cannot take back what it wrote.
@@ -43,7 +44,6 @@ class StatusFile final : public election::PublicationSink {
 
   const std::string path_;
   const Clock& clock_;
-  const std::string temp_;  // "<dir>/.<name>.tmp", same directory so that rename is atomic
   bool failing_ = false;
 };
 

@@ -21,13 +21,13 @@ Result<LockObservation> ObservationIn(const rapidjson::Value& object) {
   const rapidjson::Value* metadata = internal::FindMember(object, "metadata");
   const rapidjson::Value* annotations = nullptr;
   if (metadata != nullptr && !metadata->IsNull()) {
-    if (!metadata->IsObject()) return Status(Code::kInvalid, "metadata is not an object");
+    if (!metadata->IsObject()) return Status(Code::kMalformed, "metadata is not an object");
     annotations = internal::FindMember(*metadata, "annotations");
   }
   const rapidjson::Value* value = nullptr;
   if (annotations != nullptr && !annotations->IsNull()) {
     if (!annotations->IsObject()) {
-      return Status(Code::kInvalid, "metadata.annotations is not an object");
+      return Status(Code::kMalformed, "metadata.annotations is not an object");
     }
     value = internal::FindMember(*annotations, kLeaderAnnotationKey);
   }
@@ -35,7 +35,7 @@ Result<LockObservation> ObservationIn(const rapidjson::Value& object) {
     if (!value->IsString()) {
       return internal::OpaqueObservation(
           object, {},
-          Status(Code::kInvalid,
+          Status(Code::kMalformed,
                  std::string("annotation ") + kLeaderAnnotationKey + " is not a string"));
     }
     observation.raw.assign(value->GetString(), value->GetStringLength());
@@ -100,7 +100,8 @@ Status AnnotationLock::Create(const LeaderElectionRecord& record, MonoTime deadl
 
 Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   if (!cached_) {
-    return Status(Code::kInvalid, Where() + ": nothing cached to update; Get or Create first");
+    return Status(Code::kFailedPrecondition,
+                  Where() + ": nothing cached to update; Get or Create first");
   }
   rapidjson::Document object;
   auto& allocator = object.GetAllocator();
@@ -111,7 +112,7 @@ Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadl
     internal::SetMember(object, "metadata", empty, allocator);
     metadata = internal::FindMember(object, "metadata");
   }
-  if (!metadata->IsObject()) return Status(Code::kInvalid, "metadata is not an object");
+  if (!metadata->IsObject()) return Status(Code::kMalformed, "metadata is not an object");
   rapidjson::Value* annotations = internal::FindMember(*metadata, "annotations");
   if (annotations == nullptr || annotations->IsNull()) {
     rapidjson::Value empty(rapidjson::kObjectType);
@@ -119,7 +120,7 @@ Status AnnotationLock::Update(const LeaderElectionRecord& record, MonoTime deadl
     annotations = internal::FindMember(*metadata, "annotations");
   }
   if (!annotations->IsObject()) {
-    return Status(Code::kInvalid, "metadata.annotations is not an object");
+    return Status(Code::kMalformed, "metadata.annotations is not an object");
   }
   const std::string encoded = EncodeAnnotationRecord(record);
   rapidjson::Value value(encoded.data(), static_cast<rapidjson::SizeType>(encoded.size()),

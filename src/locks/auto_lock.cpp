@@ -108,7 +108,7 @@ Status AutoLock::Discover(MonoTime deadline) {
   bool has_leases = false;
   if (const rapidjson::Value* resources = internal::FindMember(doc, "resources")) {
     if (!resources->IsNull() && !resources->IsArray()) {
-      return Status(Code::kInvalid, "auto lock: APIResourceList.resources is not a list");
+      return Status(Code::kMalformed, "auto lock: APIResourceList.resources is not a list");
     }
     if (resources->IsArray()) {
       for (const auto& r : resources->GetArray()) {
@@ -199,13 +199,15 @@ election::Lock* AutoLock::Current() {
 
 Status AutoLock::Create(const LeaderElectionRecord& record, MonoTime deadline) {
   election::Lock* lock = Current();
-  if (lock == nullptr) return Status(Code::kInvalid, "auto lock: type not decided yet; Get first");
+  if (lock == nullptr)
+    return Status(Code::kFailedPrecondition, "auto lock: type not decided yet; Get first");
   return lock->Create(record, deadline);
 }
 
 Status AutoLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   election::Lock* lock = Current();
-  if (lock == nullptr) return Status(Code::kInvalid, "auto lock: type not decided yet; Get first");
+  if (lock == nullptr)
+    return Status(Code::kFailedPrecondition, "auto lock: type not decided yet; Get first");
   // A leader renews by Update alone, so without this it would never look again for a ConfigMap
   // that replicas on the ConfigMap lock create after it took the Lease.
   if (effective_.load() == Effective::kLeases && RecheckDue(clock_.MonotonicNow())) {

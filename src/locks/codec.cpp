@@ -22,7 +22,7 @@ using election::LeaderElectionRecord;
 // JSON readers for the record's field types. `field` names the field in error messages.
 
 Status WrongType(const std::string& field, const char* want) {
-  return Status(Code::kInvalid, "field " + field + " is not " + want);
+  return Status(Code::kMalformed, "field " + field + " is not " + want);
 }
 
 Status DecodeString(const rapidjson::Value& v, const std::string& field, std::string* out) {
@@ -38,7 +38,7 @@ Status DecodeInt(const rapidjson::Value& v, const std::string& field, Int* out) 
   if (!v.IsInt64()) return WrongType(field, "an integer");
   const int64_t i = v.GetInt64();
   if (i < std::numeric_limits<Int>::min() || i > std::numeric_limits<Int>::max()) {
-    return Status(Code::kInvalid, "field " + field + " is out of range");
+    return Status(Code::kMalformed, "field " + field + " is out of range");
   }
   *out = static_cast<Int>(i);
   return Status::Ok();
@@ -87,7 +87,7 @@ Status DecodeDurationSeconds(const rapidjson::Value& v, const std::string& field
     return WrongType(field, "a number of seconds");
   }
   if (!(seconds <= std::numeric_limits<int32_t>::max())) {
-    return Status(Code::kInvalid, "field " + field + " is out of range");
+    return Status(Code::kMalformed, "field " + field + " is out of range");
   }
   if (seconds < 1) return Status::Ok();
   *out = static_cast<int>(std::ceil(seconds));
@@ -113,7 +113,7 @@ std::string QuotedTimeOrNull(const std::optional<SysTime>& t, bool micro) {
 namespace internal {
 
 Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out) {
-  if (!lease.IsObject()) return Status(Code::kInvalid, "Lease is not a JSON object");
+  if (!lease.IsObject()) return Status(Code::kMalformed, "Lease is not a JSON object");
   const rapidjson::Value* spec = FindMember(lease, "spec");
   LeaderElectionRecord& r = out->record;
   r.transitions_recorded = false;
@@ -234,10 +234,10 @@ Status internal::DecodeAnnotationRecordInto(std::string_view json, LeaderElectio
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
   if (doc.HasParseError()) {
-    return Status(Code::kInvalid, "leader annotation is not JSON: \"" + Excerpt(json) + "\"");
+    return Status(Code::kMalformed, "leader annotation is not JSON: \"" + Excerpt(json) + "\"");
   }
   if (doc.IsNull()) return Status::Ok();
-  if (!doc.IsObject()) return Status(Code::kInvalid, "leader annotation is not a JSON object");
+  if (!doc.IsObject()) return Status(Code::kMalformed, "leader annotation is not a JSON object");
   // As for the Lease: every field is read, and the first failure returned.
   Status first;
   const auto keep = [&first](Status s) {

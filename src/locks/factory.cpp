@@ -12,9 +12,9 @@ namespace leasehold::locks {
 
 Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube::ApiClient& client,
                                                 const Clock& clock) {
-  if (options.name_space.empty()) return Status(Code::kInvalid, "lock namespace is empty");
-  if (options.name.empty()) return Status(Code::kInvalid, "lock name is empty");
-  if (options.identity.empty()) return Status(Code::kInvalid, "lock identity is empty");
+  if (options.name_space.empty()) return Status(Code::kBadConfig, "lock namespace is empty");
+  if (options.name.empty()) return Status(Code::kBadConfig, "lock name is empty");
+  if (options.identity.empty()) return Status(Code::kBadConfig, "lock identity is empty");
 
   const std::string& ns = options.name_space;
   const std::string& name = options.name;
@@ -41,7 +41,7 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
       return std::unique_ptr<election::Lock>(
           std::make_unique<MultiLock>(options.type, annotated(kEndpointsObject), lease()));
   }
-  return Status(Code::kInvalid, "unknown lock type");
+  return Status(Code::kBadConfig, "unknown lock type");
 }
 
 }  // namespace leasehold::locks

@@ -14,11 +14,11 @@ namespace leasehold::locks::internal {
 Status ParseObject(std::string_view text, const char* what, rapidjson::Document& doc) {
   doc.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (doc.HasParseError()) {
-    return Status(Code::kInvalid, std::string(what) + " is not valid JSON: " +
-                                      rapidjson::GetParseError_En(doc.GetParseError()) +
-                                      " at offset " + std::to_string(doc.GetErrorOffset()));
+    return Status(Code::kMalformed, std::string(what) + " is not valid JSON: " +
+                                        rapidjson::GetParseError_En(doc.GetParseError()) +
+                                        " at offset " + std::to_string(doc.GetErrorOffset()));
   }
-  if (!doc.IsObject()) return Status(Code::kInvalid, std::string(what) + " is not a JSON object");
+  if (!doc.IsObject()) return Status(Code::kMalformed, std::string(what) + " is not a JSON object");
   return Status::Ok();
 }
 

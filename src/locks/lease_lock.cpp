@@ -53,7 +53,7 @@ Status LeaseLock::Create(const LeaderElectionRecord& record, MonoTime deadline) 
 
 Status LeaseLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
   if (!cached_) {
-    return Status(Code::kInvalid,
+    return Status(Code::kFailedPrecondition,
                   "lease " + ns_ + "/" + name_ + ": nothing cached to update; Get or Create first");
   }
   rapidjson::Document object;

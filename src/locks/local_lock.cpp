@@ -19,7 +19,7 @@ Status LocalLock::Create(const election::LeaderElectionRecord& record, MonoTime)
 
 Status LocalLock::Update(const election::LeaderElectionRecord& record, MonoTime) {
   std::lock_guard<std::mutex> l(mu_);
-  if (!exists_) return Status(Code::kInvalid, "local lock not created yet");
+  if (!exists_) return Status(Code::kFailedPrecondition, "local lock not created yet");
   record_ = record;
   ++version_;
   return Status::Ok();

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "app/gate_probe.h"
+#include "app/install.h"
 #include "fakes/fake_environment.h"
 
 namespace leasehold::app {
@@ -131,7 +133,7 @@ TEST_CASE("ParseGateCommand: invalid values name the flag or the variable") {
     SUBCASE(c.name) {
       auto r = ParseGateCommand(c.args, EnvWith(c.vars), "/bin");
       REQUIRE_FALSE(r.ok());
-      CHECK(r.status().code() == Code::kInvalid);
+      CHECK(r.status().code() == Code::kBadConfig);
       CHECK_MESSAGE(r.status().message().rfind(c.message_start, 0) == 0, r.status().message());
     }
   }

@@ -140,6 +140,29 @@ TEST_CASE("Main: a --status-file that cannot be written: 2 and one line naming t
   CHECK(o.err.compare(o.err.size() - want.size(), want.size(), want) == 0);
 }
 
+// The subcommand table (app.cpp): each subcommand is reached by its name and answers --help with
+// its own usage, before the agent's start-up (no flags, no kubeconfig needed).
+TEST_CASE("Main: each subcommand is dispatched by name") {
+  struct Case {
+    const char* name;
+    std::string usage;
+  };
+  const std::vector<Case> cases = {
+      {"probe", "Usage: leasehold probe [--leader] [--address ADDR]\n"},
+      {"gate", "Usage: leasehold gate [flags] -- CMD [ARGS...]\n"},
+      {"gate-probe", "Usage: leasehold gate-probe [--ready] [--status-file PATH]\n"},
+      {"install", "Usage: leasehold install DIR\n"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      const Outcome o = RunMain({c.name, "--help"});
+      CHECK(o.code == 0);
+      CHECK(o.out.rfind(c.usage, 0) == 0);
+      CHECK(o.err.empty());
+    }
+  }
+}
+
 // The parser's warnings are logged once logging is set up, so they follow --log-format.
 TEST_CASE("Main: a repeated flag and an unknown LEASEHOLD_* variable are logged warnings") {
   REQUIRE(setenv("LEASEHOLD_LEASE_DURATOIN", "20s", 1) == 0);

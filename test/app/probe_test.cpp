@@ -114,7 +114,7 @@ TEST_CASE("ParseProbeCommand: errors name the flag; --help prints") {
     SUBCASE(c.name) {
       auto r = ParseProbeCommand(c.args, EnvWith(c.vars));
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK(r.status().message() == c.want);
     }
   }

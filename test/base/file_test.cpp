@@ -57,7 +57,7 @@ TEST_CASE("ReadRegularFile: regular files within the cap, nothing else, never a 
       {"exactly the cap", dir.Path("at-cap"), Code::kOk, std::string(100, 'a')},
       {"empty file", dir.Path("empty"), Code::kOk, ""},
       {"..data symlinks are followed", dir.Path("token"), Code::kOk, "rotated"},
-      {"one byte over the cap", dir.Path("over-cap"), Code::kInvalid,
+      {"one byte over the cap", dir.Path("over-cap"), Code::kBadConfig,
        dir.Path("over-cap") + " is larger than 100 bytes"},
       {"missing", dir.Path("none"), Code::kNotFound,
        "cannot read " + dir.Path("none") + ": No such file or directory"},
@@ -65,17 +65,17 @@ TEST_CASE("ReadRegularFile: regular files within the cap, nothing else, never a 
        "cannot read " + dir.Path("dangling") + ": No such file or directory"},
       {"below a file", dir.Path("small/x"), Code::kNotFound,
        "cannot read " + dir.Path("small/x") + ": Not a directory"},
-      {"directory", dir.Path("dir"), Code::kInvalid,
+      {"directory", dir.Path("dir"), Code::kBadConfig,
        dir.Path("dir") + " is a directory, not a regular file"},
-      {"FIFO without a writer: no hang", dir.Path("fifo"), Code::kInvalid,
+      {"FIFO without a writer: no hang", dir.Path("fifo"), Code::kBadConfig,
        dir.Path("fifo") + " is a FIFO, not a regular file"},
-      {"symlink to a FIFO", dir.Path("link-to-fifo"), Code::kInvalid,
+      {"symlink to a FIFO", dir.Path("link-to-fifo"), Code::kBadConfig,
        dir.Path("link-to-fifo") + " is a FIFO, not a regular file"},
       {"socket", sock_path, Code::kUnavailable,
        "cannot read " + sock_path + ": No such device or address"},
-      {"/dev/zero: no endless read", "/dev/zero", Code::kInvalid,
+      {"/dev/zero: no endless read", "/dev/zero", Code::kBadConfig,
        "/dev/zero is a character device, not a regular file"},
-      {"/dev/null", "/dev/null", Code::kInvalid,
+      {"/dev/null", "/dev/null", Code::kBadConfig,
        "/dev/null is a character device, not a regular file"},
   };
   for (const Case& c : cases) {
@@ -99,7 +99,7 @@ TEST_CASE("ReadRegularFile: regular files within the cap, nothing else, never a 
 TEST_CASE("ReadRegularFile: a file that grows after fstat is still cut at cap + 1 bytes") {
   // /proc files report size 0 and then produce more: the read bound, not the size, decides.
   const Result<std::string> got = ReadRegularFile("/proc/self/maps", 16);
-  CHECK(got.code() == Code::kInvalid);
+  CHECK(got.code() == Code::kBadConfig);
   CHECK(got.status().message() == "/proc/self/maps is larger than 16 bytes");
 }
 

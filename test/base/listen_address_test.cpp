@@ -78,7 +78,7 @@ TEST_CASE("ParseListenAddress rejects") {
     SUBCASE(c.name) {
       auto r = ParseListenAddress(c.in);
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK(r.status().message() == c.want + examples);
     }
   }

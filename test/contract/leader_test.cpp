@@ -98,9 +98,9 @@ TEST_CASE("ParseLeader") {
     CHECK_FALSE(p->valid_until);
   }
   SUBCASE("not JSON, or no isLeader: Invalid") {
-    CHECK(ParseLeader("false").status().code() == Code::kInvalid);
-    CHECK(ParseLeader("{").status().code() == Code::kInvalid);
-    CHECK(ParseLeader(R"({"isLeader":"true"})").status().code() == Code::kInvalid);
+    CHECK(ParseLeader("false").status().code() == Code::kMalformed);
+    CHECK(ParseLeader("{").status().code() == Code::kMalformed);
+    CHECK(ParseLeader(R"({"isLeader":"true"})").status().code() == Code::kMalformed);
   }
 }
 

@@ -118,7 +118,7 @@ TEST_CASE("SidecarTargets: every endpoint of the address, wildcards on loopback"
   }
   for (const char* bad : {"localhost:0", "example.com:4040", "4040", ""}) {
     CAPTURE(std::string(bad));
-    CHECK(SidecarTargets(bad).status().code() == Code::kInvalid);
+    CHECK(SidecarTargets(bad).status().code() == Code::kBadConfig);
   }
 }
 

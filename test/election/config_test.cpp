@@ -42,7 +42,7 @@ TEST_CASE("ElectionConfig::Create validates timings as a table") {
       CHECK(r->identity() == c.identity);
     } else {
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK_MESSAGE(r.status().message().find(c.error_fragment) != std::string::npos,
                     r.status().message());
     }

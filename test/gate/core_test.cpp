@@ -487,7 +487,7 @@ TEST_CASE("CheckStopGrace") {
       const Status st = CheckStopGrace(c.grace, kMargin, c.renew, c.retry);
       CHECK(st.ok() == c.ok);
       if (!c.ok) {
-        CHECK(st.code() == Code::kInvalid);
+        CHECK(st.code() == Code::kBadConfig);
         CHECK(st.message().rfind("--stop-grace", 0) == 0);
       }
     }

@@ -412,7 +412,7 @@ TEST_CASE("a static token that is not a valid header value is refused before any
     INFO(token);
     ClusterConfig config = server.ClientConfig(token);
     auto client = NewCurlApiClient(config, {}, clock);
-    CHECK(client.code() == Code::kInvalid);
+    CHECK(client.code() == Code::kBadConfig);
     CHECK(client.status().message().rfind("token: contains a control character", 0) == 0);
   }
   CHECK(server.Requests().empty());
@@ -611,13 +611,13 @@ TEST_CASE("NewCurlApiClient rejects configs it cannot use") {
   };
   const Case cases[] = {
       {"no scheme", [](ClusterConfig& c, ClientOptions&) { c.server = "127.0.0.1:1"; },
-       Code::kInvalid},
+       Code::kBadConfig},
       {"certificate without key",
        [](ClusterConfig& c, ClientOptions&) { c.client_cert_file = TestCert("client.crt"); },
-       Code::kInvalid},
+       Code::kBadConfig},
       {"zero timeout",
        [](ClusterConfig&, ClientOptions& o) { o.request_timeout = Duration::zero(); },
-       Code::kInvalid},
+       Code::kBadConfig},
       {"missing token file",
        [](ClusterConfig& c, ClientOptions&) {
          c.token.clear();

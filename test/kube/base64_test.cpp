@@ -12,7 +12,7 @@ TEST_CASE("DecodeBase64") {
   struct Case {
     const char* name;
     std::string in;
-    std::optional<std::string> want;  // nullopt: must be kInvalid
+    std::optional<std::string> want;  // nullopt: must be kMalformed
   };
   const Case cases[] = {
       {"empty", "", ""},
@@ -41,7 +41,7 @@ TEST_CASE("DecodeBase64") {
       REQUIRE(got.ok());
       CHECK(got.value() == *c.want);
     } else {
-      CHECK(got.code() == Code::kInvalid);
+      CHECK(got.code() == Code::kMalformed);
     }
   }
 }

@@ -145,34 +145,34 @@ TEST_CASE("LoadKubeconfig errors name what is missing") {
   const std::string ok_cluster = "    server: https://a:1\n";
   const std::string ok_user = "    token: t\n";
   const Case cases[] = {
-      {"missing context", Kubeconfig(ok_cluster, ok_user), "foo", Code::kInvalid,
+      {"missing context", Kubeconfig(ok_cluster, ok_user), "foo", Code::kBadConfig,
        "context \"foo\" not found"},
-      {"missing current context", Kubeconfig(ok_cluster, ok_user, "gone"), "", Code::kInvalid,
+      {"missing current context", Kubeconfig(ok_cluster, ok_user, "gone"), "", Code::kBadConfig,
        "context \"gone\" not found"},
-      {"no current-context", "clusters: []\ncontexts: []\nusers: []\n", "", Code::kInvalid,
+      {"no current-context", "clusters: []\ncontexts: []\nusers: []\n", "", Code::kBadConfig,
        "no current-context is set and no --context given"},
-      {"missing cluster", Kubeconfig(ok_cluster, ok_user), "no-cluster", Code::kInvalid,
+      {"missing cluster", Kubeconfig(ok_cluster, ok_user), "no-cluster", Code::kBadConfig,
        "cluster \"missing\" (from context \"no-cluster\") not found"},
-      {"missing user", Kubeconfig(ok_cluster, ok_user), "no-user", Code::kInvalid,
+      {"missing user", Kubeconfig(ok_cluster, ok_user), "no-user", Code::kBadConfig,
        "user \"missing\" (from context \"no-user\") not found"},
       {"no server", Kubeconfig("    certificate-authority-data: Q0EtUEVN\n", ok_user), "",
-       Code::kInvalid, "cluster \"c1\" has no server"},
+       Code::kBadConfig, "cluster \"c1\" has no server"},
       // Found with fuzz/kubeconfig_fuzzer: the trailing-slash trim ate into the scheme and
       // "https://" was accepted as the server "https:".
-      {"server without host", Kubeconfig("    server: https://\n", ok_user), "", Code::kInvalid,
+      {"server without host", Kubeconfig("    server: https://\n", ok_user), "", Code::kBadConfig,
        "cluster \"c1\" has no host in server \"https://\""},
-      {"server only slashes", Kubeconfig("    server: //\n", ok_user), "", Code::kInvalid,
+      {"server only slashes", Kubeconfig("    server: //\n", ok_user), "", Code::kBadConfig,
        "cluster \"c1\" has no host in server \"//\""},
       {"bad base64",
        Kubeconfig("    server: https://a:1\n    certificate-authority-data: Q0E$\n", ok_user), "",
-       Code::kInvalid,
+       Code::kBadConfig,
        "cluster \"c1\": certificate-authority-data: invalid base64: unexpected character at "
        "offset 3"},
       {"insecure with a CA",
        Kubeconfig("    server: https://a:1\n    insecure-skip-tls-verify: true\n"
                   "    certificate-authority-data: Q0EtUEVN\n",
                   ok_user),
-       "", Code::kInvalid,
+       "", Code::kBadConfig,
        "cluster \"c1\": certificate-authority and insecure-skip-tls-verify cannot both be set"},
       {"missing CA file",
        Kubeconfig("    server: https://a:1\n    certificate-authority: nope.crt\n", ok_user), "",
@@ -181,19 +181,19 @@ TEST_CASE("LoadKubeconfig errors name what is missing") {
       {"missing tokenFile", Kubeconfig(ok_cluster, "    tokenFile: /nonexistent/token\n"), "",
        Code::kNotFound, "tokenFile /nonexistent/token: No such file or directory"},
       {"certificate without key",
-       Kubeconfig(ok_cluster, "    client-certificate-data: Q0VSVC1QRU0=\n"), "", Code::kInvalid,
+       Kubeconfig(ok_cluster, "    client-certificate-data: Q0VSVC1QRU0=\n"), "", Code::kBadConfig,
        "user \"u1\": client-certificate given without client-key"},
       {"exec plugin only",
        Kubeconfig(ok_cluster, "    exec:\n      command: gke-gcloud-auth-plugin\n"), "",
-       Code::kInvalid,
+       Code::kBadConfig,
        "user \"u1\" authenticates with \"exec\", which leasehold does not support; use a token, "
        "tokenFile or client certificate"},
-      {"not a mapping", "- just\n- a list\n", "", Code::kInvalid,
+      {"not a mapping", "- just\n- a list\n", "", Code::kBadConfig,
        "not a kubeconfig (expected a mapping at the top)"},
       {"clusters is a scalar",
        "current-context: main\nclusters: 3\ncontexts:\n- name: main\n"
        "  context:\n    cluster: c1\n",
-       "", Code::kInvalid, "cluster \"c1\" (from context \"main\") not found"},
+       "", Code::kBadConfig, "cluster \"c1\" (from context \"main\") not found"},
   };
   for (const Case& c : cases) {
     INFO(std::string(c.name));
@@ -207,7 +207,7 @@ TEST_CASE("LoadKubeconfig errors name what is missing") {
   SUBCASE("malformed YAML") {
     const std::string path = dir.Write("bad", "clusters: [unclosed\n");
     const Result<ClusterConfig> got = LoadKubeconfig(path, "");
-    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.code() == Code::kBadConfig);
     CHECK(got.status().message().rfind("kubeconfig " + path + ": malformed: ", 0) == 0);
   }
   SUBCASE("missing file") {
@@ -288,7 +288,7 @@ TEST_CASE("LoadKubeconfig and the files it names: regular files within their cap
     const auto start = std::chrono::steady_clock::now();
     const Result<ClusterConfig> got = LoadKubeconfig(c.path, "");
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.code() == Code::kBadConfig);
     CHECK(got.status().message() == c.want);
   }
   SUBCASE("--kubeconfig errors name the flag") {
@@ -349,7 +349,7 @@ TEST_CASE("LoadInClusterConfig") {
   SUBCASE("empty token") {
     dir.Write("sa/token", " \n");
     const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
-    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.code() == Code::kBadConfig);
     CHECK(got.status().message() ==
           "in-cluster config: token file " + dir.Path("sa/token") + " is empty");
   }
@@ -401,7 +401,7 @@ TEST_CASE("LoadInClusterConfig") {
       const auto start = std::chrono::steady_clock::now();
       const Result<ClusterConfig> got = LoadInClusterConfig("h", "1", dir.Path("sa"));
       CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-      CHECK(got.code() == Code::kInvalid);
+      CHECK(got.code() == Code::kBadConfig);
       CHECK(got.status().message() == b.want);
       // Through LoadClusterConfig the message names the flag that chose the directory.
       LoadOptions options;
@@ -497,7 +497,7 @@ TEST_CASE("LoadClusterConfig resolution order") {
     options.context = "other";
     options.serviceaccount_dir = dir.Path("sa");
     options.env = Env(in_cluster);
-    CHECK(LoadClusterConfig(options).code() == Code::kInvalid);
+    CHECK(LoadClusterConfig(options).code() == Code::kBadConfig);
   }
 }
 

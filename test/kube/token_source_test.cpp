@@ -121,7 +121,7 @@ TEST_CASE("FileTokenSource::Create needs a readable token unless a fallback is g
   SUBCASE("empty file") {
     dir.Write("token", "\n");
     auto got = FileTokenSource::Create(dir.Path("token"), clock);
-    CHECK(got.code() == Code::kInvalid);
+    CHECK(got.code() == Code::kBadConfig);
     CHECK(got.status().message() == "token file " + dir.Path("token") + " is empty");
   }
   SUBCASE("fallback stands in until the file appears") {
@@ -149,7 +149,7 @@ TEST_CASE("FileTokenSource::Create needs a readable token unless a fallback is g
       INFO(std::string(b.name));
       dir.Write("token", b.contents);
       auto got = FileTokenSource::Create(dir.Path("token"), clock);
-      CHECK(got.code() == Code::kInvalid);
+      CHECK(got.code() == Code::kBadConfig);
       CHECK(got.status().message() ==
             "token file " + dir.Path("token") +
                 ": contains a control character, whitespace or non-ASCII byte at byte " +

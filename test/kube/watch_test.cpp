@@ -80,10 +80,10 @@ TEST_CASE("ParseWatchEvent") {
        Code::kGone, "", "", ""},
       {"error without reason", R"({"type":"ERROR","object":{"kind":"Status","code":500}})",
        Code::kUnavailable, "", "", ""},
-      {"not JSON", "hello", Code::kInvalid, "", "", ""},
-      {"no object", R"({"type":"ADDED"})", Code::kInvalid, "", "", ""},
-      {"object not an object", R"({"type":"ADDED","object":"x"})", Code::kInvalid, "", "", ""},
-      {"type not a string", R"({"type":1,"object":{}})", Code::kInvalid, "", "", ""},
+      {"not JSON", "hello", Code::kMalformed, "", "", ""},
+      {"no object", R"({"type":"ADDED"})", Code::kMalformed, "", "", ""},
+      {"object not an object", R"({"type":"ADDED","object":"x"})", Code::kMalformed, "", "", ""},
+      {"type not a string", R"({"type":1,"object":{}})", Code::kMalformed, "", "", ""},
   };
   for (const Case& c : cases) {
     INFO(std::string(c.name));
@@ -118,7 +118,7 @@ TEST_CASE("ParseWatchEvent rejects what it cannot safely re-serialise") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
-    CHECK(ParseWatchEvent(c.line).code() == Code::kInvalid);
+    CHECK(ParseWatchEvent(c.line).code() == Code::kMalformed);
   }
   // A string full of brackets is not nesting.
   auto ok = ParseWatchEvent(R"({"type":"ADDED","object":{"a":"[[[[{{{{"}})");

@@ -161,6 +161,12 @@ TEST_CASE("golden: GET /readyz") {
   Snapshot forbidden = Follower(clock);
   forbidden.last_error = Status(Code::kForbidden, "leases.coordination.k8s.io is forbidden");
   CheckGolden("readyz/forbidden.json", Get("/readyz", forbidden, clock, WithTimings(false)).body);
+  // A proxy answering the lock's GET with 200 and an HTML page (issue 26: no longer "the API
+  // server rejects the lock record"). The message is the lease lock's for such a body.
+  Snapshot malformed = Follower(clock);
+  malformed.last_error =
+      Status(Code::kMalformed, "Lease is not valid JSON: Invalid value. at offset 0");
+  CheckGolden("readyz/malformed.json", Get("/readyz", malformed, clock, WithTimings(false)).body);
 }
 
 // The watch events and the status file carry what their sinks render from the election's

@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "fakes/fake_clock.h"
+#include "localapi/metrics.h"
 
 namespace leasehold::localapi {
 namespace {
@@ -312,7 +314,8 @@ TEST_CASE("GET /readyz") {
     std::string body;
   };
   const std::string refused =
-      "the API server refuses this agent (check its RBAC: get, create and update on the lock): ";
+      "the API server refuses this agent (its ServiceAccount needs get, create, update and watch "
+      "on the lock; the Role in deploy/rbac grants them): ";
   const std::vector<Case> cases = {
       {"not observed yet", NotObserved(), 503,
        R"({"ready":false,"reason":"the lock has not been read yet","identity":"pod-a_0badcafe",)"
@@ -331,8 +334,8 @@ TEST_CASE("GET /readyz") {
        R"({"ready":true,"identity":"pod-a_0badcafe","phase":"leader","observed":true,)"
        R"("isLeader":true,"apiOutage":false,"lastError":null,"lastErrorCode":null})"},
       {"Unauthorized", WithError(HeldBy("pod-b", 3), Code::kUnauthorized, "token expired"), 503,
-       R"({"ready":false,"reason":"the API server does not accept this agent's credentials )"
-       R"((the token is expired, revoked or invalid): Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
+       R"({"ready":false,"reason":"the API server does not accept this agent's credentials: )"
+       R"(Unauthorized: token expired","identity":"pod-a_0badcafe","phase":"candidate",)"
        R"("observed":true,"isLeader":false,"apiOutage":false,"lastError":"token expired",)"
        R"("lastErrorCode":"Unauthorized"})"},
       {"Forbidden (no update permission)",
@@ -349,6 +352,26 @@ TEST_CASE("GET /readyz") {
        R"({"ready":false,"reason":"the API server rejects the lock record: BadRequest: bad json",)"
        R"("identity":"pod-a_0badcafe","phase":"candidate","observed":true,"isLeader":false,)"
        R"("apiOutage":false,"lastError":"bad json","lastErrorCode":"BadRequest"})"},
+      // The three meanings kInvalid used to share besides the 422 (issue 26): each its own code
+      // and reason, all still not ready.
+      {"Malformed: a proxy answering 200 with HTML",
+       WithError(HeldBy("pod-b", 3), Code::kMalformed, "Lease is not valid JSON"), 503,
+       R"({"ready":false,"reason":"the answer to the lock request cannot be read (not the API )"
+       R"(server's JSON: a proxy in the way?): Malformed: Lease is not valid JSON",)"
+       R"("identity":"pod-a_0badcafe","phase":"candidate","observed":true,"isLeader":false,)"
+       R"("apiOutage":false,"lastError":"Lease is not valid JSON","lastErrorCode":"Malformed"})"},
+      {"BadConfig: our own configuration",
+       WithError(HeldBy("pod-b", 3), Code::kBadConfig, "token file /t is empty"), 503,
+       R"({"ready":false,"reason":"this agent's configuration is unusable: BadConfig: token )"
+       R"(file /t is empty","identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
+       R"("isLeader":false,"apiOutage":false,"lastError":"token file /t is empty",)"
+       R"("lastErrorCode":"BadConfig"})"},
+      {"FailedPrecondition: a bug of ours",
+       WithError(HeldBy("pod-b", 3), Code::kFailedPrecondition, "nothing cached"), 503,
+       R"({"ready":false,"reason":"internal error: a precondition was broken (a bug: please )"
+       R"(report it): FailedPrecondition: nothing cached","identity":"pod-a_0badcafe",)"
+       R"("phase":"candidate","observed":true,"isLeader":false,"apiOutage":false,)"
+       R"("lastError":"nothing cached","lastErrorCode":"FailedPrecondition"})"},
       {"outage: Unavailable keeps it ready",
        WithError(HeldBy("pod-b", 3), Code::kUnavailable, "503 from apiserver"), 200,
        R"({"ready":true,"identity":"pod-a_0badcafe","phase":"candidate","observed":true,)"
@@ -377,6 +400,43 @@ TEST_CASE("GET /readyz") {
       CHECK(a.body == c.body + "\n");
     }
   }
+}
+
+// Every code: /readyz and leasehold_ready agree (ReadyFor), a not-ready answer names a reason of
+// its own for the code, and no two refusing codes share a reason but Invalid/BadRequest (both
+// "the API server rejects the lock record").
+TEST_CASE("GET /readyz: every code has one reason") {
+  FakeClock clock;
+  std::map<std::string, std::vector<std::string>> codes_by_reason;
+  for (int i = 0; i <= static_cast<int>(Code::kDeadlineExceeded); ++i) {
+    const Code code = static_cast<Code>(i);
+    CAPTURE(CodeName(code));
+    const Snapshot s =
+        code == Code::kOk ? HeldBy("pod-b", 3) : WithError(HeldBy("pod-b", 3), code, "m");
+    const HttpAnswer a = Call("GET", "/readyz", s, clock);
+    const bool ready = ReadyFor(true, code);
+    CHECK(a.status == (ready ? 200 : 503));
+    const std::string needle = R"("reason":")";
+    const size_t at = a.body.find(needle);
+    if (ready) {
+      CHECK(at == std::string::npos);
+      continue;
+    }
+    REQUIRE(at != std::string::npos);
+    const std::string tail = std::string(": ") + CodeName(code) + ": m";
+    const size_t end = a.body.find(tail, at);
+    REQUIRE(end != std::string::npos);
+    const std::string reason = a.body.substr(at + needle.size(), end - at - needle.size());
+    CHECK(reason != "not ready");
+    codes_by_reason[reason].push_back(CodeName(code));
+  }
+  for (const auto& [reason, codes] : codes_by_reason) {
+    CAPTURE(reason);
+    if (codes.size() > 1) {
+      CHECK(codes == std::vector<std::string>{"Invalid", "BadRequest"});
+    }
+  }
+  CHECK(codes_by_reason.size() == 6);  // 401, 403, 400/422, Malformed, BadConfig, precondition
 }
 
 TEST_CASE("GET /healthz") {

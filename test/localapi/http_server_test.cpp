@@ -217,7 +217,7 @@ TEST_CASE("Create validates before binding") {
     SUBCASE(c.name) {
       auto server = f.Make(c.address);
       REQUIRE_FALSE(server.ok());
-      CHECK(server.code() == Code::kInvalid);
+      CHECK(server.code() == Code::kBadConfig);
       CHECK(server.status().message().find("is not a listen address") != std::string::npos);
     }
   }
@@ -228,11 +228,11 @@ TEST_CASE("Start() only once, and never after Stop()") {
   auto server = f.Make("127.0.0.1:0");
   REQUIRE(server.ok());
   REQUIRE((*server)->Start().ok());
-  CHECK((*server)->Start().code() == Code::kInvalid);
+  CHECK((*server)->Start().code() == Code::kFailedPrecondition);
   auto stopped = f.Make("127.0.0.1:0");
   REQUIRE(stopped.ok());
   (*stopped)->Stop();
-  CHECK((*stopped)->Start().code() == Code::kInvalid);
+  CHECK((*stopped)->Start().code() == Code::kFailedPrecondition);
   CHECK((*stopped)->listening().empty());
 }
 

@@ -89,7 +89,7 @@ TEST_CASE("configmaps and endpoints locks: exact requests and cache handling") {
        }},
       {"update without a cache sends nothing",
        "configmaps",
-       {UpdateStep("update", {}).Want(Code::kInvalid)}},
+       {UpdateStep("update", {}).Want(Code::kFailedPrecondition)}},
       {"an unreadable annotation is an opaque holder, cached for a takeover",
        "configmaps",
        {
@@ -120,13 +120,13 @@ TEST_CASE("configmaps and endpoints locks: exact requests and cache handling") {
                       {PUT(kConfigMapPath, JsonEq(ConfigMapObject("12", kMyAnnotation)),
                            Answer(ConfigMapObject("13", kMyAnnotation)))}),
        }},
-      {"a malformed object is Invalid and caches nothing",
+      {"a malformed object is Malformed and caches nothing",
        "configmaps",
        {
            GetStep("annotations is a list",
                    {GET(kConfigMapPath, Answer(R"({"metadata":{"annotations":[]}})"))})
-               .Want(Code::kInvalid),
-           UpdateStep("nothing was cached", {}).Want(Code::kInvalid),
+               .Want(Code::kMalformed),
+           UpdateStep("nothing was cached", {}).Want(Code::kFailedPrecondition),
        }},
       {"endpoints use their own path and kind",
        "endpoints",
@@ -161,8 +161,8 @@ TEST_CASE("AnnotationObservation reads a watch event's object as Get reads a GET
   const std::vector<Case> cases = {
       {"held", AnnotatedObject("ConfigMap", "3", AnnotationHeldBy(kOther)), Code::kOk, kOther},
       {"no annotations", R"({"metadata":{"name":"lock"}})", Code::kOk, ""},
-      {"annotations not an object", R"({"metadata":{"annotations":[]}})", Code::kInvalid, ""},
-      {"not JSON", "{", Code::kInvalid, ""},
+      {"annotations not an object", R"({"metadata":{"annotations":[]}})", Code::kMalformed, ""},
+      {"not JSON", "{", Code::kMalformed, ""},
       {"an unreadable record: opaque, never a holder",
        AnnotatedObject("ConfigMap", "4", R"({"holderIdentity":"x","leaseDurationSeconds":[]})"),
        Code::kOk, ""},

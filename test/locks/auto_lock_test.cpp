@@ -80,8 +80,8 @@ TEST_CASE("auto lock: deciding") {
            GetStep("get", {GET(kDiscoveryPath, Error(Code::kUnavailable))})
                .Want(Code::kUnavailable)
                .Type("auto"),
-           CreateStep("create before deciding sends nothing", {}).Want(Code::kInvalid),
-           UpdateStep("update before deciding sends nothing", {}).Want(Code::kInvalid),
+           CreateStep("create before deciding sends nothing", {}).Want(Code::kFailedPrecondition),
+           UpdateStep("update before deciding sends nothing", {}).Want(Code::kFailedPrecondition),
            GetStep("retry", {GET(kDiscoveryPath, Answer(kWithLeases)),
                              GET(kConfigMapPath, Error(Code::kNotFound)),
                              GET(kLeasePath, Answer(lease_other))})
@@ -92,11 +92,11 @@ TEST_CASE("auto lock: deciding") {
        "auto",
        {
            GetStep("html", {GET(kDiscoveryPath, Answer("<html>proxy</html>"))})
-               .Want(Code::kInvalid)
+               .Want(Code::kMalformed)
                .Type("auto"),
            GetStep("resources not a list",
                    {GET(kDiscoveryPath, Answer(R"({"resources":{"name":"leases"}})"))})
-               .Want(Code::kInvalid)
+               .Want(Code::kMalformed)
                .Type("auto"),
            GetStep("retry", {GET(kDiscoveryPath, Error(Code::kNotFound)),
                              GET(kConfigMapPath, Answer(cm_other))})
@@ -148,7 +148,7 @@ TEST_CASE("auto lock: deciding") {
                .Want(Code::kForbidden)
                .Message("get configmaps \"lock\" in namespace \"ns\"")
                .Type("auto"),
-           UpdateStep("nothing to update yet", {}).Want(Code::kInvalid),
+           UpdateStep("nothing to update yet", {}).Want(Code::kFailedPrecondition),
            GetStep("next Get checks again, without discovery",
                    {GET(kConfigMapPath, Error(Code::kForbidden, "RBAC: access denied"))})
                .Want(Code::kForbidden)

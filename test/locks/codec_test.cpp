@@ -70,34 +70,34 @@ TEST_CASE("DecodeLeaseObject") {
       {"unknown spec fields ignored", R"({"spec":{"future":[1,2,{"x":null}]}})", Code::kOk,
        LeaseSpec{}},
       // Wrong types and garbage.
-      {"holder is a number", R"({"spec":{"holderIdentity":5}})", Code::kInvalid, {}},
+      {"holder is a number", R"({"spec":{"holderIdentity":5}})", Code::kMalformed, {}},
       {"duration as a numeric string", R"({"spec":{"leaseDurationSeconds":"15"}})", Code::kOk,
        LeaseSpec{Record("", 15, std::nullopt, std::nullopt, 0), "", ""}},
       {"a fractional duration rounds up", R"({"spec":{"leaseDurationSeconds":15.2}})", Code::kOk,
        LeaseSpec{Record("", 16, std::nullopt, std::nullopt, 0), "", ""}},
-      {"duration is a word", R"({"spec":{"leaseDurationSeconds":"long"}})", Code::kInvalid, {}},
+      {"duration is a word", R"({"spec":{"leaseDurationSeconds":"long"}})", Code::kMalformed, {}},
       {"duration overflows int32",
        R"({"spec":{"leaseDurationSeconds":2147483648}})",
-       Code::kInvalid,
+       Code::kMalformed,
        {}},
-      {"transitions is a bool", R"({"spec":{"leaseTransitions":true}})", Code::kInvalid, {}},
+      {"transitions is a bool", R"({"spec":{"leaseTransitions":true}})", Code::kMalformed, {}},
       {"transitions overflows int32",
        R"({"spec":{"leaseTransitions":4294967296}})",
-       Code::kInvalid,
+       Code::kMalformed,
        {}},
       // Times are informational: an unreadable one reads as absent, never as an error.
       {"acquireTime is a number", R"({"spec":{"acquireTime":123}})", Code::kOk, LeaseSpec{}},
       {"renewTime is garbage", R"({"spec":{"renewTime":"yesterday"}})", Code::kOk, LeaseSpec{}},
       {"renewTime out of SysTime range", R"({"spec":{"renewTime":"3000-01-01T00:00:00Z"}})",
        Code::kOk, LeaseSpec{}},
-      {"strategy is an object", R"({"spec":{"strategy":{}}})", Code::kInvalid, {}},
-      {"spec is a list", R"({"spec":[]})", Code::kInvalid, {}},
-      {"top level is a list", R"([{"spec":{}}])", Code::kInvalid, {}},
-      {"top level is null", "null", Code::kInvalid, {}},
-      {"not JSON", "<html>502 Bad Gateway</html>", Code::kInvalid, {}},
-      {"truncated", R"({"spec":{"holderIdentity":"a")", Code::kInvalid, {}},
-      {"empty body", "", Code::kInvalid, {}},
-      {"trailing garbage", R"({"spec":{}} x)", Code::kInvalid, {}},
+      {"strategy is an object", R"({"spec":{"strategy":{}}})", Code::kMalformed, {}},
+      {"spec is a list", R"({"spec":[]})", Code::kMalformed, {}},
+      {"top level is a list", R"([{"spec":{}}])", Code::kMalformed, {}},
+      {"top level is null", "null", Code::kMalformed, {}},
+      {"not JSON", "<html>502 Bad Gateway</html>", Code::kMalformed, {}},
+      {"truncated", R"({"spec":{"holderIdentity":"a")", Code::kMalformed, {}},
+      {"empty body", "", Code::kMalformed, {}},
+      {"trailing garbage", R"({"spec":{}} x)", Code::kMalformed, {}},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
@@ -191,7 +191,7 @@ TEST_CASE("LeaseObservation is what the leases lock's Get reports") {
        R"({"metadata":{"resourceVersion":"10"}})", Code::kOk, "",
        R"({"holderIdentity":"","leaseDurationSeconds":0,"acquireTime":null,"renewTime":null,)"
        R"("leaderTransitions":0,"strategy":"","preferredHolder":""})"},
-      {"garbage", "{", Code::kInvalid, "", ""},
+      {"garbage", "{", Code::kMalformed, "", ""},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
@@ -333,15 +333,15 @@ TEST_CASE("DecodeAnnotationRecord reads as Go's json.Unmarshal") {
       {"an unreadable time reads as none", R"({"renewTime":"","acquireTime":1554378792})",
        Code::kOk, LeaderElectionRecord{}},
       // Errors, as Go's Unmarshal reports them.
-      {"empty string", "", Code::kInvalid, {}},
-      {"truncated", R"({"holderIdentity":"a")", Code::kInvalid, {}},
-      {"a list", "[]", Code::kInvalid, {}},
-      {"a string", R"("holder")", Code::kInvalid, {}},
-      {"holder is a number", R"({"holderIdentity":1})", Code::kInvalid, {}},
-      {"duration overflows int", R"({"leaseDurationSeconds":4294967296})", Code::kInvalid, {}},
-      {"duration is a word", R"({"leaseDurationSeconds":"15s"})", Code::kInvalid, {}},
-      {"duration is a bool", R"({"leaseDurationSeconds":true})", Code::kInvalid, {}},
-      {"transitions is a string", R"({"leaderTransitions":"3"})", Code::kInvalid, {}},
+      {"empty string", "", Code::kMalformed, {}},
+      {"truncated", R"({"holderIdentity":"a")", Code::kMalformed, {}},
+      {"a list", "[]", Code::kMalformed, {}},
+      {"a string", R"("holder")", Code::kMalformed, {}},
+      {"holder is a number", R"({"holderIdentity":1})", Code::kMalformed, {}},
+      {"duration overflows int", R"({"leaseDurationSeconds":4294967296})", Code::kMalformed, {}},
+      {"duration is a word", R"({"leaseDurationSeconds":"15s"})", Code::kMalformed, {}},
+      {"duration is a bool", R"({"leaseDurationSeconds":true})", Code::kMalformed, {}},
+      {"transitions is a string", R"({"leaderTransitions":"3"})", Code::kMalformed, {}},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {

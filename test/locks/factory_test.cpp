@@ -37,9 +37,9 @@ TEST_CASE("NewLock") {
       {"endpointsleases", opts("endpointsleases", "ns", "lock", "me"), Code::kOk,
        "endpointsleases"},
       {"none: election off, a local lock", opts("none", "ns", "lock", "me"), Code::kOk, "none"},
-      {"empty namespace", opts("leases", "", "lock", "me"), Code::kInvalid, ""},
-      {"empty name", opts("leases", "ns", "", "me"), Code::kInvalid, ""},
-      {"empty identity", opts("leases", "ns", "lock", ""), Code::kInvalid, ""},
+      {"empty namespace", opts("leases", "", "lock", "me"), Code::kBadConfig, ""},
+      {"empty name", opts("leases", "ns", "", "me"), Code::kBadConfig, ""},
+      {"empty identity", opts("leases", "ns", "lock", ""), Code::kBadConfig, ""},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {

@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 TEST_CASE("LocalLock: NotFound until created, then every write is a new version") {
   LocalLock lock("ns", "lock");
   CHECK(lock.Get(MonoTime{}).code() == Code::kNotFound);
-  CHECK(lock.Update({}, MonoTime{}).code() == Code::kInvalid);
+  CHECK(lock.Update({}, MonoTime{}).code() == Code::kFailedPrecondition);
   election::LeaderElectionRecord r;
   r.holder_identity = "me";
   REQUIRE(lock.Create(r, MonoTime{}).ok());

@@ -1,11 +1,11 @@
-#include "app/duration.h"
+#include "base/duration.h"
 
 #include <cstdint>
 #include <limits>
 
 #include "base/text.h"
 
-namespace leasehold::app {
+namespace leasehold {
 namespace {
 
 constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
@@ -26,7 +26,7 @@ uint64_t UnitNanos(std::string_view u) {
 }
 
 Status Error(std::string_view text, const char* what) {
-  return Status(Code::kInvalid, Quote(text) + " " + what);
+  return Status(Code::kBadConfig, Quote(text) + " " + what);
 }
 
 }  // namespace
@@ -137,4 +137,4 @@ std::string FormatGoDuration(Duration d) {
   return negative ? "-" + out : out;
 }
 
-}  // namespace leasehold::app
+}  // namespace leasehold

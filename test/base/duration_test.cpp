@@ -1,4 +1,4 @@
-#include "app/duration.h"
+#include "base/duration.h"
 
 #include <doctest/doctest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace leasehold::app {
+namespace leasehold {
 namespace {
 
 using std::chrono::hours;
@@ -89,7 +89,7 @@ TEST_CASE("ParseGoDuration rejects with a message quoting the input") {
     SUBCASE(c.name) {
       auto r = ParseGoDuration(c.in);
       REQUIRE_FALSE(r.ok());
-      CHECK(r.code() == Code::kInvalid);
+      CHECK(r.code() == Code::kBadConfig);
       CHECK(r.status().message() == c.want);
     }
   }
@@ -131,4 +131,4 @@ TEST_CASE("FormatGoDuration output parses back") {
 }
 
 }  // namespace
-}  // namespace leasehold::app
+}  // namespace leasehold
