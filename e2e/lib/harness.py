@@ -7,6 +7,7 @@ Standard library only, so the tests need nothing but python3.
 import http.client
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -33,10 +34,41 @@ def leasehold_binary():
     return b
 
 
+_handed_out = set()  # every port free_port() returned in this process
+_handed_out_lock = threading.Lock()
+
+
+def _ephemeral_low():
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port no one listens on and that this process never handed out before.
+
+    Not bind(0): the kernel picks that from the ephemeral range, where a port just closed comes
+    back soon (two agents started one after the other were both given 38203; the second could
+    not listen, and the sampler, asking "its" port, heard the first agent twice: a false "two
+    leaders") and where every outgoing connection takes its source port. So: below the ephemeral
+    range, never twice per process, and free when probed."""
+    low = max(1024, _ephemeral_low() - 12000)
+    high = max(low + 1000, _ephemeral_low() - 1)
+    rng = random.Random()
+    with _handed_out_lock:
+        for _ in range(1000):
+            port = rng.randint(low, high)
+            if port in _handed_out:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free loopback port in [{low}, {high}] after 1000 tries")
 
 
 def wait_until(pred, timeout, interval=0.05, what="condition"):
