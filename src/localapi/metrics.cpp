@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/messages.h"
+
 namespace leasehold::localapi {
 namespace {
 
@@ -87,20 +89,26 @@ double UnixSeconds(const Clock& clock, int64_t mono_ns) {
 
 }  // namespace
 
-bool ReadyFor(bool observed, Code last_error) {
-  if (!observed) return false;
-  // No default: a new code must be judged here (-Wswitch, -Werror). The four codes kInvalid
-  // used to cover (422, configuration, unparseable answer, broken precondition) stay not-ready,
-  // as they were before they were split.
-  switch (last_error) {
+// Why a replica that has read the lock is not ready, by the last attempt's code: one
+// text per code, so /readyz states which of them it saw. No default: a new code must be given a
+// reason here (-Wswitch, -Werror). nullptr for the codes that keep the replica ready: ReadyFor
+// is derived from this table, so readiness and its stated reason cannot disagree.
+const char* RefusalReason(Code code) {
+  switch (code) {
     case Code::kUnauthorized:
+      return kCredentialsRefused;
     case Code::kForbidden:
+      return kLockRbacRefused;
     case Code::kInvalid:
-    case Code::kBadConfig:
-    case Code::kMalformed:
-    case Code::kFailedPrecondition:
     case Code::kBadRequest:
-      return false;
+      return "the API server rejects the lock record";
+    case Code::kBadConfig:
+      return "this agent's configuration is unusable";
+    case Code::kMalformed:
+      return "the answer to the lock request cannot be read (not the API server's JSON: a proxy "
+             "in the way?)";
+    case Code::kFailedPrecondition:
+      return "internal error: a precondition was broken (a bug: please report it)";
     case Code::kOk:
     case Code::kNotFound:
     case Code::kAlreadyExists:
@@ -109,9 +117,13 @@ bool ReadyFor(bool observed, Code last_error) {
     case Code::kTooManyRequests:
     case Code::kUnavailable:
     case Code::kDeadlineExceeded:
-      return true;
+      return nullptr;
   }
-  return false;
+  return nullptr;
+}
+
+bool ReadyFor(bool observed, Code last_error) {
+  return observed && RefusalReason(last_error) == nullptr;
 }
 
 void Metrics::ObserveRequest(const std::string& verb, long http_status) {

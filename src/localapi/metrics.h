@@ -114,6 +114,9 @@ class Metrics final : public election::WriteHook {
 // attempt was refused (401, 403: credentials or RBAC), its record rejected (400, 422), our
 // configuration unusable, the answer unreadable (kMalformed) or a precondition broken.
 bool ReadyFor(bool observed, Code last_error);
+// The one-line reason /readyz states for a code that makes a replica not ready; nullptr for the
+// codes that keep it ready (outages, conflicts: the elector retries them).
+const char* RefusalReason(Code code);
 
 // Escapes a label value for the text format: backslash, double quote and newline.
 std::string EscapeLabelValue(const std::string& v);
