@@ -18,13 +18,13 @@ import re
 import subprocess
 import sys
 import time
-import traceback
 from pathlib import Path
 
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
 from e2e.node_scenarios import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
-                                cluster_time, container_id, restarts, signal_container)
+                                cluster_time, container_id, restarts, run_scenario,
+                                signal_container)
 
 SHIPPED = os.environ.get("LEASEHOLD_NODE_SHIPPED_TIMINGS") == "1"
 # lease-duration, renew-deadline, retry-period (s). Test timings: the interop tier's 5/3/1.
@@ -937,20 +937,9 @@ def main():
     # SIGKILLed (apiserver_long, load 8.8: every client of the node retrying at nice 0, the
     # builds at nice 5): the instrument runs ahead of what it measures. Root is needed anyway.
     os.nice(-5)
-    cluster.enter_netns()
-    node = cluster.Node()
-    node.health()
-    t = time.monotonic()
-    log(f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
-        f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
-    try:
-        SCENARIOS[name](node)
-    except Exception:
-        traceback.print_exc()
-        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
-        sys.exit(1)
-    node.health()
-    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+    run_scenario(SCENARIOS, name,
+                 f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
+                 f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
 
 
 if __name__ == "__main__":

@@ -1055,20 +1055,27 @@ SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, class
                                      rollout("classic"), rollout("gate"))}
 
 
-def main():
-    name = sys.argv[1]
+def run_scenario(scenarios, name, banner=None):
+    """Runs scenarios[name] on the node (entered from here): the node's health before and after,
+    PASS/FAIL with the time taken, exit 1 on failure. `banner` is logged once healthy."""
     cluster.enter_netns()
     node = cluster.Node()
     node.health()
     t = time.monotonic()
+    if banner:
+        log(banner)
     try:
-        SCENARIOS[name](node)
+        scenarios[name](node)
     except Exception:
         traceback.print_exc()
         log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
         sys.exit(1)
     node.health()
     log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+def main():
+    run_scenario(SCENARIOS, sys.argv[1])
 
 
 if __name__ == "__main__":
