@@ -626,6 +626,17 @@ def native_shutdown_acknowledged(s):
     assert took <= bound, f"the rival led {took:.3f}s after the app's SIGTERM > {bound}s"
 
 
+def assert_one_example_app(app):
+    """The example app's script has two copies (kustomize cannot read the chart's files, nor
+    helm files outside its chart): deploy/base is its home, and the chart's, rendered with the
+    default sidecar.httpAddress, must be the same text byte for byte."""
+    import yaml
+    base = yaml.safe_load((DEPLOY / "base" / "deployment.yaml").read_text())
+    want = next(c for c in base["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+    assert app["args"] == want["args"], \
+        "the chart's example app script differs from deploy/base/deployment.yaml's"
+
+
 def helm_render(cp, ns, *args, validate=True):
     """helm template against the real apiserver (--validate: its API groups and version)."""
     cmd = ["template", "t", str(CHART), "-n", ns]
@@ -673,6 +684,7 @@ def helm_offline(s):
     app = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert "lifecycle" not in app and "trap on_term TERM" in app["args"][0] and \
         "--post-data= http://localhost:4040/release" in app["args"][0], app
+    assert_one_example_app(app)
     r = helm(cp, "template", "t", str(CHART), "--kube-version", "1.34.0",
              "--set", "exampleDeployment.enabled=true",
              "--set", "leaderElection.releaseOnShutdown=immediate")
