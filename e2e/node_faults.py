@@ -185,7 +185,8 @@ def fault_judge(run, t0, t1, holes=(), residual=()):
             gap, n = judge.sample_gaps(ss, a, b)
             assert n >= (b - a) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {b - a:.1f}s"
             assert gap <= 2 * SAMPLE_INTERVAL, \
-                f"{pod}: {gap * 1000:.0f} ms without a sample in [{a:.3f}, {b:.3f}]"
+                f"{pod}: {gap * 1000:.0f} ms without a sample in [{a:.3f}, {b:.3f}] " \
+                f"({judge.gap_report({pod: [s for s in ss if a <= s.send <= b]}, SAMPLE_INTERVAL)})"
     return possible
 
 

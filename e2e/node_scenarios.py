@@ -208,7 +208,8 @@ class Run:
                 continue
             gap, n = judge.sample_gaps(ss, t0, t1)
             assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
-            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample"
+            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample " \
+                f"({judge.gap_report({pod: ss}, SAMPLE_INTERVAL)})"
         return possible
 
     def stop(self, failed):
@@ -217,6 +218,11 @@ class Run:
             self.pod_watch.terminate()
         if self.sampler:
             self.sampler.stop()
+            log(f"sampler (pid {self.sampler.pid}): {self.sampler.report()}")
+            keep = os.environ.get("LEASEHOLD_NODE_KEEP_SAMPLES")  # a directory: measurements
+            if keep:
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                self.sampler.dump(Path(keep) / f"{self.name}-{self.ns}.json")
         if self.watch:
             self.watch.stop()
         for f in self.followers.values():

@@ -3,7 +3,8 @@ history, the apps' own work logs, and the rules they must meet.
 
 - Sampling: GET http://POD_IP:8081/is-leader (the probe listener: a peek, not a promise, so
   sampling cannot delay a safe release) every `interval` per pod, one thread per pod, with a
-  send and a receive stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too).
+  send and a receive stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too),
+  in a process of its own (sampler.py): a stall of the scenario's process is not a gap.
 - Definite overlap (fails): a yes of pod B lies strictly between two yes answers of pod A with no
   other answer of A between them (A answered yes before B's request was sent, and again to a
   request sent after B's answer arrived).
@@ -17,10 +18,12 @@ history, the apps' own work logs, and the rules they must meet.
   history from a watch.
 """
 
-import http.client
 import json
+import os
 import re
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -44,78 +47,97 @@ class Sample:
 
 
 class Sampler:
-    """Samples every pod the `pods` callable lists (name -> IP), until stop()."""
+    """Samples every pod the `pods` callable lists (name -> IP), until stop(), through a process
+    of its own (e2e/node/sampler.py: the stamps are taken there, so a stall of this process, the
+    scenario's, cannot look like a gap in sampling). This side tells it new pods and reads the
+    samples it appends to its file; the file is the raw evidence (dump). If that process dies
+    before stop(), the next read fails the scenario: a sampler that stopped looking proves
+    nothing."""
 
-    def __init__(self, pods, interval=0.05, timeout=1.0):
-        self.pods_fn, self.interval, self.timeout = pods, interval, timeout
+    def __init__(self, pods, interval=0.05, timeout=1.0, port=PROBE_PORT):
+        self.pods_fn, self.interval, self.timeout, self.port = pods, interval, timeout, port
         self.samples, self.lock = [], threading.Lock()
         self.stopping = threading.Event()
-        self.threads = {}
+        self.told = set()
+        fd, path = tempfile.mkstemp(prefix="lh-samples-", suffix=".jsonl")
+        os.close(fd)
+        self.path, self.offset, self.partial = Path(path), 0, b""
+        self.proc = None
         self.finder = threading.Thread(target=self._find, daemon=True)
 
     def start(self):
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "e2e.node.sampler", str(self.path), str(self.interval),
+             str(self.timeout)], stdin=subprocess.PIPE, text=True, env=env)
         self.finder.start()
         return self
+
+    @property
+    def pid(self):
+        return self.proc.pid
 
     def _find(self):
         while not self.stopping.is_set():
             try:
-                for name, ip in self.pods_fn().items():
-                    if name not in self.threads and ip:
-                        t = threading.Thread(target=self._sample, args=(name, ip), daemon=True)
-                        self.threads[name] = t
-                        t.start()
+                new = [(n, ip) for n, ip in self.pods_fn().items() if ip and n not in self.told]
+                for name, ip in new:
+                    self.proc.stdin.write(f"{name} {ip} {self.port}\n")
+                    self.told.add(name)
+                if new:
+                    self.proc.stdin.flush()
+            except OSError as e:  # the sampler process is gone: _read says so
+                log(f"sampler: telling the sampler process: {e}")
+                return
             except Exception as e:  # the apiserver may be briefly busy; keep going
                 log(f"sampler: listing pods: {e}")
             self.stopping.wait(0.05)
 
-    def _sample(self, pod, ip):
-        conn = None
-        next_at = time.monotonic()
-        while not self.stopping.is_set():
-            send = time.time()
-            yes, status = False, "error"
-            try:
-                if conn is None:
-                    conn = http.client.HTTPConnection(ip, PROBE_PORT, timeout=self.timeout)
-                conn.request("GET", "/is-leader")
-                r = conn.getresponse()
-                r.read()
-                status = r.status
-                yes = r.status == 200
-            except (OSError, http.client.HTTPException) as e:
-                status = type(e).__name__
-                if conn is not None:
-                    conn.close()
-                conn = None
-            recv = time.time()
-            with self.lock:
-                self.samples.append(Sample(pod, send, recv, yes, status))
-            next_at += self.interval
-            delay = next_at - time.monotonic()
-            if delay < 0:
-                next_at = time.monotonic()
-            else:
-                self.stopping.wait(delay)
-        if conn is not None:
-            conn.close()
+    def _read(self):
+        """Takes the samples appended since the last call (complete lines only). Caller holds
+        self.lock."""
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        self.offset += len(data)
+        data = self.partial + data
+        cut = data.rfind(b"\n") + 1
+        self.partial = data[cut:]
+        for line in data[:cut].splitlines():
+            self.samples.append(Sample(*json.loads(line)))
+        if not self.stopping.is_set() and self.proc is not None and self.proc.poll() is not None:
+            raise AssertionError(f"the sampler process (pid {self.proc.pid}) exited with "
+                                 f"{self.proc.returncode} while sampling")
 
     def stop(self):
         self.stopping.set()
         self.finder.join(5)
-        for t in self.threads.values():
-            t.join(5)
+        if self.proc is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(self.timeout + 5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        with self.lock:
+            self._read()
+        self.path.unlink(missing_ok=True)
         return self
 
     def by_pod(self):
         out = {}
         with self.lock:
+            self._read()
             for s in sorted(self.samples, key=lambda s: s.send):
                 out.setdefault(s.pod, []).append(s)
         return out
 
     def first_yes_after(self, t, exclude=()):
         with self.lock:
+            self._read()
             ys = [s for s in self.samples if s.yes and s.send >= t and s.pod not in exclude]
         return min(ys, key=lambda s: s.send) if ys else None
 
@@ -123,6 +145,7 @@ class Sampler:
         """Pods whose latest sample, taken within `window` s, said yes."""
         now, latest = time.time(), {}
         with self.lock:
+            self._read()
             for s in self.samples:
                 if s.recv >= now - window and (s.pod not in latest or s.send > latest[s.pod].send):
                     latest[s.pod] = s
@@ -131,6 +154,32 @@ class Sampler:
     def dump(self, path):
         with self.lock:
             Path(path).write_text(json.dumps([s.row() for s in self.samples]))
+
+    def report(self):
+        """One line on how well the pods were sampled (gap_report over every pod's samples)."""
+        return gap_report(self.by_pod(), self.interval)
+
+
+def gap_report(by_pod, interval):
+    """The longest gap between two sends to one pod, and the gaps over 2 x interval, each told
+    apart by the answer before it: "slow answer" when that answer took more than the interval
+    (the pod, or the network, was slow: the sampler was waiting for it), else "sampler late"
+    (it answered in time and the next request still went out late: the sampler did not look)."""
+    worst, slow, late, n = (0.0, None, 0.0), 0, 0, 0
+    for pod, ss in by_pod.items():
+        n += len(ss)
+        for a, b in zip(ss, ss[1:]):
+            gap = b.send - a.send
+            if gap > worst[0]:
+                worst = (gap, pod, a.recv - a.send)
+            if gap > 2 * interval:
+                if a.recv - a.send > interval:
+                    slow += 1
+                else:
+                    late += 1
+    return (f"{n} samples of {len(by_pod)} pods; longest gap {worst[0] * 1000:.0f} ms "
+            f"({worst[1]}, the answer before it took {worst[2] * 1000:.0f} ms); gaps over "
+            f"{2 * interval * 1000:.0f} ms: {slow} after a slow answer, {late} sampler late")
 
 
 def yes_runs(samples):

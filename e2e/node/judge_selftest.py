@@ -1,9 +1,20 @@
 """The judge's rules on made-up samples and units: each rule must catch what it is for (a judge
-that cannot fail proves nothing). Standard library only: runs with the unit tests.
+that cannot fail proves nothing). And the sampler's process (judge.Sampler, sampler.py) against
+two answering servers of a process of their own on loopback: it samples them, a stall of this
+process does not show in its samples, and its death fails the reader. Standard library only:
+runs with the unit tests.
 
     python3 -m e2e.node.judge_selftest
 """
 
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from e2e.lib.harness import wait_until
 from e2e.node import judge
 
 
@@ -47,7 +58,113 @@ def main():
     (u,) = judge.parse_units("2026-01-01T00:00:00Z " + line)
     assert u["term"] == 3 and abs(u["end"] - 1.1002) < 1e-9, u
     assert judge.pod_of("web-1_ab12", ["web-1", "web-10"]) == "web-1"
+    sampler_process()
     print("judge selftest: ok")
+
+
+# Two /is-leader listeners on loopback, in a process of their own (a server in this process
+# would stall with it): the first port answers 200 ("yes"), the second 503.
+SERVERS = r"""
+import http.server, sys, threading
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        self.send_response(self.server.code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+ports = []
+for code in (200, 503):
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    s.code, s.daemon_threads = code, True
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    ports.append(str(s.server_address[1]))
+print(" ".join(ports), flush=True)
+sys.stdin.read()
+"""
+
+INTERVAL = 0.1
+STALL = 1.0  # s this process holds the GIL without a break (aimed at)
+STALL_MIN = 0.5  # at least (2.5 x the gap rule's 2 x INTERVAL)
+
+
+def hold_gil(seconds):
+    """Holds the GIL: one call into C (sum over a range) runs no bytecode, so no other thread of
+    this process runs until it returns. Calibrated in steps, then run for `seconds`."""
+    n = 1_000_000
+    while True:
+        t = time.monotonic()
+        sum(range(n))
+        took = time.monotonic() - t
+        if took > 0.05:
+            break
+        n *= 4
+    sum(range(int(n * seconds / took)))
+
+
+def sampler_process():
+    servers = subprocess.Popen([sys.executable, "-c", SERVERS], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        yes_port, no_port = (int(p) for p in servers.stdout.readline().split())
+        # The pods: name -> "IP"; the port rides along per pod for this test only.
+        samplers = [judge.Sampler(lambda: {"yes": "127.0.0.1"}, INTERVAL, port=yes_port),
+                    judge.Sampler(lambda: {"no": "127.0.0.1"}, INTERVAL, port=no_port)]
+        for smp in samplers:
+            smp.start()
+        smp_yes, smp_no = samplers
+        try:
+            wait_until(lambda: len(smp_yes.by_pod().get("yes", [])) >= 5, 10, 0.05, "5 samples")
+            wait_until(lambda: len(smp_no.by_pod().get("no", [])) >= 5, 10, 0.05, "5 samples")
+            assert smp_yes.pid != os.getpid()
+            # This process's own ticker sees the stall; the sampler's process does not. A stall
+            # shorter than STALL_MIN (the calibration ran under another load) is made again.
+            for _ in range(5):
+                ticks, ticking = [], threading.Event()
+
+                def tick():
+                    while not ticking.is_set():
+                        ticks.append(time.monotonic())
+                        time.sleep(0.01)
+                ticker = threading.Thread(target=tick, daemon=True)
+                ticker.start()
+                time.sleep(0.2)
+                t0 = time.time()
+                hold_gil(STALL)
+                t1 = time.time()
+                time.sleep(0.3)
+                ticking.set()
+                ticker.join()
+                held = max(b - a for a, b in zip(ticks, ticks[1:]))
+                if held >= STALL_MIN:
+                    break
+            assert held >= STALL_MIN, f"the stall did not happen: longest tick gap {held:.3f}s"
+            ss = smp_yes.by_pod()["yes"]
+            gap, n = judge.sample_gaps(ss, t0, t1)
+            print(f"judge selftest: this process stalled {held * 1000:.0f} ms; the sampler's "
+                  f"longest gap then {gap * 1000:.0f} ms over {n} samples "
+                  f"({judge.gap_report({'yes': ss}, INTERVAL)})")
+            assert gap <= 2 * INTERVAL, f"a stall of the reader shows as a {gap:.3f}s sampling gap"
+            assert all(s.yes and s.status == 200 and s.send <= s.recv for s in ss), ss[:3]
+            no = smp_no.by_pod()["no"]
+            assert all(not s.yes and s.status == 503 for s in no), [s.row() for s in no[:3]]
+            assert smp_yes.leaders_now(1.0) == ["yes"] and smp_no.leaders_now(1.0) == []
+            # The sampler's process dies: the next read says so.
+            os.kill(smp_no.pid, signal.SIGKILL)
+            smp_no.proc.wait(5)
+            try:
+                smp_no.by_pod()
+                raise RuntimeError("the death of the sampler's process went unnoticed")
+            except AssertionError as e:
+                assert "exited" in str(e), e
+        finally:
+            for smp in samplers:
+                smp.stop()
+        assert smp_yes.proc.returncode == 0, smp_yes.proc.returncode
+        assert not smp_yes.path.exists(), "the samples' file was left behind"
+    finally:
+        servers.stdin.close()
+        servers.wait(5)
 
 
 if __name__ == "__main__":
