@@ -822,8 +822,17 @@ def probe_trouble(run, pod, since):
 
 
 def partition_round(run, mode, results):
+    """One partition of the leader's pod (by port, `mode`). Native: the app's units and the
+    sampler's answers against the validUntil the app was given. Gate: CMD, which the gate stops
+    by its own timer (the sidecar still answers it on loopback, the cut is by port), before
+    validUntil - margin, and before the rival's CMD starts."""
+    gate = run.variant == "gate"
     leader = run.single_leader()
-    wait_fresh_units(run, leader)
+    if gate:
+        wait_until(lambda: cmd_on(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+        n_runs = len(gate_runs(run)[leader])
+    else:
+        wait_fresh_units(run, leader)
     rc0 = restart_counts(run, leader)
     cg = pod_freezer(run, leader)
     pid = pod_pids(cg)[0]
@@ -846,7 +855,7 @@ def partition_round(run, mode, results):
             s = last_sample(run, leader)
             if track.taken and s and not s.yes and s.send > t_cut:
                 nxt = run.sampler.first_yes_after(t_cut, exclude=(leader,))
-                if nxt:
+                if nxt and (not gate or [p for p in cmd_on(run) if p != leader]):
                     break
             assert time.time() - t_cut < LEASE + RENEW + 30, "no takeover during the partition"
             time.sleep(0.1)
@@ -860,25 +869,51 @@ def partition_round(run, mode, results):
     rival = judge.pod_of(rival_h, list(run.pod_ips))
     assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
     rejoined_as_follower(run, leader, rival, t_restore)
-    wait_fresh_units(run, rival)
+    if gate:
+        wait_until(lambda: cmd_on(run) == [rival], 30, 0.1, f"CMD on {rival} only")
+    else:
+        wait_fresh_units(run, rival)
 
-    # The last "yes" (sampler) and the app's last unit come before the last validUntil given.
+    # The last "yes" (sampler) and the app's last unit (or CMD) come before the last validUntil.
     ss = run.sampler.by_pod()[leader]
     yes = [s for s in ss if s.yes and s.send >= t_cut - 5]
     last_yes = max(yes, key=lambda s: s.send)
-    v_lo, v_hi = given(run.units()[leader], t_restore)
-    assert last_yes.recv <= v_hi, f"{leader}'s last yes {last_yes.recv - v_hi:.3f}s after validUntil"
     assert not [s for s in ss if s.yes and t_cut + RENEW + 0.5 < s.send < t_restore], \
         "a yes later than renew-deadline into the partition"
-    late = [u for u in run.units()[leader] if u["start"] > v_lo and u["start"] < t_restore]
-    assert not late, f"{leader} began units after its last validUntil: {late[:3]}"
+    # validUntil = the send of the last renew that succeeded + renew-deadline; its record's
+    # renewTime is stamped just before that send, and a renew whose answer the cut dropped
+    # (stored, not known to the leader) is later still: validUntil <= v_hi.
+    v_hi = track.last_renew + RENEW + CLOCK_SLACK
+    r = {"mode": mode, "leader": leader, "rival": rival}
+    if gate:
+        runs = gate_runs(run)
+        old = runs[leader][n_runs - 1]
+        assert old[1] is not None, f"CMD still running on {leader}"
+        rival_start = runs[rival][-1][0]
+        # The gate's timer: CMD gone by validUntil - margin (stop signal at validUntil - grace
+        # - margin, SIGKILL at validUntil - margin), before the rival's first yes and its CMD.
+        assert old[1] <= v_hi - GATE_MARGIN, \
+            f"CMD stopped {old[1] - (v_hi - GATE_MARGIN):.3f}s after validUntil - margin"
+        assert old[1] < nxt.send and old[1] < rival_start, \
+            f"CMD of {leader} ended {old[1] - min(nxt.send, rival_start):.3f}s after the rival led"
+        assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the cut"
+        assert last_yes.send < v_hi, f"{leader}'s last yes sent {last_yes.send - v_hi:.3f}s after validUntil"
+        v_lo = v_hi - CLOCK_SLACK
+        r.update(cmd_stopped_before_validuntil_ms=round((v_lo - old[1]) * 1000, 1),
+                 cmd_stopped_before_rival_cmd_s=round(rival_start - old[1], 3))
+    else:
+        v_lo, v_app = given(run.units()[leader], t_restore)
+        assert last_yes.recv <= v_app, f"{leader}'s last yes {last_yes.recv - v_app:.3f}s after validUntil"
+        late = [u for u in run.units()[leader] if u["start"] > v_lo and u["start"] < t_restore]
+        assert not late, f"{leader} began units after its last validUntil: {late[:3]}"
     # The kubelet's probes and the sampler reached the pod throughout: every sample an HTTP
     # answer, no gap over 2 x interval, no restart, no probe that timed out.
     during = [s for s in ss if t_cut <= s.send <= t_restore]
     errs = [s.status for s in during if not isinstance(s.status, int)]
     assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"
     gap, n = judge.sample_gaps(ss, t_cut, t_restore)
-    assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample"
+    assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample " \
+        f"({judge.gap_report({leader: during}, SAMPLE_INTERVAL)})"
     trouble = probe_trouble(run, leader, t_cut)
     assert not trouble, f"the kubelet's probes did not reach {leader}: {trouble[:3]}"
     assert restart_counts(run, leader) == rc0, f"{leader} restarted during the partition"
@@ -886,17 +921,17 @@ def partition_round(run, mode, results):
     assert LEASE - CLOCK_SLACK <= takeover <= TAKEOVER_MAX, \
         f"takeover {takeover:.3f}s after the last renew, expected [{LEASE}, {TAKEOVER_MAX:.1f}]"
     assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
-    r = {"mode": mode, "leader": leader, "rival": rival,
-         "last_yes_before_validuntil_ms": round((v_lo - last_yes.recv) * 1000, 1),
-         "takeover_after_renew_s": round(takeover, 3), "samples_during": n,
-         "partition_s": round(t_restore - t_cut, 2)}
+    r.update(last_yes_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
+             takeover_after_renew_s=round(takeover, 3), samples_during=n,
+             partition_s=round(t_restore - t_cut, 2))
     log(f"partition: {json.dumps(r)}")
     results.append(r)
 
 
 def partition(variant):
     def scenario(node):
-        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS)
+        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS,
+                  app_env=GATE_ENV if variant == "gate" else None)
         failed = True
         try:
             run.start()
@@ -908,6 +943,13 @@ def partition(variant):
                 partition_round(run, modes[i % len(modes)], results)
                 node.health()
             fault_judge(run, t0 + 1, time.time() - 1)
+            if variant == "gate":
+                runs = {p: [{"start": a, "end": b if b is not None else time.time()} for a, b in rs]
+                        for p, rs in gate_runs(run).items()}
+                bad = judge.unit_intersections(runs)
+                assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
+                log(f"partition (gate): CMD stopped before validUntil (ms) "
+                    f"{[r['cmd_stopped_before_validuntil_ms'] for r in results]}")
             assert_holder_sequence(run, results)
             log(f"partition ({variant}): last yes before validUntil (ms) "
                 f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
@@ -921,7 +963,7 @@ def partition(variant):
 
 SCENARIOS = {f.__name__: f for f in (
     pod_freeze("native"), gate_freeze(False), pod_freeze("native", alone=True), gate_freeze(True),
-    partition("native"), sidecar_kill("native"), sidecar_kill("gate"),
+    partition("native"), partition("gate"), sidecar_kill("native"), sidecar_kill("gate"),
     apiserver_restart("short"), apiserver_restart("long"),
     component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
 
