@@ -626,6 +626,79 @@ def native_shutdown_acknowledged(s):
     assert took <= bound, f"the rival led {took:.3f}s after the app's SIGTERM > {bound}s"
 
 
+def session_has(sid, argv):
+    """Whether a process of session `sid` runs exactly `argv`."""
+    want = ("\0".join(argv) + "\0").encode()
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and os.getsid(int(d.name)) == sid and \
+                    (d / "cmdline").read_bytes() == want:
+                return True
+        except OSError:
+            pass
+    return False
+
+
+@scenario
+def example_app_valid_until(s):
+    """Issue 20 item 4: the example app (its own script, from the rendered native overlay, run
+    with the host's sh, wget and timeout) runs each unit only until the validUntil of the "yes"
+    it asked for. The test's unit is `sleep 60` in place of the example's `sleep 2`; once it
+    runs, the leader's sidecar is SIGSTOPped (it can neither renew nor answer, as when frozen).
+    The unit must end before that validUntil (<= the last renewTime the apiserver stored +
+    renew-deadline), and no unit may start while the sidecar stays silent. The example before
+    this (GET /is-leader, then an unbounded unit) ran the unit to its end."""
+    cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-app-valid")
+    renew = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"])
+    dep = one(objs, "Deployment")
+    app = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+    state = s.tmp / "run-app"
+    state.mkdir()
+    script = app["args"][0]
+    assert script.count("sleep 2 &") == 1, "the example's unit is no longer `sleep 2 &`"
+    script = (script.replace("sleep 2 &", "sleep 60 &").replace("/run/app", str(state))
+              .replace("localhost:4040", f"127.0.0.1:{leader.port}"))
+    unit = ["sleep", "60"]
+    applog_path = s.tmp / "app.log"
+    applog = open(applog_path, "ab")
+    proc = subprocess.Popen(["sh", "-c", script], stdout=applog, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    stopped = False
+    try:
+        wait_until(lambda: session_has(proc.pid, unit), 15, interval=0.01,
+                   what="the app's unit to start")
+        t_start = time.time()
+        leader.signal(signal.SIGSTOP)
+        stopped = True
+        time.sleep(0.5)  # a renew in flight at the SIGSTOP lands, or not
+        spec = cp.get_json("lease", "leasehold-lock", "-n", ns)["spec"]
+        assert spec["holderIdentity"] == leader.name, spec
+        valid_until = parse_rfc3339(spec["renewTime"]) + renew + 0.01  # an upper bound
+        wait_until(lambda: not session_has(proc.pid, unit), renew + 5, interval=0.01,
+                   what="the unit to be stopped")
+        t_end = time.time()
+        log(f"example app: the unit ran {t_end - t_start:.2f}s and was stopped "
+            f"{valid_until - t_end:.3f}s before the validUntil of its yes (renew-deadline "
+            f"{renew:g}s); app log: {applog_path.read_text().strip().splitlines()[-1]}")
+        assert t_end <= valid_until, \
+            f"the example app's unit ran {t_end - valid_until:.3f}s past its validUntil"
+        # The sidecar stays silent: the app asks, gets no answer (wget's `timeout 2`), starts
+        # nothing.
+        time.sleep(3)
+        assert not session_has(proc.pid, unit), "a unit started while the sidecar was silent"
+        leader.signal(signal.SIGCONT)
+        stopped = False
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if stopped:
+            leader.signal(signal.SIGCONT)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        applog.close()
+
+
 def assert_one_example_app(app):
     """The example app's script has two copies (kustomize cannot read the chart's files, nor
     helm files outside its chart): deploy/base is its home, and the chart's, rendered with the
