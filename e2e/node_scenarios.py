@@ -218,11 +218,11 @@ class Run:
             self.pod_watch.terminate()
         if self.sampler:
             self.sampler.stop()
-            log(f"sampler (pid {self.sampler.pid}): {self.sampler.report()}")
             keep = os.environ.get("LEASEHOLD_NODE_KEEP_SAMPLES")  # a directory: measurements
             if keep:
                 Path(keep).mkdir(parents=True, exist_ok=True)
                 self.sampler.dump(Path(keep) / f"{self.name}-{self.ns}.json")
+            log(f"sampler (pid {self.sampler.pid}): {self.sampler.report()}")
         if self.watch:
             self.watch.stop()
         for f in self.followers.values():

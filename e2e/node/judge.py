@@ -61,7 +61,7 @@ class Sampler:
         self.told = set()
         fd, path = tempfile.mkstemp(prefix="lh-samples-", suffix=".jsonl")
         os.close(fd)
-        self.path, self.offset, self.partial = Path(path), 0, b""
+        self.path, self.offset, self.partial, self.closed = Path(path), 0, b"", False
         self.proc = None
         self.finder = threading.Thread(target=self._find, daemon=True)
 
@@ -96,6 +96,8 @@ class Sampler:
     def _read(self):
         """Takes the samples appended since the last call (complete lines only). Caller holds
         self.lock."""
+        if self.closed:  # stop() read the last of it and removed the file
+            return
         with open(self.path, "rb") as f:
             f.seek(self.offset)
             data = f.read()
@@ -123,7 +125,9 @@ class Sampler:
                 self.proc.kill()
                 self.proc.wait(5)
         with self.lock:
-            self._read()
+            if not self.closed:
+                self._read()
+                self.closed = True
         self.path.unlink(missing_ok=True)
         return self
 

@@ -144,7 +144,11 @@ def sampler_process():
             print(f"judge selftest: this process stalled {held * 1000:.0f} ms; the sampler's "
                   f"longest gap then {gap * 1000:.0f} ms over {n} samples "
                   f"({judge.gap_report({'yes': ss}, INTERVAL)})")
-            assert gap <= 2 * INTERVAL, f"a stall of the reader shows as a {gap:.3f}s sampling gap"
+            # In this process's threads the gap would be the stall itself (>= STALL_MIN; 1.56 s
+            # measured with the sampler's loop run in a thread here). The bound leaves room for
+            # the machine's own scheduling of the sampler's process under load (205 ms seen).
+            assert gap < STALL_MIN - INTERVAL, \
+                f"a stall of the reader ({held:.3f}s) shows as a {gap:.3f}s sampling gap"
             assert all(s.yes and s.status == 200 and s.send <= s.recv for s in ss), ss[:3]
             no = smp_no.by_pod()["no"]
             assert all(not s.yes and s.status == 503 for s in no), [s.row() for s in no[:3]]
@@ -162,6 +166,8 @@ def sampler_process():
                 smp.stop()
         assert smp_yes.proc.returncode == 0, smp_yes.proc.returncode
         assert not smp_yes.path.exists(), "the samples' file was left behind"
+        assert len(smp_yes.by_pod()["yes"]) >= 10 and "longest gap" in smp_yes.report(), \
+            "the samples are gone once the sampler stopped"
     finally:
         servers.stdin.close()
         servers.wait(5)
