@@ -164,6 +164,15 @@ class Sampler:
         return gap_report(self.by_pod(), self.interval)
 
 
+def lateness(samples, interval, t0=float("-inf"), t1=float("inf")):
+    """The most the sampler was late with a request inside [t0, t1]: its send after the later of
+    (the previous send + interval) and (the previous answer): the part of a gap the pod did not
+    cause."""
+    late = [b.send - max(a.send + interval, a.recv) for a, b in zip(samples, samples[1:])
+            if t0 <= b.send <= t1]
+    return max(late, default=0.0)
+
+
 def gap_report(by_pod, interval):
     """The longest gap between two sends to one pod, and the gaps over 2 x interval, each told
     apart by the answer before it: "slow answer" when that answer took more than the interval
@@ -181,9 +190,11 @@ def gap_report(by_pod, interval):
                     slow += 1
                 else:
                     late += 1
+    most_late = max((lateness(ss, interval) for ss in by_pod.values()), default=0.0)
     return (f"{n} samples of {len(by_pod)} pods; longest gap {worst[0] * 1000:.0f} ms "
             f"({worst[1]}, the answer before it took {worst[2] * 1000:.0f} ms); gaps over "
-            f"{2 * interval * 1000:.0f} ms: {slow} after a slow answer, {late} sampler late")
+            f"{2 * interval * 1000:.0f} ms: {slow} after a slow answer, {late} sampler late; "
+            f"the sampler at most {most_late * 1000:.0f} ms late")
 
 
 def yes_runs(samples):
