@@ -801,8 +801,22 @@ def in_pod_netns(pid, *args, check=True):
 
 
 def fault_rules(pid):
-    out = in_pod_netns(pid, "iptables", "-w", "-S", check=False).stdout
-    return [ln for ln in out.splitlines() if COMMENT in ln]
+    r = in_pod_netns(pid, "iptables", "-w", "-S", check=False)
+    # A failed look is not "no rules": it would read as rules gone (or absent) while applied.
+    assert r.returncode == 0, f"iptables -S in the netns of pid {pid}: {r.returncode} {r.stderr}"
+    return [ln for ln in r.stdout.splitlines() if COMMENT in ln]
+
+
+def sandbox_pid(cg):
+    """The pod's pause process: it holds the pod's network namespace for the pod's whole life.
+    Any other process of the pod may come and go (the gate's CMD, exec probes)."""
+    for pid in pod_pids(cg):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "pause":
+                return pid
+        except OSError:
+            pass
+    raise AssertionError(f"no pause process in {cg}")
 
 
 def probe_trouble(run, pod, since):
@@ -835,7 +849,7 @@ def partition_round(run, mode, results):
         wait_fresh_units(run, leader)
     rc0 = restart_counts(run, leader)
     cg = pod_freezer(run, leader)
-    pid = pod_pids(cg)[0]
+    pid = sandbox_pid(cg)  # was pod_pids(cg)[0]: under the gate an exec probe's, gone mid-fault
     assert not fault_rules(pid), "fault rules in the pod's netns before the fault"
     track = LeaseTracker(run, leader)
     track.poll()
