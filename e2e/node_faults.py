@@ -998,15 +998,13 @@ SCENARIOS = {f.__name__: f for f in (
 
 def main():
     name = sys.argv[1]
-    # The judge's sampler threads share this process, and a full cyclic collection (the pod
-    # watch's JSON objects, thousands of samples) stops them all at once. Under load 7-9 every
-    # pod's sampler stalled at the same instant for 420-430 ms (pod_freeze_gate, 10 rounds; the
-    # collector is the suspect, not proven): no collector during a scenario (minutes long, it
-    # makes no reference cycles worth collecting).
+    # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
+    # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
+    # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
+    # that every thread here saw at once, so no collector during a scenario (minutes long, it
+    # makes no reference cycles worth collecting), and it runs 5 above the node's priority
+    # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
     gc.disable()
-    # Still, with gc off, every pod's sampler stalled at once for ~0.6 s when the apiserver was
-    # SIGKILLed (apiserver_long, load 8.8: every client of the node retrying at nice 0, the
-    # builds at nice 5): the instrument runs ahead of what it measures. Root is needed anyway.
     os.nice(-5)
     run_scenario(SCENARIOS, name,
                  f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
