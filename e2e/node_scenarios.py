@@ -213,6 +213,15 @@ class Run:
         return possible
 
     def stop(self, failed):
+        """Stops what the run started and keeps the evidence; the namespace goes whatever
+        fails on the way (a sampler report that raised once left one behind)."""
+        try:
+            self._stop(failed)
+        finally:
+            self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
+                              check=False, timeout=180)
+
+    def _stop(self, failed):
         self.stopping.set()
         if getattr(self, "pod_watch", None) is not None and self.pod_watch.poll() is None:
             self.pod_watch.terminate()
@@ -239,8 +248,6 @@ class Run:
                 (out / f"{pod}.{c}.log").write_text(f.text())
             self.node.evidence(out)
             log(f"evidence kept in {out}")
-        self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
-                          check=False, timeout=180)
 
 
 def leader_label(run, pod):
