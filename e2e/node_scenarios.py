@@ -23,6 +23,7 @@ from pathlib import Path
 
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
+from e2e.node.lock_rules import assert_release_acquire
 
 # Per pod, one /is-leader sample per interval; non-vacuity: no gap longer than 2 x interval. At
 # 50 ms, this process's other threads (kubectl output, log followers) delayed a sample past 150 ms
@@ -714,14 +715,7 @@ def rolling_update(run, trigger, what):
     log(f"{what}: {leader} -> {new}; lock changes {len(changes)} {changes}; leaderless gaps "
         f"(s) {r['gaps']} (lower estimates {r['gaps_lo']}); rollout took {r['duration_s']}s")
     assert hs, f"{what}: no handover seen by the sampler"
-    holders = [h for _, h in changes]
-    assert holders and holders[-1] == new, f"{what}: last holder not {new}: {changes}"
-    assert all(h == "" for h in holders[0::2]) and all(h for h in holders[1::2]), \
-        f"{what}: a change that is neither a release nor an acquisition after one: {changes}"
-    acquirers = holders[1::2]
-    assert len(set(acquirers)) == len(acquirers), f"{what}: a pod acquired twice: {changes}"
-    assert all(h in old for h in acquirers[:-1]), f"{what}: a new pod handed over: {changes}"
-    assert len(changes) <= 2 * run.replicas, f"{what}: {len(changes)} lock changes: {changes}"
+    acquirers = assert_release_acquire(what, [h for _, h in changes], new, old, run.replicas)
     if len(changes) > MAX_LOCK_CHANGES:
         log(f"{what}: the lock changed {len(changes)} times (> {MAX_LOCK_CHANGES}): old pods "
             f"{acquirers[:-1]} won it after the leader's pod was deleted before theirs")
