@@ -523,13 +523,6 @@ def follower_delete(run, out):
     assert run.single_leader() == leader
 
 
-def first_stamp(follower):
-    """The CRI stamp (ns, via --timestamps) of a container's first output line, or None."""
-    if not follower or not follower.lines:
-        return None
-    return cluster_time(follower.lines[0].split(" ", 1)[0])
-
-
 def app_first_answer(text):
     """(LHSTART time, the HTTP code of the app's first question: 200 for a unit, the LHNO code
     otherwise, -1 for no answer)."""
@@ -545,19 +538,22 @@ def app_first_answer(text):
 
 
 def check_start_order(run):
-    """Every pod of the shipped Deployment: `app`'s first line comes after the sidecar's first
-    line (CRI stamps), and the app's first question to the sidecar got an HTTP answer (the
-    sidecar was serving: the kubelet started `app` only after the startupProbe passed)."""
+    """Every pod of the shipped Deployment: `app` started (its LHSTART stamp) after the sidecar
+    logged "starting" (its own stamp, ms, rounded down; logged before it listens), and the app's
+    first question to the sidecar got an HTTP answer: the sidecar was serving when `app` began
+    (the kubelet started `app` only after the startupProbe passed)."""
     out = []
     for pod in sorted(run.pod_ips):
-        side, app = run.followers.get((pod, "leasehold")), run.followers.get((pod, "app"))
-        if not side or not app:
+        app = run.followers.get((pod, "app"))
+        starting = sidecar_messages(run, pod, "leasehold ")
+        if not app or not starting:
             continue
         start, code = app_first_answer(app.text())
-        s0, a0 = first_stamp(side), first_stamp(app)
-        assert start and code not in (None, -1), f"{pod}: app's first question unanswered: {code}"
-        assert a0 >= s0, f"{pod}: app's first line {s0 - a0:.3f}s before the sidecar's"
-        out.append(a0 - s0)
+        if start is None or code is None:
+            continue  # a pod just created
+        assert code != -1, f"{pod}: app's first question to the sidecar got no answer"
+        assert start >= starting[0], f"{pod}: app started {starting[0] - start:.3f}s before the sidecar"
+        out.append(start - starting[0])
     assert out, "no pod with both containers' logs"
     return out
 
