@@ -639,17 +639,21 @@ def order_negative(node):
                     assert not side.get("started"), f"{name}: sidecar started: {side}"
                     seen_running = True
             time.sleep(0.5)
-        _, side, app = statuses(node, ns, "order-bad-flag")
-        term = (side.get("lastState") or {}).get("terminated") or \
-            (side.get("state") or {}).get("terminated") or {}
-        assert side.get("restartCount", 0) >= 1 and term.get("exitCode") == 2, side
-        assert app_never_ran(app) and app["state"].get("waiting", {}).get("reason") == \
-            "PodInitializing", app
+
+        def restarted():
+            _, side, app = statuses(node, ns, "order-bad-flag")
+            assert app_never_ran(app), f"order-bad-flag: app ran: {app}"
+            term = (side.get("lastState") or {}).get("terminated") or {}
+            return side.get("restartCount", 0) >= 1 and term.get("exitCode") == 2 and (side, app)
+        # the kubelet's first crash-loop back-off is 10 s: under load the restart may come later
+        side, app = wait_until(restarted, 60, 0.5, "the bad sidecar restarted after exiting 2")
+        assert app["state"].get("waiting", {}).get("reason") == "PodInitializing", app
+        bad_restarts = side.get("restartCount")
         _, side, app = statuses(node, ns, "order-probe-fails")
         assert seen_running and app_never_ran(app), (side, app)
-        log(f"order: over {NEGATIVE_WINDOW:.0f}s, a sidecar exiting 2 (restarted "
-            f"{side.get('restartCount')}x) and a running sidecar whose startupProbe never "
-            f"passes kept `app` from starting (PodInitializing)")
+        log(f"order: a sidecar exiting 2 (restarted {bad_restarts}x, {time.time() - t_apply:.0f}s"
+            f" after the apply) and a running sidecar whose startupProbe never passes kept `app` "
+            f"from starting (PodInitializing; watched every 0.5 s)")
         return delayed
     finally:
         node.kubectl("delete", "namespace", ns, "--wait=true", "--timeout=120s", check=False,
