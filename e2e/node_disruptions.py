@@ -35,7 +35,7 @@ from e2e.node_faults import (CLOCK_SLACK, LEASE, RENEW, RETRY, SHIPPED, TAKEOVER
 from e2e.node_scenarios import (FAILOVER_BOUND, GAP_BOUND, MAX_LOCK_CHANGES,
                                 RELEASE_TO_YES_BOUND, UNLOADED, Run, cluster_time, container_id,
                                 delete_leader_round, handovers, judge_lifetimes, judge_rollouts,
-                                rolling_update, run_scenario, wait_working)
+                                rolling_update, run_scenario, sidecar_messages, wait_working)
 
 APP_LABEL = "app.kubernetes.io/name"
 APP_NAME = "leasehold-example"
@@ -83,21 +83,6 @@ class WatchedRun(Run):
         with self.seen_lock:
             p = self.seen.get(pod)
         return p is not None and (p["metadata"].get("annotations") or {}).get(key) == value
-
-
-def sidecar_messages(run, pod, prefix):
-    """Times (the sidecar's own `ts`, ms) of its JSON log lines whose msg starts with prefix."""
-    f = run.followers.get((pod, "leasehold"))
-    out = []
-    for line in f.text().splitlines() if f else []:
-        _, _, rest = line.partition(" ")
-        try:
-            rec = json.loads(rest)
-        except ValueError:
-            continue
-        if str(rec.get("msg", "")).startswith(prefix) and isinstance(rec.get("ts"), str):
-            out.append(cluster_time(rec["ts"]))
-    return out
 
 
 def final_judge(run, t0, foreign=()):
@@ -542,7 +527,7 @@ def check_start_order(run):
     logged "starting" (its own stamp, ms, rounded down; logged before it listens), and the app's
     first question to the sidecar got an HTTP answer: the sidecar was serving when `app` began
     (the kubelet started `app` only after the startupProbe passed)."""
-    out = []
+    out = {}
     for pod in sorted(run.pod_ips):
         app = run.followers.get((pod, "app"))
         starting = sidecar_messages(run, pod, "leasehold ")
@@ -553,7 +538,7 @@ def check_start_order(run):
             continue  # a pod just created
         assert code != -1, f"{pod}: app's first question to the sidecar got no answer"
         assert start >= starting[0], f"{pod}: app started {starting[0] - start:.3f}s before the sidecar"
-        out.append(start - starting[0])
+        out[pod] = start - starting[0]
     assert out, "no pod with both containers' logs"
     return out
 
@@ -680,13 +665,13 @@ def order(node):
         t0 = time.time()
         log(f"order: {timings_note()}")
         delayed = order_negative(node)
-        starts = check_start_order(run)
+        check_start_order(run)
         stepdowns, releases, followers = [], [], []
         for i in range(repeat()):
             stepdown_round(run, stepdowns)
             release_round(run, releases)
             follower_delete(run, followers)
-        starts += check_start_order(run)
+        starts = list(check_start_order(run).values())
         final_judge(run, t0, foreign=(INTRUDER,))
         log("order: " + summary("app's first line after the sidecar's", starts))
         log(f"order: delayed start {delayed:.3f}s (bound >= {STARTUP_DELAY}s)")
