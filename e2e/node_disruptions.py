@@ -31,7 +31,7 @@ from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
 from e2e.node.lock_rules import assert_release_acquire
 from e2e.node_faults import (CLOCK_SLACK, LEASE, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
-                             pod_freezer, pod_pids, repeat)
+                             as_instrument, pod_freezer, pod_pids, repeat)
 from e2e.node_scenarios import (FAILOVER_BOUND, GAP_BOUND, MAX_LOCK_CHANGES,
                                 RELEASE_TO_YES_BOUND, UNLOADED, Run, cluster_time, container_id,
                                 delete_leader_round, handovers, judge_lifetimes, judge_rollouts,
@@ -917,4 +917,5 @@ SCENARIOS = {f.__name__: f for f in (evict, scale, order, security)}
 
 if __name__ == "__main__":
     import sys
-    run_scenario(SCENARIOS, sys.argv[1])
+    as_instrument()  # as node_faults: no cyclic collector, priority above the node's
+    run_scenario(SCENARIOS, sys.argv[1], f"{sys.argv[1]}: {timings_note()}, NODE_REPEAT={repeat()}")

@@ -925,8 +925,9 @@ SCENARIOS = {f.__name__: f for f in (
     component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
 
 
-def main():
-    name = sys.argv[1]
+def as_instrument():
+    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
+    priority above the node's (used by node_faults and node_disruptions)."""
     # The judge's sampler threads share this process, and a full cyclic collection (the pod
     # watch's JSON objects, thousands of samples) stops them all at once. Under load 7-9 every
     # pod's sampler stalled at the same instant for 420-430 ms (pod_freeze_gate, 10 rounds; the
@@ -937,6 +938,11 @@ def main():
     # SIGKILLed (apiserver_long, load 8.8: every client of the node retrying at nice 0, the
     # builds at nice 5): the instrument runs ahead of what it measures. Root is needed anyway.
     os.nice(-5)
+
+
+def main():
+    name = sys.argv[1]
+    as_instrument()
     run_scenario(SCENARIOS, name,
                  f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
                  f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
