@@ -220,13 +220,13 @@ def evict(node):
         assert code == 500 and "more than one" in msg, (code, msg)
         run.node.kubectl("delete", "pdb", "-n", run.ns, "first", "second")
         assert run.single_leader() == leader
-        holders = judge_rollouts(run, t0)
-        log(f"evict: lock history {holders}")
         for what, rs in (("no PDB", plain), ("PDB maxUnavailable 1", with_pdb)):
             log(f"evict, {what}: " + summary("failover", [r["failover_s"] for r in rs]) + "; "
                 + summary("app's POST /release -> next yes", [post_to_yes(r) for r in rs]))
         log("results: " + json.dumps({"plain": plain, "pdb": with_pdb,
                                       "refused_window_s": refused}))
+        holders = judge_rollouts(run, t0)
+        log(f"evict: lock history {holders}")
         fo = [r["failover_s"] for r in plain + with_pdb]
         assert max(fo) <= FAILOVER_BOUND, f"failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
         failed = False
@@ -333,13 +333,13 @@ def scale(node):
             assert r["lock_changes"] == MAX_LOCK_CHANGES, \
                 f"rollout with the leader's pod deleted last: {r['lock_changes']} lock changes"
             rollouts.append(r)
-        holders = judge_rollouts(run, t0)
-        log(f"scale: lock history {holders}")
         away = [g for r in results if r["what"] == "leader scaled away" for g in r["gaps"]]
         log("scale: " + summary("leaderless gap, leader scaled away", away))
         log("scale: " + summary("rollout with cost, leaderless gap",
                                 [g for r in rollouts for g in r["gaps"]]))
         log("results: " + json.dumps({"scale": results, "rollouts": rollouts}))
+        holders = judge_rollouts(run, t0)
+        log(f"scale: lock history {holders}")
         failed = False
     finally:
         run.stop(failed)
@@ -672,7 +672,6 @@ def order(node):
             release_round(run, releases)
             follower_delete(run, followers)
         starts = list(check_start_order(run).values())
-        final_judge(run, t0, foreign=(INTRUDER,))
         log("order: " + summary("app's first line after the sidecar's", starts))
         log(f"order: delayed start {delayed:.3f}s (bound >= {STARTUP_DELAY}s)")
         for k in ("stepdown_s", "takeover_s", "label_follower_lag_s", "label_leader_lag_s"):
@@ -683,6 +682,7 @@ def order(node):
         log("results: " + json.dumps({"stepdowns": stepdowns, "releases": releases,
                                       "followers": followers, "delayed": delayed,
                                       "starts": starts}))
+        final_judge(run, t0, foreign=(INTRUDER,))
         failed = False
     finally:
         run.stop(failed)
@@ -876,6 +876,8 @@ def security_run(node, name, pod_security, uid, fs_group, rounds):
             delete_leader_round(run, results)
         for pod in run.ready_pods():
             check_processes(run, pod, uid, fs_group)
+        log(f"{name}: " + summary("failover", [r["failover_s"] for r in results]) + "; "
+            + summary("app's POST /release -> next yes", [post_to_yes(r) for r in results]))
         holders = judge_rollouts(run, t0)
         # The two channels agree: every unit the kubelet's `kubectl logs` stream showed is in the
         # CRI files (read directly), for every pod.
@@ -885,8 +887,7 @@ def security_run(node, name, pod_security, uid, fs_group, rounds):
             assert starts <= via_cri.get(p, set()), \
                 f"{p}: {len(starts - via_cri.get(p, set()))} units not in the CRI log files"
         n = sum(len(us) for us in run.units().values())
-        log(f"{name}: lock history {holders}; {n} units judged from the CRI log files; "
-            + summary("failover", [r["failover_s"] for r in results]))
+        log(f"{name}: lock history {holders}; {n} units judged from the CRI log files")
         failed = False
         return results
     finally:
