@@ -418,6 +418,20 @@ def write_foreign_holder(run):
     raise AssertionError("the Lease kept changing under the test's PUT")
 
 
+def stopped_saying_yes(run, pod, after):
+    """(send stamp of pod's last yes, receive stamp of its first no) around the first answer
+    other than yes to a request sent after `after`, or None yet: it stopped saying yes in
+    between. The moment its publication changed, which the leader label follows (the sidecar
+    may log the reason later: measured up to 0.12 s after the label moved)."""
+    last_yes = None
+    for s in run.sampler.by_pod().get(pod, []):
+        if s.yes:
+            last_yes = s
+        elif s.send >= after:
+            return (last_yes.send if last_yes else after), s.recv
+    return None
+
+
 def stepdown_round(run, out):
     """The leader loses the Lease to a foreign holder: it steps down at its next renew, its
     label moves to follower; after the foreign lease expires a pod takes over."""
@@ -426,11 +440,12 @@ def stepdown_round(run, out):
     wait_until(lambda: run.label_seen(leader, "leader", 0), 10, 0.1, f"{leader} labelled leader")
     n_lost = len(sidecar_messages(run, leader, "lost lease"))
     t_sent, t_put = write_foreign_holder(run)
-    lost = wait_until(lambda: sidecar_messages(run, leader, "lost lease")[n_lost:], STEPDOWN_BOUND
-                      + 10, 0.05, f"{leader} stepping down")[0]
-    # The first yes sent after the step-down (its log stamp has ms resolution; the phase
-    # changed before the line was logged).
-    nxt = wait_until(lambda: run.sampler.first_yes_after(lost + 0.001), TAKEOVER_MAX + 10, 0.05,
+    last_yes, first_no = wait_until(lambda: stopped_saying_yes(run, leader, t_sent),
+                                    STEPDOWN_BOUND + 10, 0.05, f"{leader} stepping down")
+    wait_until(lambda: sidecar_messages(run, leader, "lost lease")[n_lost:], 10, 0.05,
+               f"{leader}'s \"lost lease\" line")
+    # The first yes sent after the step-down.
+    nxt = wait_until(lambda: run.sampler.first_yes_after(first_no), TAKEOVER_MAX + 10, 0.05,
                      "a pod's yes after the foreign lease")
     f_seen = wait_until(lambda: run.label_seen(leader, "follower", t_sent), 10, 0.05,
                         f"{leader} labelled follower")
@@ -441,10 +456,11 @@ def stepdown_round(run, out):
     l_seen = wait_until(lambda: run.label_seen(new, "leader", t_sent), 10, 0.05,
                         f"{new} labelled leader")
     run.wait_units(new, 3)
-    r = {"leader": leader, "new": new, "stepdown_s": lost - t_sent,
-         "label_follower_lag_s": f_seen - lost, "takeover_s": nxt.recv - t_sent,
+    # Upper estimates: the first "no" received, the label seen after the last "yes" sent.
+    r = {"leader": leader, "new": new, "stepdown_s": first_no - t_sent,
+         "label_follower_lag_s": f_seen - last_yes, "takeover_s": nxt.recv - t_sent,
          "label_leader_lag_s": l_seen - acquired}
-    log(f"order/step-down: {leader} lost the Lease {r['stepdown_s']:.3f}s after the foreign "
+    log(f"order/step-down: {leader} said no {r['stepdown_s']:.3f}s after the foreign "
         f"write, labelled follower {r['label_follower_lag_s']:.3f}s later; {new} said yes "
         f"{r['takeover_s']:.3f}s after the write, labelled leader {r['label_leader_lag_s']:.3f}s "
         f"after its acquisition")
@@ -473,16 +489,18 @@ def release_round(run, out):
     # label may move before the "released" line; the lag is counted from that line.
     f_seen = wait_until(lambda: run.label_seen(leader, "follower", r["t_delete"]), 10, 0.05,
                         f"{leader} labelled follower")
+    last_yes, _ = wait_until(lambda: stopped_saying_yes(run, leader, r["t_delete"]), 10, 0.05,
+                             f"{leader}'s last yes")
     new = r["next"]
     acquired = wait_until(lambda: [t for t in sidecar_messages(run, new, "acquired lease")
                                    if t >= r["t_delete"]], 10, 0.05, f"{new}'s acquisition")[0]
     l_seen = wait_until(lambda: run.label_seen(new, "leader", r["t_delete"]), 10, 0.05,
                         f"{new} labelled leader")
     m = {"leader": leader, "new": new, "failover_s": r["failover_s"],
-         "label_follower_lag_s": f_seen - r["release"], "label_leader_lag_s": l_seen - acquired,
+         "label_follower_lag_s": f_seen - last_yes, "label_leader_lag_s": l_seen - acquired,
          "terminated_s": t_gone - r["t_delete"], "grace_s": grace}
-    log(f"order/release: {leader} released, labelled follower {m['label_follower_lag_s']:.3f}s "
-        f"later, gone {m['terminated_s']:.3f}s after DELETE (grace {grace}s); {new} labelled "
+    log(f"order/release: {leader} stopped saying yes, labelled follower "
+        f"{m['label_follower_lag_s']:.3f}s later, gone {m['terminated_s']:.3f}s after DELETE (grace {grace}s); {new} labelled "
         f"leader {m['label_leader_lag_s']:.3f}s after its acquisition")
     out.append(m)
     for k in ("label_follower_lag_s", "label_leader_lag_s"):
