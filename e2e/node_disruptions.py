@@ -721,11 +721,13 @@ PSA = "restricted"
 
 class CriLogs:
     """Reads the CRI log files of one namespace's containers from the node's pod log directory
-    (every 0.2 s, from the last offset), keeping each (pod, container)'s lines: the kubelet
-    removes a pod's directory when the pod is gone."""
+    (every 0.2 s), keeping each (pod, container)'s lines. Each file is kept open from when it is
+    first seen: the kubelet removes a pod's log directory as soon as the pod is gone, and an
+    open file is still read to its end after that (a deleted leader's last units were lost
+    when each poll opened the files anew)."""
 
     def __init__(self, ns):
-        self.ns, self.offsets, self.lines = ns, {}, {}
+        self.ns, self.files, self.lines = ns, {}, {}
         self.partial, self.lock, self.stopping = {}, threading.Lock(), threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
@@ -737,19 +739,20 @@ class CriLogs:
 
     def read(self):
         for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
-            pod_dir = f.parent.parent.name  # NS_POD_UID
-            pod = pod_dir[len(self.ns) + 1:pod_dir.rindex("_")]
-            key = (pod, f.parent.name)
-            try:
-                with open(f, "rb") as fh:
-                    fh.seek(self.offsets.get(f, 0))
-                    data = fh.read()
-            except OSError:
-                continue
-            if not data:
-                continue
+            if f not in self.files:
+                pod_dir = f.parent.parent.name  # NS_POD_UID
+                key = (pod_dir[len(self.ns) + 1:pod_dir.rindex("_")], f.parent.name)
+                try:
+                    self.files[f] = [open(f, "rb"), key, b""]
+                except OSError:
+                    continue
+        for f, entry in list(self.files.items()):
+            fh, key, rest = entry
+            data = rest + fh.read()
             cut = data.rfind(b"\n") + 1
-            self.offsets[f] = self.offsets.get(f, 0) + cut
+            entry[2] = data[cut:]
+            if not cut:
+                continue
             with self.lock:
                 for raw in data[:cut].decode(errors="replace").splitlines():
                     stamp, stream, tag, text = (raw.split(" ", 3) + ["", "", ""])[:4]
@@ -771,6 +774,8 @@ class CriLogs:
         self.stopping.set()
         self.thread.join(5)
         self.read()
+        for fh, _, _ in self.files.values():
+            fh.close()
 
 
 class RestrictedRun(Run):
