@@ -729,6 +729,7 @@ class CriLogs:
     def __init__(self, ns):
         self.ns, self.files, self.lines = ns, {}, {}
         self.partial, self.lock, self.stopping = {}, threading.Lock(), threading.Event()
+        self.read_lock = threading.Lock()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
 
@@ -738,6 +739,11 @@ class CriLogs:
             self.stopping.wait(0.2)
 
     def read(self):
+        """Reads what was added since the last read (from the poller or a caller)."""
+        with self.read_lock:
+            self._read()
+
+    def _read(self):
         for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
             if f not in self.files:
                 pod_dir = f.parent.parent.name  # NS_POD_UID
@@ -905,6 +911,7 @@ def security_run(node, name, pod_security, uid, fs_group, rounds):
         # The two channels agree: every unit the kubelet's `kubectl logs` stream showed is in the
         # CRI files (read directly), for every pod.
         via_kubectl = {p: {u["start"] for u in us} for p, us in Run.units(run).items()}
+        run.cri.read()  # after the snapshot above: the kubelet served those lines from the files
         via_cri = {p: {u["start"] for u in us} for p, us in run.units().items()}
         for p, starts in via_kubectl.items():
             assert starts <= via_cri.get(p, set()), \
