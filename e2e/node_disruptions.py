@@ -671,9 +671,9 @@ def order(node):
       never passes, keeps `app` from starting (NEGATIVE_WINDOW);
     - stop: a deleted pod (leader or follower) is gone within terminationGracePeriodSeconds +
       TERMINATION_SLACK;
-    - the leader label: `follower` on the old leader within LABEL_LAG_BOUND of its release
-      (pod deletion) and of its step-down (the Lease written by a foreign holder: the leader
-      steps down within STEPDOWN_BOUND; a pod takes over after the foreign lease expired and
+    - the leader label: `follower` on the old leader within LABEL_LAG_BOUND of its last "yes"
+      (the sampler's), at its release (pod deletion) and at its step-down (the Lease written by
+      a foreign holder: the leader says no within STEPDOWN_BOUND; a pod takes over after the foreign lease expired and
       within TAKEOVER_MAX), `leader` on the new one within LABEL_LAG_BOUND of its acquisition.
     NODE_REPEAT rounds of step-down, release and follower deletion."""
     run = WatchedRun(node, "order", "native", configmap=TIMINGS)
