@@ -996,8 +996,9 @@ SCENARIOS = {f.__name__: f for f in (
     component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
 
 
-def main():
-    name = sys.argv[1]
+def as_instrument():
+    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
+    priority above the node's (used by node_faults and node_disruptions)."""
     # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
     # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
     # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
@@ -1006,6 +1007,11 @@ def main():
     # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
     gc.disable()
     os.nice(-5)
+
+
+def main():
+    name = sys.argv[1]
+    as_instrument()
     run_scenario(SCENARIOS, name,
                  f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
                  f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")

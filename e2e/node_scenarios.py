@@ -23,6 +23,7 @@ from pathlib import Path
 
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
+from e2e.node.lock_rules import assert_release_acquire
 
 # Per pod, one /is-leader sample per interval; non-vacuity: no gap longer than 2 x interval. At
 # 50 ms, this process's other threads (kubectl output, log followers) delayed a sample past 150 ms
@@ -38,13 +39,17 @@ LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
 #   overlay's) then releases at once (one request), and the followers, which watch the lock, take
 #   it in one more round trip: no retry-period, no lease-duration, no renew-deadline, so its
 #   bound is a small constant (two apiserver round trips and a watch event), asserted always,
-#   from the app's POST to the next "yes": 0.5 s unloaded, 1.0 s loaded (measured up to 0.52 s
-#   at load average 15 on 2 cores, from the sidecar's SIGTERM under the old `immediate`).
+#   from the app's POST to the next "yes": 0.5 s unloaded, 2.0 s loaded: two API writes in a
+#   row (the release, then the follower's acquisition), each up to ~1 s on a loaded apiserver
+#   (measured up to 0.52 s at load average 15 from the sidecar's SIGTERM under the old
+#   `immediate`; at load average 21, e2e_node_evict: release 0.73 s after the POST, the
+#   follower's acquisition 0.83 s after it saw the lease free, 1.63 s in all).
 # The whole chain's bound is FAILOVER_BOUND unloaded (LEASEHOLD_NODE_UNLOADED=1: the issue's 0.5 s)
 # and FAILOVER_BOUND_LOADED otherwise: the kubelet's PLEG relist period (1 s) plus the above.
 UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
 FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
-RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else 1.0
+RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else float(
+    os.environ.get("LEASEHOLD_NODE_RELEASE_TO_YES_BOUND_LOADED", "2.0"))
 
 
 class LogFollower:
@@ -288,6 +293,38 @@ def sidecar_log_events(run, pod):
     return term, rel, first_rel
 
 
+def sidecar_messages(run, pod, prefix):
+    """Times (the sidecar's own `ts`, ms, rounded down) of its JSON log lines whose msg starts
+    with `prefix`."""
+    f = run.followers.get((pod, "leasehold"))
+    out = []
+    for line in f.text().splitlines() if f else []:
+        _, _, rest = line.partition(" ")
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        if str(rec.get("msg", "")).startswith(prefix) and isinstance(rec.get("ts"), str):
+            out.append(cluster_time(rec["ts"]))
+    return out
+
+
+def began_to_lead(run, nxt, since):
+    """When the pod of `nxt` (its first "yes" sample after `since`) began to say yes: that
+    sample's receive stamp, unless it is the pod's very first sample: a replacement pod created
+    at the deletion can win the lock before its IP reaches the pod watch and the sampler (the
+    kubelet's status update, up to a second late under load; measured: acquired 0.06 s after
+    the release, first sampled 0.8 s later). Then its sidecar's "acquired lease" line after
+    `since` (its own stamp, ms) is when it began to lead."""
+    first = run.sampler.by_pod()[nxt.pod][0]
+    if not (first.yes and first.send >= since):
+        return nxt.recv
+    acquired = wait_until(lambda: [t for t in sidecar_messages(run, nxt.pod, "acquired lease")
+                                   if t >= since - 0.001], 10, 0.05,
+                          f"{nxt.pod}'s \"acquired lease\" line")
+    return min(nxt.recv, acquired[0])
+
+
 def cluster_time(ts):
     """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
     import datetime
@@ -306,7 +343,8 @@ def delete_leader_round(run, results):
     run.node.delete_pod(run.ns, leader)
     nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
                      "the next pod's first yes")
-    failover = nxt.recv - t_del
+    led = began_to_lead(run, nxt, t_del)
+    failover = led - t_del
     log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
     wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
                0.2, f"{leader} gone")
@@ -339,9 +377,9 @@ def delete_leader_round(run, results):
     assert ack["ask"] <= rel + 0.001, "released before the app acknowledged"
     log(f"kubelet: delete->app exit {app_exit - t_del:.3f}s, app exit->sidecar SIGTERM "
         f"{term - app_exit:.3f}s; app: delete->ack {ack['ask'] - t_del:.3f}s; sidecar: "
-        f"ack->released {rel - ack['ask']:.3f}s, ack->next yes {nxt.recv - ack['ask']:.3f}s")
-    assert nxt.recv - ack["ask"] <= RELEASE_TO_YES_BOUND, \
-        f"the app's POST /release -> next yes {nxt.recv - ack['ask']:.3f}s > {RELEASE_TO_YES_BOUND}s"
+        f"ack->released {rel - ack['ask']:.3f}s, ack->next yes {led - ack['ask']:.3f}s")
+    assert led - ack["ask"] <= RELEASE_TO_YES_BOUND, \
+        f"the app's POST /release -> next yes {led - ack['ask']:.3f}s > {RELEASE_TO_YES_BOUND}s"
     return failover
 
 
@@ -729,14 +767,7 @@ def rolling_update(run, trigger, what):
     log(f"{what}: {leader} -> {new}; lock changes {len(changes)} {changes}; leaderless gaps "
         f"(s) {r['gaps']} (lower estimates {r['gaps_lo']}); rollout took {r['duration_s']}s")
     assert hs, f"{what}: no handover seen by the sampler"
-    holders = [h for _, h in changes]
-    assert holders and holders[-1] == new, f"{what}: last holder not {new}: {changes}"
-    assert all(h == "" for h in holders[0::2]) and all(h for h in holders[1::2]), \
-        f"{what}: a change that is neither a release nor an acquisition after one: {changes}"
-    acquirers = holders[1::2]
-    assert len(set(acquirers)) == len(acquirers), f"{what}: a pod acquired twice: {changes}"
-    assert all(h in old for h in acquirers[:-1]), f"{what}: a new pod handed over: {changes}"
-    assert len(changes) <= 2 * run.replicas, f"{what}: {len(changes)} lock changes: {changes}"
+    acquirers = assert_release_acquire(what, [h for _, h in changes], new, old, run.replicas)
     if len(changes) > MAX_LOCK_CHANGES:
         log(f"{what}: the lock changed {len(changes)} times (> {MAX_LOCK_CHANGES}): old pods "
             f"{acquirers[:-1]} won it after the leader's pod was deleted before theirs")

@@ -59,6 +59,12 @@ def enter_netns():
         os.close(fd)
 
 
+class ApiError(RuntimeError):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
 class Node:
     def __init__(self, node_dir=None):
         self.dir = Path(node_dir or os.environ["LEASEHOLD_NODE_DIR"]).resolve()
@@ -79,9 +85,11 @@ class Node:
             raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
         return r.stdout
 
-    def api(self, method, path, timeout=10):
+    def api(self, method, path, timeout=10, body=None):
         """One request to the apiserver with the admin certificate, no kubectl process (whose
-        start-up, ~0.3 s under load, would count into a measured failover)."""
+        start-up, ~0.3 s under load, would count into a measured failover). `body`: a JSON
+        object to send. An answer >= 300 raises ApiError (its .status, e.g. 429 for an eviction
+        a PodDisruptionBudget refuses)."""
         import http.client
         import ssl
         env = self.cp_env
@@ -92,12 +100,16 @@ class Node:
         c = http.client.HTTPSConnection(env["APISERVER_HOST"], int(env["APISERVER_PORT"]),
                                         context=ctx, timeout=timeout)
         try:
-            c.request(method, path)
+            if body is None:
+                c.request(method, path)
+            else:
+                c.request(method, path, body=json.dumps(body),
+                          headers={"Content-Type": "application/json"})
             r = c.getresponse()
-            body = r.read()
+            answer = r.read()
             if r.status >= 300:
-                raise RuntimeError(f"{method} {path}: {r.status} {body[:300]!r}")
-            return json.loads(body or b"null")
+                raise ApiError(r.status, f"{method} {path}: {r.status} {answer[:300]!r}")
+            return json.loads(answer or b"null")
         finally:
             c.close()
 

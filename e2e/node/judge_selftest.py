@@ -16,6 +16,7 @@ import time
 
 from e2e.lib.harness import wait_until
 from e2e.node import judge
+from e2e.node.lock_rules import assert_release_acquire
 
 
 def S(pod, send, yes, rtt=0.002):
@@ -39,8 +40,27 @@ CASES = [
     ("spans touch only", [S("a", 0.0, True, rtt=0.02), S("b", 0.01, True, rtt=0.02)], False, True),
 ]
 
+# The lock's history while pods leave (rollouts, evictions, scale-down): name, holders since the
+# first pod began to leave, old pods, the expected last holder, whether the rule accepts it.
+LOCK_CASES = [
+    ("release, one acquisition", ["", "n1"], {"o1", "o2"}, "n1", True),
+    ("through an old pod", ["", "o2", "", "n1"], {"o1", "o2"}, "n1", True),
+    ("expiry takeover (pod -> pod)", ["o2", "n1"], {"o1", "o2"}, "n1", False),
+    ("a pod acquires twice", ["", "o2", "", "o2", "", "n1"], {"o1", "o2"}, "n1", False),
+    ("a new pod hands over", ["", "n2", "", "n1"], {"o1", "o2"}, "n1", False),
+    ("ends with another holder", ["", "o2"], {"o1", "o2"}, "n1", False),
+    ("two releases in a row", ["", "", "n1"], {"o1", "o2"}, "n1", False),
+]
+
 
 def main():
+    for name, holders, old, new, ok in LOCK_CASES:
+        try:
+            assert_release_acquire(name, holders, new, old, 3)
+            accepted = True
+        except AssertionError:
+            accepted = False
+        assert accepted == ok, (name, holders, "accepted" if accepted else "refused")
     for name, samples, want_def, want_pos in CASES:
         d, p = judge.overlaps(by_pod(samples))
         assert bool(d) == want_def, (name, "definite", d)

@@ -1,0 +1,18 @@
+"""The rule a lock's history must meet when pods leave gracefully (rollouts, evictions, scale-down):
+one home for it, used by e2e/node_scenarios.py and e2e/node_disruptions.py."""
+
+
+def assert_release_acquire(what, holders, new, old, replicas):
+    """`holders`: the lock's holder after each change seen since the pods began to leave ("" for
+    a release; pod names otherwise), in order. Every change is a release or an acquisition right
+    after one (no expiry takeover, no pod -> pod change), no pod acquires twice, every acquirer
+    but the last is one of the `old` pods (a pod that was itself to leave), the last holder is
+    `new`, and there is at most one handover per leaving pod (<= 2 x replicas changes)."""
+    assert holders and holders[-1] == new, f"{what}: last holder not {new}: {holders}"
+    assert all(h == "" for h in holders[0::2]) and all(h for h in holders[1::2]), \
+        f"{what}: a change that is neither a release nor an acquisition after one: {holders}"
+    acquirers = holders[1::2]
+    assert len(set(acquirers)) == len(acquirers), f"{what}: a pod acquired twice: {holders}"
+    assert all(h in old for h in acquirers[:-1]), f"{what}: a new pod handed over: {holders}"
+    assert len(holders) <= 2 * replicas, f"{what}: {len(holders)} lock changes: {holders}"
+    return acquirers
