@@ -485,7 +485,7 @@ class Bench:
             st, body = leader_body(old.port)
             vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
             sig = signal.SIGKILL if mode == "kill" else signal.SIGTERM
-            t_sig_m, t_sig_w = time.monotonic(), time.time()
+            t_sig_m = time.monotonic()
             if mode == "release-term":
                 # Safe mode with the acknowledgement: measured from the POST, which comes first.
                 ack = post_release(old.port)

@@ -11,6 +11,7 @@ packages=(
   bzip2 xz-utils  # scripts/static.sh unpacks source packages (.tar.bz2, .tar.xz)
   prometheus      # promtool for the alert rules (Debian 12: 2.42; deploy/monitoring/rules_test.py)
   python3-yaml    # deploy/monitoring/rules.py
+  pyflakes3       # the Python lint (CTest python_lint)
 )
 if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)

@@ -19,8 +19,6 @@ e2e's own timings: --set lease_duration=4 --set renew_deadline=3 --set retry_per
 on top). docs/runbooks.md explains each alert; its bounds assume the
 parameters in DEFAULTS (a 30 s scrape interval, the default timings).
 """
-import copy
-import json
 import os
 import sys
 
