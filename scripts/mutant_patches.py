@@ -344,12 +344,14 @@ MUTANTS = [Mutant(*m) for m in [
 ]]
 
 # Most relevant first; each group stops at its first failing test. MUTANTS_TESTS=REGEX runs only
-# the matching tests instead (e.g. to see whether a component test alone kills a mutant).
+# the matching tests instead (e.g. to see whether a component test alone kills a mutant). A test
+# binary's regex matches it as one test and its per-case tests ("election_test/<case>",
+# LEASEHOLD_TEST_PER_CASE) alike.
 GROUPS = [
-    ["-R", "^(election_test|locks_test)$"],
-    ["-R", "^election_component_test$"],
-    ["-LE", "e2e|node", "-E", "^(election_test|locks_test|election_component_test)$"],
+    ["-R", "^(election_test|locks_test)(/|$)"],
+    ["-R", "^election_component_test(/|$)"],
+    ["-LE", "e2e|node", "-E", "^(election_test|locks_test|election_component_test)(/|$)"],
 ]
 # Files whose mutants the listed tests kill first (tried before GROUPS, unless MUTANTS_TESTS).
-FIRST = {H: "^localapi_test$", R: "^localapi_test$", PUB: "^election_test$",
-         "src/http/event_loop.cpp": "^localapi_test$"}
+FIRST = {H: "^localapi_test(/|$)", R: "^localapi_test(/|$)", PUB: "^election_test(/|$)",
+         "src/http/event_loop.cpp": "^localapi_test(/|$)"}

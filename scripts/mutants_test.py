@@ -119,7 +119,8 @@ class Cli(unittest.TestCase):
         for argv, action in cases:
             with self.subTest(argv):
                 self.assertEqual(mutants.parse_args(argv)[0], action)
-        self.assertEqual(mutants.parse_args(["--skip-baseline", "x", "y"]), ("run", True, ["x", "y"]))
+        self.assertEqual(mutants.parse_args(["--skip-baseline", "x", "y"]),
+                         ("run", True, ["x", "y"]))
 
     def test_unknown_name_is_a_usage_error(self):
         rc, out, err = call(["isleader-ignores-holder", "nosuch"], {"MUTANTS_SRC": mutants.ROOT})
@@ -184,22 +185,23 @@ class WholeRun(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             src, work = os.path.join(d, "src"), os.path.join(d, "work")
             write(src, "CMakeLists.txt",
-                  "cmake_minimum_required(VERSION 3.16)\nproject(m NONE)\nenable_testing()\n"
-                  "add_test(NAME guard_test COMMAND grep -q \"if (guard)\" "
-                  "${CMAKE_SOURCE_DIR}/src/guard.txt)\n")
+                  "cmake_minimum_required(VERSION 3.19)\nproject(m NONE)\nenable_testing()\n"
+                  "add_test(NAME \"guard_test/the guard, by name\" COMMAND grep -q "
+                  "\"if (guard)\" ${CMAKE_SOURCE_DIR}/src/guard.txt)\n")
             write(src, "src/guard.txt", "if (guard) {\n  work();\n}\n")
             catalog = [Mutant("guard-removed", "src/guard.txt", "if (guard) {", "if (true) {",
                               "the guard is gone"),
                        Mutant("work-renamed", "src/guard.txt", "work();", "play();",
                               "nothing a test sees")]
             env = {"MUTANTS_SRC": src, "MUTANTS_WORK": work, "MUTANTS_NICE": "0",
-                   "MUTANTS_TESTS": "^guard_test$"}
+                   "MUTANTS_TESTS": "^guard_test(/|$)"}
             out = io.StringIO()
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 rc = mutants.main([], env=env, mutants=catalog)
             text = out.getvalue()
             self.assertEqual(rc, 3, text)  # one survived
-            self.assertRegex(text, r"(?m)^guard-removed +killed .* guard_test$")
+            # The failing test's whole name (a per-case test's name has spaces).
+            self.assertRegex(text, r"(?m)^guard-removed +killed .* guard_test/the guard, by name$")
             self.assertRegex(text, r"(?m)^work-renamed +survived ")
             self.assertIn("1 of 2 mutants killed", text)
             self.assertTrue(text.startswith("baseline: builds and passes"))
@@ -211,6 +213,13 @@ class WholeRun(unittest.TestCase):
             with contextlib.redirect_stdout(io.StringIO()) as o:
                 rc = mutants.main(["guard-removed"], env=env, mutants=catalog)
             self.assertEqual(rc, 0, o.getvalue())
+            # A selection that matches no test is an error, not a pass.
+            e = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(e):
+                rc = mutants.main(["guard-removed"], env=dict(env, MUTANTS_TESTS="^renamed$"),
+                                  mutants=catalog)
+            self.assertEqual(rc, 1)
+            self.assertIn("the unmutated copy fails", e.getvalue())
             with open(os.path.join(work, "lock"), "w") as held:
                 fcntl.flock(held, fcntl.LOCK_EX)
                 e = io.StringIO()
