@@ -31,7 +31,7 @@ $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The prometheus package's postinst starts its own server (systemd unit or /etc/init.d script,
 # on :9090) where an init system runs. Nothing here uses it: promtool runs alone and the e2e
-# (e2e/prometheus_scenarios.py) starts the same binary itself on 127.0.0.1 at a free port, with
+# (e2e/scenarios/prometheus.py) starts the same binary itself on 127.0.0.1 at a free port, with
 # a temporary TSDB. Stop and disable it, so that installing leaves no service running.
 if [[ " ${missing[*]} " == *" prometheus "* ]]; then
   if [[ -d /run/systemd/system ]]; then
