@@ -175,6 +175,16 @@ def failed_detail(text):
     return current
 
 
+def killed_by(test, detail):
+    """The killing test and the doctest case/subcase that failed, without saying the case twice
+    when the test is one case ("election_test/elector" and "elector / [x] a subcase")."""
+    case = test.split("/", 1)[1] if "/" in test else None
+    head, _, rest = detail.partition(" / ")
+    if case is not None and head == case:
+        return test + (f": {rest}" if rest else "")
+    return test + (f": {detail}" if detail else "")
+
+
 def run_tests(s, log, groups):
     """(passed, failing test, detail) of ctest over `groups` in turn."""
     for group in groups:
@@ -299,7 +309,7 @@ def run_mutants(s, chosen, skip_baseline):
             else:
                 ok, name, detail = run_tests(s, log, test_groups(m.path, s.tests))
                 result = "survived" if ok else "killed"
-                by = name + (f": {detail}" if detail else "")
+                by = killed_by(name, detail)
         finally:
             _write(path, pristine[m.path])
         rows.append((m.name, m.path, result, by))

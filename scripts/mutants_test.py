@@ -147,6 +147,17 @@ class Cli(unittest.TestCase):
                          ("/r", "/w/src-copy", "/w/build", "/w/logs", ["nice", "-n", "15"], "2",
                           None))
 
+    def test_killed_by(self):
+        cases = [("election_test", "elector / [x] a subcase",
+                  "election_test: elector / [x] a subcase"),
+                 ("election_test/elector", "elector / [x] a subcase",
+                  "election_test/elector: [x] a subcase"),
+                 ("localapi_test/POST /release", "POST /release", "localapi_test/POST /release"),
+                 ("base_test/a", "", "base_test/a"), ("x_test", "", "x_test")]
+        for test, detail, want in cases:
+            with self.subTest(test):
+                self.assertEqual(mutants.killed_by(test, detail), want)
+
     def test_failed_detail(self):
         log = ("TEST CASE:  elector\n  [x] a subcase\n\n"
                "test/e.cpp:10: ERROR: CHECK( a ) is NOT correct!\n")
