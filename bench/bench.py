@@ -37,11 +37,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-from e2e.chaos.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
-from e2e.lib.harness import ControlPlane, Namespace, free_port, log, parse_rfc3339
+from e2e.lib.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.timings import DEFAULTS, FAST
+from e2e.lib.common import free_port, log, parse_rfc3339
+from e2e.lib.controlplane import ControlPlane, Namespace
 
-DEFAULT_TIMINGS = ("15s", "10s", "2s")
-FAST_TIMINGS = ("4s", "3s", "1s")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -270,10 +270,10 @@ class Bench:
         fleets = {}
         for kind in self.kinds():
             a = self.spawn(kind, ns, dirs[f"{kind}-a"], f"{kind}-a", f"{kind}-idle",
-                           DEFAULT_TIMINGS)
+                           DEFAULTS)
             time.sleep(1.0)  # a leads: it started first (no race for the first create)
             b = self.spawn(kind, ns, dirs[f"{kind}-b"], f"{kind}-b", f"{kind}-idle",
-                           DEFAULT_TIMINGS)
+                           DEFAULTS)
             fleets[kind] = (a, b)
         log(f"idle: warming up {warm:.0f}s, then a {window:.0f}s window")
         time.sleep(warm)
@@ -297,9 +297,9 @@ class Bench:
                 self.note(f"idle {kind}: the leader changed during the window")
         time.sleep(2)  # let the audit log catch up
         counts = self.audit_counts(w0, w1, ns.name)
-        res = {"window_s": round(m1 - m0, 1), "timings": DEFAULT_TIMINGS}
+        res = {"window_s": round(m1 - m0, 1), "timings": DEFAULTS.strings()}
         minutes = (m1 - m0) / 60
-        renews_per_min = 60 / float(DEFAULT_TIMINGS[2].rstrip("s"))
+        renews_per_min = 60 / DEFAULTS.retry
         for (kind, role), p in procs.items():
             sa = p.identity  # identity == service account name here
             c = counts.get(sa, {})
@@ -433,7 +433,7 @@ class Bench:
                  ("lh", "kill")]
         if self.cg_bin:
             modes += [("cg", "term-release"), ("cg", "kill")]
-        out = {"runs": runs, "timings": FAST_TIMINGS}
+        out = {"runs": runs, "timings": FAST.strings()}
         threads = []
         for kind, mode in modes:
             th = threading.Thread(target=self._failover_fleet,
@@ -450,13 +450,13 @@ class Bench:
         lock = f"fo-{kind}-{mode}"
         release = {"term-immediate": "immediate", "term-safe": "safe", "release-term": "safe",
                    "kill": "safe", "term-release": "release"}[mode]
-        lease_s, renew_s = (float(x.rstrip("s")) for x in FAST_TIMINGS[:2])
+        lease_s, renew_s = FAST.lease, FAST.renew
         ports = [free_port() for _ in range(3)]
         gen = [0]
 
         def start(i):
             gen[0] += 1
-            return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, FAST_TIMINGS,
+            return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, FAST,
                               release=release, port=ports[i])
         fleet = [start(i) for i in range(3)]
         recs = []
@@ -485,7 +485,7 @@ class Bench:
             st, body = leader_body(old.port)
             vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
             sig = signal.SIGKILL if mode == "kill" else signal.SIGTERM
-            t_sig_m, t_sig_w = time.monotonic(), time.time()
+            t_sig_m = time.monotonic()
             if mode == "release-term":
                 # Safe mode with the acknowledgement: measured from the POST, which comes first.
                 ack = post_release(old.port)
@@ -539,14 +539,14 @@ class Bench:
         window = 5.0 if self.smoke else float(self.a.scale_window)
         warm = 5.0 if self.smoke else 45.0
         ns, dirs = self.namespace(f"bench-scale-{os.getpid() % 10000}", ["scale"])
-        out = {"agents": n, "window_s": window, "timings": DEFAULT_TIMINGS}
+        out = {"agents": n, "window_s": window, "timings": DEFAULTS.strings()}
         for kind in self.kinds():
             for layout in ("one-lock", "own-locks"):
                 fleet = []
                 for i in range(n):
                     lock = f"{kind}-one" if layout == "one-lock" else f"{kind}-own-{i}"
                     fleet.append(self.spawn(kind, ns, dirs["scale"], f"{kind}-{layout}-{i}",
-                                            lock, DEFAULT_TIMINGS))
+                                            lock, DEFAULTS))
                 time.sleep(warm)
                 self.cp._read_env()
                 ap, ep = int(self.cp.env["APISERVER_PID"]), int(self.cp.env["ETCD_PID"])

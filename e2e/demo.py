@@ -5,8 +5,12 @@ is killed with SIGKILL, and a follower takes over once the lease has expired."""
 import sys
 import time
 
-from e2e.lib.harness import (LEASE, MONO_TO_WALL, RENEW, RETRY, ControlPlane, Namespace, Sampler,
-                             Scenario, wait_single_leader, wait_until)
+from e2e.lib.agent import wait_single_leader
+from e2e.lib.common import MONO_TO_WALL, wait_until
+from e2e.lib.controlplane import ControlPlane, Namespace
+from e2e.lib.runner import Scenario
+from e2e.lib.sampler import Sampler
+from e2e.lib.timings import FAST
 
 
 def show(agents):
@@ -29,8 +33,9 @@ def main():
         ns = Namespace(cp, "demo")
         print(f"== namespace demo: ServiceAccount, Role and RoleBinding from deploy/rbac; "
               f"lock Lease demo/{ns.lock_name}")
-        print(f"== starting three agents (lease-duration {LEASE:g}s, renew-deadline {RENEW:g}s, "
-              f"retry-period {RETRY:g}s), each as a pod would run it: its own service-account token")
+        print(f"== starting three agents (lease-duration {FAST.lease:g}s, renew-deadline "
+              f"{FAST.renew:g}s, retry-period {FAST.retry:g}s), each as a pod would run it: its "
+              f"own service-account token")
         agents = [s.agent(ns, name).start() for name in ("alpha", "bravo", "charlie")]
         with Sampler(agents) as smp:
             t0 = time.monotonic()
@@ -50,10 +55,10 @@ def main():
             new = wait_single_leader(rest, 30)
             first = wait_until(lambda: smp.first_yes_after(t_kill, exclude=(leader.name,)), 5,
                                what="the sampler to see the new leader")
-            last_renew = smp.last_valid_until(leader.name) - RENEW
+            last_renew = smp.last_valid_until(leader.name) - FAST.renew
             print(f"== {new.name} took over {first[0] - t_kill:.2f}s after the kill, "
                   f"{first[0] + MONO_TO_WALL - last_renew:.2f}s after the old leader's last renew "
-                  f"(lease-duration {LEASE:g}s + up to {2.2 * RETRY:g}s retry jitter)")
+                  f"(lease-duration {FAST.lease:g}s + up to {2.2 * FAST.retry:g}s retry jitter)")
             time.sleep(0.5)
             show(rest)
         overlaps = smp.overlaps()

@@ -2,7 +2,7 @@
 """Plots the dashboard's queries as the e2e evaluated them (not a Grafana screenshot: there is no
 Grafana here) into docs/dashboard-queries.png.
 
-    LEASEHOLD_PROM_OUT=DIR python3 -m e2e.prometheus_scenarios dashboard_queries_return_data
+    LEASEHOLD_PROM_OUT=DIR python3 -m e2e.scenarios.prometheus dashboard_queries_return_data
     python3 e2e/plot_dashboard.py DIR/dashboard-queries.json [docs/dashboard-queries.png]
 
 Needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3). Not part of any test.
@@ -46,7 +46,7 @@ def main(src, dst="docs/dashboard-queries.png"):
         ax.set_xlabel("seconds since the e2e Prometheus started (dotted: SIGTERM of the leader)")
     fig.suptitle("Plot of the leasehold dashboard's queries, evaluated by the e2e's real "
                  "Prometheus 2.42 around a failover\n(not a Grafana screenshot; "
-                 "e2e/prometheus_scenarios.py dashboard_queries_return_data)", fontsize=10)
+                 "e2e/scenarios/prometheus.py dashboard_queries_return_data)", fontsize=10)
     fig.tight_layout()
     fig.savefig(dst, dpi=80)
     print(dst)

@@ -9,12 +9,19 @@ that fails only when run.
 
     scripts/check_e2e_registry.py --build-dir build    # ctest's list of that configured build
     scripts/check_e2e_registry.py --self-test          # the comparison on made-up lists
+    scripts/check_e2e_registry.py --names e2e.scenarios.core   # a module's names, `;`-separated
+
+e2e/CMakeLists.txt makes its scenario tests from `--names` (one test per registered scenario, at
+configure time), so the two sides agree by construction for those modules; this check still
+catches a scenario module with no block in e2e/CMakeLists.txt, the node tier's hand-written
+lists, and a build configured before a scenario was added or removed.
 
 Scenario modules are the Python files under e2e/ that assign `SCENARIOS` at top level; each is
 imported (not run) to read its names. Exit 0 when both sides agree, 1 with one line per
 scenario missing from either side, 2 for usage errors.
 """
 import argparse
+import ast
 import json
 import os
 import re
@@ -26,6 +33,16 @@ SCENARIOS_LINE = re.compile(r"^SCENARIOS\s*=", re.M)
 # Scenarios deliberately not in CTest, each with why. An entry that CTest runs after all, or
 # whose scenario is gone, is an error too, so that the list cannot go stale.
 NOT_IN_CTEST = {}
+# Scenario modules take their fixtures from e2e.lib, never from another scenario module (a change
+# to one kind's scenarios must not break another's). Exceptions, each with why; a stale one fails.
+SIBLING_IMPORTS = {
+    ("e2e.node_faults", "e2e.node_scenarios"): "the node tier moves to e2e/lib and e2e/scenarios "
+                                               "as a whole later (issue 27)",
+    ("e2e.node_disruptions", "e2e.node_scenarios"): "the same move (issue 27): the pieces it takes "
+                                                    "(Run, rolling_update, ...) go to e2e/node",
+    ("e2e.node_disruptions", "e2e.node_faults"): "the same move (issue 27): the fault tier's "
+                                                 "timings and as_instrument go to e2e/node",
+}
 
 
 def scenario_modules(root=ROOT):
@@ -45,6 +62,36 @@ def scenario_modules(root=ROOT):
     return out
 
 
+def imports_of(path):
+    """The dotted names a Python file imports (`import a.b`, `from a.b import c` gives a.b and
+    a.b.c: c may be a module)."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return out
+
+
+def sibling_imports(modules, root=ROOT, exceptions=None):
+    """One line per scenario module that imports another (but for the declared exceptions)."""
+    exceptions = SIBLING_IMPORTS if exceptions is None else exceptions
+    found = set()
+    for m in modules:
+        for imported in imports_of(os.path.join(root, *m.split(".")) + ".py"):
+            if imported in modules and imported != m:
+                found.add((m, imported))
+    errors = [f"{m} imports the scenario module {i}: move what it shares to e2e/lib"
+              for m, i in sorted(found - set(exceptions))]
+    errors += [f"SIBLING_IMPORTS lists {m} -> {i}, which no longer happens: drop it"
+               for m, i in sorted(set(exceptions) - found)]
+    return errors
+
+
 # Run in a child with PYTHONPATH=root: imports each module and prints {module: [names]}.
 _READ_NAMES = r"""
 import importlib, json, sys
@@ -58,12 +105,17 @@ print(json.dumps(out))
 
 def registered(modules, root=ROOT):
     """{module: set of scenario names} as the modules' SCENARIOS hold them."""
+    return {m: set(names) for m, names in registered_in_order(modules, root).items()}
+
+
+def registered_in_order(modules, root=ROOT):
+    """{module: [scenario names in the order the module defines them]}."""
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", _READ_NAMES, *modules], cwd=root, env=env,
                        capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
         sys.exit(f"check_e2e_registry: importing the scenario modules failed:\n{p.stderr}")
-    return {m: set(names) for m, names in json.loads(p.stdout).items()}
+    return json.loads(p.stdout)
 
 
 def ctest_commands(build_dir):
@@ -100,7 +152,8 @@ def compare(reg, tests, not_in_ctest=None):
         for s in sorted(reg[m]):
             if (m, s) not in tests and (m, s) not in not_in_ctest:
                 errors.append(f"{m}: scenario {s!r} is registered (@scenario) but no CTest test "
-                              f"runs it: add it to the module's list in e2e/CMakeLists.txt")
+                              f"runs it: reconfigure, or add its module's e2e_scenarios() line "
+                              f"(node tier: the name) to e2e/CMakeLists.txt")
     for (m, s), test in sorted(tests.items()):
         if s not in reg.get(m, set()):
             errors.append(f"{m}: CTest test {test} runs scenario {s!r}, which the module does not "
@@ -132,6 +185,30 @@ def self_test():
         ok = len(errors) == want
         failed += not ok
         print(f"self-test {'ok' if ok else 'FAILED'}: {name}" + (f" ({errors})" if errors else ""))
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "e2e", "scenarios"))
+        files = {"a": "from e2e.lib.agent import Agent\nSCENARIOS = {}\n",
+                 "b": "from e2e.scenarios.a import helper\nSCENARIOS = {}\n",
+                 "c": "import e2e.scenarios.a\nSCENARIOS = {}\n",
+                 "d": "from e2e.scenarios import a\nSCENARIOS = {}\n"}
+        for f, text in files.items():
+            with open(os.path.join(root, "e2e", "scenarios", f + ".py"), "w") as out:
+                out.write(text)
+        mods = set(scenario_modules(root))
+        excused = {("e2e.scenarios.b", "e2e.scenarios.a"): "why",
+                   ("e2e.scenarios.c", "e2e.scenarios.a"): "why",
+                   ("e2e.scenarios.d", "e2e.scenarios.a"): "why"}
+        cases = [("scenario modules that import a sibling (three ways)", {}, 3),
+                 ("the same, declared", excused, 0),
+                 ("a declared sibling import that is gone",
+                  {**excused, ("e2e.scenarios.a", "e2e.scenarios.b"): "why"}, 1)]
+        for name, exceptions, want in cases:
+            errors = sibling_imports(mods, root, exceptions)
+            ok = len(errors) == want
+            failed += not ok
+            print(f"self-test {'ok' if ok else 'FAILED'}: {name}"
+                  + (f" ({errors})" if errors else ""))
     return 1 if failed else 0
 
 
@@ -139,7 +216,12 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build-dir", help="a configured CMake build directory")
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--names", metavar="MODULE",
+                    help="print MODULE's scenario names, ';'-separated")
     a = ap.parse_args(argv)
+    if a.names:
+        print(";".join(registered_in_order([a.names])[a.names]))
+        return 0
     if a.self_test:
         return self_test()
     if not a.build_dir:
@@ -147,7 +229,7 @@ def main(argv):
     modules = scenario_modules()
     reg = registered(modules)
     tests = scenario_tests(ctest_commands(a.build_dir), set(modules))
-    errors = compare(reg, tests)
+    errors = compare(reg, tests) + sibling_imports(set(modules))
     for e in errors:
         print(e)
     n = sum(len(v) for v in reg.values())
@@ -155,7 +237,7 @@ def main(argv):
         print(f"check_e2e_registry: {len(errors)} disagreement(s)")
         return 1
     print(f"check_e2e_registry: {n} scenarios in {len(modules)} modules, each run by one CTest "
-          f"test and every such test registered")
+          f"test and every such test registered; no scenario module imports another")
     return 0
 
 

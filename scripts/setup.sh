@@ -11,6 +11,7 @@ packages=(
   bzip2 xz-utils  # scripts/static.sh unpacks source packages (.tar.bz2, .tar.xz)
   prometheus      # promtool for the alert rules (Debian 12: 2.42; deploy/monitoring/rules_test.py)
   python3-yaml    # deploy/monitoring/rules.py
+  pyflakes3       # the Python lint (CTest python_lint)
 )
 if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
@@ -30,7 +31,7 @@ $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The prometheus package's postinst starts its own server (systemd unit or /etc/init.d script,
 # on :9090) where an init system runs. Nothing here uses it: promtool runs alone and the e2e
-# (e2e/prometheus_scenarios.py) starts the same binary itself on 127.0.0.1 at a free port, with
+# (e2e/scenarios/prometheus.py) starts the same binary itself on 127.0.0.1 at a free port, with
 # a temporary TSDB. Stop and disable it, so that installing leaves no service running.
 if [[ " ${missing[*]} " == *" prometheus "* ]]; then
   if [[ -d /run/systemd/system ]]; then

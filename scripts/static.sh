@@ -19,7 +19,7 @@
 # glibc, static: the NSS "files" and "dns" back-ends are built into libc.a since glibc 2.34, so
 # /etc/hosts and resolv.conf (the kubelet mounts both into every container) work without any
 # libnss_*.so or nsswitch.conf: /etc/hosts is read first, then DNS with resolv.conf's search path.
-# e2e/static_scenarios.py (`rootfs`) checks both from a root that holds nothing else, with a DNS
+# e2e/scenarios/static.py (`rootfs`) checks both from a root that holds nothing else, with a DNS
 # server that denies the /etc/hosts name (so DNS-first would fail). Nothing here names an architecture: the
 # same script builds arm64 on an arm64 machine (or in `buildah bud --arch arm64`).
 #

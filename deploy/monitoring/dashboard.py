@@ -10,7 +10,7 @@
 Written by hand (Grafana's dashboard JSON, schemaVersion 39), not with the Grafana Foundation
 SDK: the SDK is a Go (or TypeScript/Python/...) module that would add a toolchain step and a
 pinned dependency to render eight time-series panels, and the e2e needs the queries in Python
-anyway (e2e/prometheus_scenarios.py, dashboard_queries_return_data, imports QUERIES and
+anyway (e2e/scenarios/prometheus.py, dashboard_queries_return_data, imports QUERIES and
 evaluates every one against a real Prometheus after a failover). The JSON is plain enough to
 review; Grafana migrates it forward on import.
 

@@ -19,8 +19,6 @@ e2e's own timings: --set lease_duration=4 --set renew_deadline=3 --set retry_per
 on top). docs/runbooks.md explains each alert; its bounds assume the
 parameters in DEFAULTS (a 30 s scrape interval, the default timings).
 """
-import copy
-import json
 import os
 import sys
 
@@ -96,7 +94,7 @@ def slow_bound(p):
     2 L + retry-period <= renew-deadline: L_max = (renew-deadline - retry-period) / 2 (4 s with
     the defaults, 1 s with the e2e's 3 s / 1 s). A bound at half the renew-deadline (5 s, the
     first version) could never fire while the pod still led: the e2e on a real Prometheus
-    (e2e/prometheus_scenarios.py, slow_renewals_fire_renew_slow) lost the lease with 1.1 s
+    (e2e/scenarios/prometheus.py, slow_renewals_fire_renew_slow) lost the lease with 1.1 s
     renewals at renew-deadline 3 s, and the request timeout (renew-deadline / 2) cuts any
     single write at half the renew-deadline."""
     k = float(p["scale"])

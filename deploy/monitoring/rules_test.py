@@ -174,7 +174,6 @@ def expected(rule, kind, pods, lock_mode):
 def scenarios():
     """(name, duration, pods, {alert: (kind, onset, must_fire_by, pods)}). Alerts not listed
     must not fire at any step."""
-    A, B, C, D, E, F = "a", "b", "c", "d", "e", "f"
     up = {"target": "up"}
     out = []
 

@@ -23,17 +23,19 @@ import os
 import random
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from e2e.chaos import analysis, pngplot
-from e2e.chaos.faultproxy import ProxyLoop
-from e2e.chaos.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
-from e2e.lib.harness import LEASE, RENEW, REPO, TIMINGS, ControlPlane, Namespace, free_port, log
+from e2e.chaos import pngplot
+from e2e.lib import analysis
+from e2e.lib.faultproxy import ProxyLoop
+from e2e.lib.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.common import REPO, free_port, log
+from e2e.lib.controlplane import ControlPlane, Namespace
+from e2e.lib.timings import FAST
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
 LOCK = "chaos-lock"
@@ -193,7 +195,7 @@ class Chaos:
         self.sampler_out = self.out / "samples.txt"
         self.sampler_out.write_text("")
         self.sampler = subprocess.Popen(
-            [sys.executable, "-m", "e2e.chaos.sampler", str(self.sampler_out),
+            [sys.executable, "-m", "e2e.lib.sampler_process", str(self.sampler_out),
              str(SAMPLE_INTERVAL), str(CLIENT_TIMEOUT)] +
             [f"{s.name}={s.port}" for s in self.slots],
             start_new_session=True)
@@ -277,10 +279,10 @@ class Chaos:
         old = s.identity
         t = time.monotonic()
         s.signal(signal.SIGTERM)
-        rc = s.proc.wait(RENEW + 8)
+        rc = s.proc.wait(FAST.renew + 8)
         note = None
         if rc is None:
-            note = f"did not exit within {RENEW + 8}s of SIGTERM; killed"
+            note = f"did not exit within {FAST.renew + 8}s of SIGTERM; killed"
             self.notes.append(f"{s.name} ({old}): {note}")
             s.signal(signal.SIGKILL)
             s.proc.wait(10)
@@ -293,7 +295,7 @@ class Chaos:
                     exit_after_s=round(t_exit - t, 3), note=note, t_heal=time.monotonic())
 
     def f_stop(self, s, r, was_leader):
-        dur = LEASE + 0.5 + 2.5 * r[2]
+        dur = FAST.lease + 0.5 + 2.5 * r[2]
         t = time.monotonic()
         s.signal(signal.SIGSTOP)
         time.sleep(dur)
@@ -311,7 +313,7 @@ class Chaos:
                     identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
 
     def f_latency(self, s, r, was_leader):
-        lat = RENEW + 0.2 + 1.8 * r[2]
+        lat = FAST.renew + 0.2 + 1.8 * r[2]
         dur = 4 + 6 * r[3]
         t = time.monotonic()
         self.loop.latency(s.proxy, lat)
@@ -361,7 +363,7 @@ class Chaos:
                     t_heal=time.monotonic())
 
     def f_isolate_leasehold(self, r):
-        dur = LEASE + 1 + 3 * r[2]
+        dur = FAST.lease + 1 + 3 * r[2]
         lh = [x for x in self.slots if x.kind == "leasehold"]
         t = time.monotonic()
         for x in lh:
@@ -451,7 +453,7 @@ class Chaos:
         log(f"chaos over: {len(self.faults)} faults in {self.t_chaos_end - self.t_chaos:.0f}s")
         self.heal_all()
         self.t_healed = time.monotonic()
-        final = self.wait_leader(LEASE * 4 + 10)
+        final = self.wait_leader(FAST.lease * 4 + 10)
         self.final_leader = final.name if final else None
         if not final:
             self.notes.append("no single leader within 26 s after every fault was healed")
@@ -508,7 +510,8 @@ class Chaos:
             "t_healed": self.t_healed, "final_leader": self.final_leader,
             "mono_to_wall": self.mono_to_wall, "clock_pairs": self.clock_pairs,
             "notes": self.notes,
-            "timings": TIMINGS, "interval": SAMPLE_INTERVAL, "client_timeout": CLIENT_TIMEOUT,
+            "timings": FAST.strings(), "interval": SAMPLE_INTERVAL,
+            "client_timeout": CLIENT_TIMEOUT,
             "slots": [{"name": s.name, "kind": s.kind, "release": s.release,
                        "identities": s.identities, "sa": s.sa,
                        "proxy_stats": dict(s.proxy.stats)} for s in self.slots],

@@ -3,7 +3,6 @@
 it says, and the sampler + overlap detector catch a stale "yes" given by a paused process after it
 resumed (a detector that cannot fail proves nothing). Prints `N passed, N failed`."""
 
-import asyncio
 import os
 import signal
 import socket
@@ -14,8 +13,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from e2e.chaos import analysis
-from e2e.chaos.faultproxy import ProxyLoop
+from e2e.lib import analysis
+from e2e.lib.faultproxy import ProxyLoop
 
 RESULTS = []
 
@@ -156,7 +155,7 @@ def test_detector():
              for f, n, p in ((fa, "a", pa), (fb, "b", pb))]
     out = d / "samples.txt"
     time.sleep(0.5)
-    smp = subprocess.Popen([sys.executable, "-m", "e2e.chaos.sampler", str(out), "0.02", "0.15",
+    smp = subprocess.Popen([sys.executable, "-m", "e2e.lib.sampler_process", str(out), "0.02", "0.15",
                             f"A={pa}", f"B={pb}"])
     try:
         time.sleep(0.7)

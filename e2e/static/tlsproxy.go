@@ -1,7 +1,7 @@
 // tlsproxy: a TLS front for the test apiserver on 127.0.0.1 with Go's crypto/tls, the stack the
 // kube-apiserver itself serves with, limited to some TLS versions. It forwards each connection to
 // the apiserver over a fresh TLS connection (bearer tokens pass through; client certificates
-// cannot). e2e/static_scenarios.py uses it to show that the static binary's TLS stack speaks
+// cannot). e2e/scenarios/static.py uses it to show that the static binary's TLS stack speaks
 // TLS 1.3 only and TLS 1.2 only servers.
 //
 // Usage: tlsproxy -cert C -key K -ca CA -upstream HOST:PORT -min 1.2|1.3 -max 1.2|1.3

@@ -51,7 +51,8 @@ constexpr int kExitBadConfig = 2;
 // The probe listener serves the kubelet, a few connections at a time, but the rest of the
 // cluster can reach it. When full, each new connection sheds the one that waited longest for
 // its request, so a probe is shed only if this many connections were opened after it before
-// its request arrived: at 4,000 attacker connections a second (e2e/adversarial.py), 32 ms.
+// its request arrived: at 4,000 attacker connections a second
+// (e2e/scenarios/adversarial.py), 32 ms.
 constexpr int kProbeConnections = 128;
 // Events and the leader label: each request's timeout, and how long the last ones ("stopped
 // leading", label follower) may take at shutdown.

@@ -36,7 +36,7 @@ namespace {
 // handshake; TLS 1.2 servers (Go's, OpenSSL's) sign with the client's first choice they support,
 // so every handshake with an RSA-keyed apiserver that speaks TLS 1.2 (OpenShift 3.11, a TLS 1.2
 // load balancer) would fail. PKCS#1 v1.5 goes before PSS: a TLS 1.2 server then picks it, and a
-// TLS 1.3 server still signs with PSS (PKCS#1 v1.5 is not allowed there). e2e/static_scenarios.py
+// TLS 1.3 server still signs with PSS (PKCS#1 v1.5 is not allowed there). e2e/scenarios/static.py
 // runs both versions.
 constexpr uint16_t kSignatureAlgorithms[] = {
     MBEDTLS_TLS1_3_SIG_ECDSA_SECP256R1_SHA256, MBEDTLS_TLS1_3_SIG_ECDSA_SECP384R1_SHA384,

@@ -509,7 +509,7 @@ const std::vector<Case>& Cases() {
          CHECK(f.StepAndWait() == 3200ms);
        }},
       // Each case below pins one guard of the invariant on its own: with that guard removed it
-      // fails, whatever the other guards do (scripts/mutants.sh names the mutant in brackets).
+      // fails, whatever the other guards do (scripts/mutant_patches.py: the name in brackets).
       {"[observed-time-at-start] a slow GET's record counts as observed when the read returns",
        [] {
          // The rival may have written during the 9s the GET was out (its write was sent before

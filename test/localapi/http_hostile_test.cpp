@@ -1,7 +1,7 @@
 // The listener against hostile peers, over real sockets on 127.0.0.1, port 0: oversized and
 // malformed heads, slow and idle connections, pipelining, bodies, Range, the connection cap.
 // Every loop here is bounded in count and time. The same attacks on the real binary, with the
-// shipped limits and RSS measured, are e2e/adversarial.py.
+// shipped limits and RSS measured, are e2e/scenarios/adversarial.py.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -34,7 +34,7 @@ using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
 // Sanitizers slow the attackers' threads in this process as much as the listener, so the
-// attack is smaller there; e2e/adversarial.py holds 2,000 against the real binary.
+// attack is smaller there; e2e/scenarios/adversarial.py holds 2,000 against the real binary.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 constexpr double kProbeBudgetMs = 200;
 constexpr int kHeldEach = 150;

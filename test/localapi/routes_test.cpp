@@ -10,7 +10,7 @@
 //     up every safe release by a probe period). Without the promise, a released lock could be
 //     taken by a rival while this pod's main container still acts on a "yes": two leaders.
 //
-// Every guard here has a mutant in scripts/mutants.sh that this test kills. The table is the
+// Every guard here has a mutant in scripts/mutant_patches.py that this test kills. The table is the
 // contract; only Ask() knows how requests reach the local API, so the table survives moves of
 // the code beneath it.
 #include <doctest/doctest.h>

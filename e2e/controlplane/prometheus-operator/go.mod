@@ -1,5 +1,5 @@
 // The Prometheus Operator version whose CRDs (PodMonitor, PrometheusRule) the e2e installs on its
-// apiserver to dry-run the shipped monitoring objects (e2e/ship_scenarios.py, monitoring_dry_run).
+// apiserver to dry-run the shipped monitoring objects (e2e/scenarios/ship.py, monitoring_dry_run).
 // Only the module's example/prometheus-operator-crd/*.yaml are used; nothing is built.
 module leasehold.local/e2e/prometheus-operator
 

@@ -4,7 +4,7 @@ peers in e2e/interop, built by e2e/interop/build.sh) contend for one lock on a r
 kube-apiserver. Every member is asked /leader every 50 ms (harness.Sampler); two "yes" answers
 at one instant fail the scenario.
 
-Usage: python3 -m e2e.interop_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.interop NAME [NAME...]   (or `all`, `list`).
 CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
 
 Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
@@ -18,7 +18,6 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
-import http.client
 import json
 import os
 import re
@@ -32,35 +31,15 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, Sampler,
-                             follow_watch,
-                             current_leaders, free_port, log, parse_rfc3339, wait_single_leader,
-                             wait_until)
+from e2e.lib.agent import Agent, current_leaders, wait_single_leader
+from e2e.lib.timings import DEFAULTS, FAST, MIXED, Timings
+from e2e.lib.common import MONO_TO_WALL, REPO, free_port, log, parse_rfc3339, wait_until
+from e2e.lib.controlplane import ANNOTATION, Namespace, follow_watch, ns_name
+from e2e.lib.runner import Registry
+from e2e.lib.sampler import Sampler
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
-
-# Timings of the mixed fleets. client-go keeps answering "leader" up to retry-period +
-# renew-deadline after its last successful renewal, and a rival takes over lease-duration after
-# it saw that renewal; lease-duration must exceed retry-period + renew-deadline (client-go's
-# defaults 15s/10s/2s leave 3 s), else a Go leader that cannot renew may overlap its successor.
-# The harness's 4s/3s/1s leave 0 s for client-go, so the mixed fleets use 5s/3s/1s (leasehold's
-# own margin, lease-duration - renew-deadline, is 2 s).
-LEASE, RENEW, RETRY = 5.0, 3.0, 1.0
-TIMINGS = ("5s", "3s", "1s")
-
-
-# Namespaces cannot be deleted on this control plane (no namespace controller) and a lock outlives
-# its run; a per-run suffix keeps a rerun on the same control plane from meeting old locks.
-RUN = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[int(time.time() * 10) // 36 ** i % 36]
-              for i in range(5))
-
-
-def ns_name(base):
-    return f"{base}-{RUN}"
-
-
 # ------------------------------------------------------------------------------- client-go peers
 
 _PEER_BIN = None
@@ -105,7 +84,7 @@ class GoPeer(Agent):
     service-account token and the CA, no admin credential. Same HTTP API as an Agent, so the
     Sampler and every Agent helper (kill, term, leader, ...) work unchanged."""
 
-    def __init__(self, ns, name, which="current", lock_type="leases", timings=TIMINGS,
+    def __init__(self, ns, name, which="current", lock_type="leases", timings=MIXED,
                  release_on_cancel=False, extra=(), server=None):
         self.ns, self.name, self.identity = ns, name, name
         self.which = which
@@ -120,8 +99,7 @@ class GoPeer(Agent):
         self.args = [
             peer_binary(which), f"--identity={name}", f"--lock-type={lock_type}",
             f"--namespace={ns.name}", f"--lock-name={ns.lock_name}",
-            f"--lease-duration={timings[0]}", f"--renew-deadline={timings[1]}",
-            f"--retry-period={timings[2]}",
+            *timings.flags(),
             f"--release-on-cancel={'true' if release_on_cancel else 'false'}",
             f"--http-address=127.0.0.1:{self.port}", f"--kubeconfig={self.kubeconfig}", *extra,
         ]
@@ -135,7 +113,7 @@ class GoPeer(Agent):
         return f"{self.name} ({self.kind}, {self.lock_type}, release-on-cancel={self.release_on_cancel})"
 
 
-def lh_agent(s, ns, name, lock_type, release="immediate", timings=TIMINGS, extra=()):
+def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED, extra=()):
     a = s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
     a.kind = "leasehold"
     a.lock_type = lock_type
@@ -279,7 +257,7 @@ def check_overlaps(smp, members, paused=()):
             sp = s1 if a == m.name else s2 if b == m.name else None
             if sp is not None and t_stop <= sp[0] <= t_cont + 0.01:
                 why = f"a stale yes of {m.name}, paused, asked before it resumed ({m.kind})"
-        cause = [r for r in races if start - (RENEW + RETRY + 1.0) <= r[0] <= start + 0.5]
+        cause = [r for r in races if start - (MIXED.renew + MIXED.retry + 1.0) <= r[0] <= start + 0.5]
         if why is None and cause:
             why = f"follows a client-go release race ({cause[0][1].kind})"
         (explained if why else genuine).append((a, s1, b, s2, why))
@@ -427,7 +405,7 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
                     m.signal(signal.SIGCONT)
             took = time.monotonic() - t0
             if how == "SIGTERM":
-                rc = leader.wait(RENEW + 10)
+                rc = leader.wait(MIXED.renew + 10)
                 assert rc == 0, f"{leader.name} exited with {rc} after SIGTERM"
             d = f"{family(leader)}→{family(new)}"
             dirs[d] = dirs.get(d, 0) + 1
@@ -524,7 +502,7 @@ def migration(s):
         was = m.is_leader()
         fleet.terminated.add(m.name)
         m.term()
-        rc = m.wait(RENEW + 10)
+        rc = m.wait(MIXED.renew + 10)
         assert rc == 0, f"{m.name} exited with {rc} after SIGTERM"
         fleet.remove_slot(slot)
         ldr = one_leader(f"{m.name} left{' (was leader)' if was else ''}")
@@ -547,7 +525,7 @@ def migration(s):
         ldr = one_leader("1. ConfigMap fleet on a cluster without Leases")
         wait_until(lambda: body_of(fleet.slots["cm-lh1"][2])[1].get("lock", {}).get("type")
                    == "configmaps", 15, what="auto agent to settle on configmaps")
-        time.sleep(LEASE)
+        time.sleep(MIXED.lease)
         # 2. Cluster upgrade.
         t0 = time.monotonic()
         cp.restart("apiserver", "--no-extra-args")
@@ -563,7 +541,7 @@ def migration(s):
         for slot in ("ml-lh0", "ml-lh1"):
             wait_until(lambda: body_of(fleet.slots[slot][2])[1].get("lock", {}).get("type")
                        == "configmapsleases", 15, what=f"{slot} (auto) to use configmapsleases")
-        time.sleep(LEASE)
+        time.sleep(MIXED.lease)
         one_leader("3. multilock members joined")
         # 4. The ConfigMap-only members leave; make sure the last of them leaves as leader.
         for slot in ("cm-go1", "cm-lh1", "cm-go0", "cm-lh0"):
@@ -574,7 +552,7 @@ def migration(s):
         time.sleep(1.0)
         fleet.terminated.add(ldr.name)
         ldr.term()
-        assert ldr.wait(RENEW + 10) == 0
+        assert ldr.wait(MIXED.renew + 10) == 0
         new = one_leader(f"4. multilock leader {ldr.name} terminated")
         moves.append((ldr, new))
         fleet.replace(ldr)
@@ -588,7 +566,7 @@ def migration(s):
                                            release_on_cancel=True))
         add("ls-lh1", lambda n, g: lh_agent(s, ns, n, "leases", release="safe"))
         add("ls-go1", lambda n, g: go_peer(s, ns, n, which="current", lock_type="leases"))
-        time.sleep(LEASE)
+        time.sleep(MIXED.lease)
         one_leader("5. lease-only members joined")
         # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.
         for slot in ("ml-lh0", "ml-go0", "ml-lh1"):
@@ -598,14 +576,14 @@ def migration(s):
             time.sleep(1.0)
             fleet.terminated.add(ldr.name)
             ldr.term()
-            assert ldr.wait(RENEW + 10) == 0
+            assert ldr.wait(MIXED.renew + 10) == 0
             new = one_leader("6. multilock leader terminated")
             moves.append((ldr, new))
             fleet.replace(ldr)
-            time.sleep(LEASE)
+            time.sleep(MIXED.lease)
         cp.kubectl("delete", "configmap", ns.lock_name, "-n", ns.name)
         t_del = time.monotonic()
-        cm = wait_until(lambda: _get_or_none(ns.configmap), 4 * LEASE,
+        cm = wait_until(lambda: _get_or_none(ns.configmap), 4 * MIXED.lease,
                         what="the multilock peer to recreate the ConfigMap")
         rec = json.loads(cm["metadata"]["annotations"][ANNOTATION])
         log(f"6. ConfigMap recreated {time.monotonic() - t_del:.1f}s after its deletion by "
@@ -614,7 +592,7 @@ def migration(s):
         # 7. Leases alone.
         cp.kubectl("delete", "configmap", ns.lock_name, "-n", ns.name)
         ldr = one_leader("7. ConfigMap deleted for good")
-        time.sleep(2 * LEASE)
+        time.sleep(2 * MIXED.lease)
         assert _get_or_none(ns.configmap) is None, "the ConfigMap came back"
         ldr = one_leader("7. fleet on leases alone")
         assert ldr.slot.startswith("ls-")
@@ -670,7 +648,7 @@ def soak_run(s, cp, base, timings, seconds, results):
             smp.add(f)
         wait_until(lambda: all(body_of(f)[1].get("name") == lh.name for f in followers), 20,
                    what="followers to see the leasehold leader")
-        log(f"{base}: soaking {seconds}s at {'/'.join(timings)}")
+        log(f"{base}: soaking {seconds}s at {'/'.join(timings.strings())}")
         t_end = time.monotonic() + seconds
         while time.monotonic() < t_end:
             time.sleep(min(5.0, max(0.0, t_end - time.monotonic())))
@@ -698,9 +676,9 @@ def soak_run(s, cp, base, timings, seconds, results):
     gaps = [b - a for a, b in zip(renews, renews[1:])]
     results[base] = (len(renews), max(gaps) if gaps else None, smp.count())
     log(f"{base}: {len(renews)} renewals written, largest gap {max(gaps):.2f}s "
-        f"(retry {timings[2]}); followers never led; {smp.count()} samples, "
+        f"(retry {timings.retry:g}s); followers never led; {smp.count()} samples, "
         f"{unanswered} of leasehold's unanswered")
-    assert max(gaps) < float(timings[1].rstrip("s")), "renewals further apart than renew-deadline"
+    assert max(gaps) < timings.renew, "renewals further apart than renew-deadline"
 
 
 @scenario
@@ -718,8 +696,8 @@ def soak(s):
         except BaseException as e:  # noqa: BLE001 - re-raised below
             errors.append((name, e))
 
-    ts = [threading.Thread(target=run, args=("e2e-ix-soak2", ("15s", "10s", "2s"))),
-          threading.Thread(target=run, args=("e2e-ix-soak1", ("4s", "3s", "1s")))]
+    ts = [threading.Thread(target=run, args=("e2e-ix-soak2", DEFAULTS)),
+          threading.Thread(target=run, args=("e2e-ix-soak1", FAST))]
     for t in ts:
         t.start()
     for t in ts:
@@ -827,10 +805,10 @@ def release_race(s):
             for a in lhs:
                 smp.add(a)
             members += lhs
-            time.sleep(2 * RETRY)
+            time.sleep(2 * MIXED.retry)
             proxy.block()
             t_block = time.monotonic()
-            time.sleep(RETRY + 0.5)  # inside a renew round that fails on every attempt
+            time.sleep(MIXED.retry + 0.5)  # inside a renew round that fails on every attempt
             still = gp.is_leader()
             gp.signal(signal.SIGSTOP)
             t_stop = time.monotonic()
@@ -847,7 +825,7 @@ def release_race(s):
             gp.signal(signal.SIGCONT)
             t_cont = time.monotonic()
             log(f"{gp.name} resumed after {t_cont - t_stop:.2f}s")
-            time.sleep(LEASE + 2 * RETRY)
+            time.sleep(MIXED.lease + 2 * MIXED.retry)
             assert current_leaders(members), "nobody leads"
     finally:
         watcher.stop()
@@ -900,15 +878,15 @@ def duration_warning(s):
             g.start()
             smp.add(g)
         go_leader = wait_single_leader(goes, 30)
-        lh = lh_agent(s, ns, "warn-lh", "leases", timings=("6s", "3s", "1s")).start()
+        lh = lh_agent(s, ns, "warn-lh", "leases", timings=Timings(6.0, 3.0, 1.0)).start()
         smp.add(lh)
         wait_until(lambda: body_of(lh)[1].get("name") == go_leader.name, 15,
                    what="leasehold to observe the client-go leader")
-        time.sleep(3 * RETRY)  # several renewals, each a new record with leaseDurationSeconds=5
+        time.sleep(3 * MIXED.retry)  # several renewals, each a new record with leaseDurationSeconds=5
         go_leader.kill()
         new = wait_single_leader([lh] + [g for g in goes if g is not go_leader], 30)
         log(f"after SIGKILL of {go_leader.name}: {new.name} leads")
-        time.sleep(3 * RETRY)
+        time.sleep(3 * MIXED.retry)
     check_overlaps(smp, [*goes, lh])
     text = lh.log_text()
     n = text.count("every member of a fleet must use the same --lease-duration")

@@ -3,7 +3,7 @@
 stream, the status file, /metrics, Kubernetes Events, the leader label, the probe listener and
 the probe subcommand, and failover times after SIGTERM with and without watch clients.
 
-Usage: python3 -m e2e.announce_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.announce NAME [NAME...]   (or `all`, `list`).
 CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt). Every
 scenario prints the numbers it measured on lines starting with "MEASURED".
 """
@@ -18,8 +18,11 @@ import sys
 import threading
 import time
 
-from e2e.lib.harness import (DEPLOY, LEASE, MONO_TO_WALL, RENEW, RETRY, Namespace, Registry,
-                             leasehold_binary, log, parse_rfc3339, wait_single_leader, wait_until)
+from e2e.lib.agent import wait_single_leader
+from e2e.lib.common import DEPLOY, MONO_TO_WALL, leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry
+from e2e.lib.timings import FAST
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -375,7 +378,7 @@ def metrics_parse(s):
         end = v(values, "leasehold_promise_end_timestamp_seconds")
         assert (now < end < now + 30) if leading else end == 0, end
         last = v(values, "leasehold_last_renew_timestamp_seconds")
-        assert (now - 2 * RETRY < last <= now + 1) if leading else last == 0, last
+        assert (now - 2 * FAST.retry < last <= now + 1) if leading else last == 0, last
         assert f'leader_election_slowpath_total{{name="{lock}"}}' in values
         assert types["leasehold_renew_duration_seconds"] == "histogram"
         assert any(k.startswith("leasehold_build_info{version=") for k in values)
@@ -409,7 +412,7 @@ def events_recorded(s):
     agents = start_fleet(s, ns, 2, release="immediate")
     old = wait_single_leader(agents, 20)
     old.term()
-    assert old.wait(RENEW + 5) == 0
+    assert old.wait(FAST.renew + 5) == 0
     new = wait_single_leader([a for a in agents if a is not old], 20)
     want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
 
@@ -472,7 +475,7 @@ def leader_label_failover(s):
     assert selected.split() == [f"pod/{old.pod}"], selected
     t_term = time.monotonic()
     old.term()
-    assert old.wait(RENEW + 5) == 0
+    assert old.wait(FAST.renew + 5) == 0
     new = wait_single_leader([a for a in agents if a is not old], 20)
     t_new = time.monotonic()
     wait_until(lambda: labels().get(new.pod) == "leader", 10, what="the new leader's label")
@@ -561,7 +564,7 @@ def _term_failover(s, ns_name, watchers, release):
     clients = connect_watchers(old, watchers) if watchers else []
     # Longer than renew-deadline: the "yes" answers wait_single_leader got from the old leader
     # have run out, so only the watch clients (if any) hold a promise. Renewals flow meanwhile.
-    time.sleep(RENEW + 0.5)
+    time.sleep(FAST.renew + 0.5)
     t_term = time.monotonic()
     old.term()
     found = {}
@@ -576,7 +579,7 @@ def _term_failover(s, ns_name, watchers, release):
         return None
 
     new = wait_until(poll_rest, 30, interval=0.01, what="a new leader")
-    rc = old.wait(RENEW + 10)
+    rc = old.wait(FAST.renew + 10)
     t_exit = time.monotonic()
     assert rc == 0, f"old leader exited with {rc}"
     last_promise = max((c.last_valid_until() or 0) for c in clients) if clients else None
@@ -606,10 +609,10 @@ def follower_healthz_while_watching(s):
         return parse_prometheus(text)[0][key]
 
     # Let the follower settle on the watch (its first GET, then events only).
-    time.sleep(2 * RETRY)
+    time.sleep(2 * FAST.retry)
     gets_before = gets(follower)
-    limit = LEASE + 20
-    t_end = time.monotonic() + limit + 3 * RETRY
+    limit = FAST.lease + 20
+    t_end = time.monotonic() + limit + 3 * FAST.retry
     checks = 0
     while time.monotonic() < t_end:
         for a in agents:
@@ -619,7 +622,7 @@ def follower_healthz_while_watching(s):
         time.sleep(1.0)
     assert leader.is_leader() and not follower.is_leader()
     polled = gets(follower) - gets_before
-    log(f"{checks} rounds of /healthz over {limit + 3 * RETRY:.0f}s (limit {limit:.0f}s): all ok; "
+    log(f"{checks} rounds of /healthz over {limit + 3 * FAST.retry:.0f}s (limit {limit:.0f}s): all ok; "
         f"follower GETs meanwhile: {polled:.0f}")
     assert polled == 0, f"the watching follower polled {polled:.0f} times"
 
@@ -637,14 +640,14 @@ def term_failover_watchers(s):
              f"streamed")
     measured(f"SIGTERM failover (immediate, 50 watchers): {w_imm:.2f}s, old process exited after "
              f"{exit_imm:.2f}s")
-    bound_fast = 2.2 * RETRY + 1.0
+    bound_fast = 2.2 * FAST.retry + 1.0
     assert none_safe <= bound_fast, none_safe
     assert w_imm <= bound_fast, w_imm
     # Watch clients were told "yes" until validUntil: safe mode waits that out, no longer.
     assert new_wall >= promise, "a new leader before the streamed promise ran out"
-    assert w_safe <= RENEW + bound_fast, w_safe
+    assert w_safe <= FAST.renew + bound_fast, w_safe
     for took in (exit_none, exit_w, exit_imm):
-        assert took <= RENEW + 3, took
+        assert took <= FAST.renew + 3, took
 
 
 if __name__ == "__main__":

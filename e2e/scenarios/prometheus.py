@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The shipped alert rules on a real Prometheus, scraping real agents on the real control plane.
 
-Usage: python3 -m e2e.prometheus_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.prometheus NAME [NAME...]   (or `all`, `list`).
 
 Each scenario starts its own Prometheus server (the pinned one: Debian 12's `prometheus` 2.42,
 the binary of the package that gives promtool to deploy/monitoring/rules_test.py) on 127.0.0.1 at
@@ -36,8 +36,11 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from e2e.lib.harness import (LEASE, RENEW, RETRY, REPO, Namespace, Registry, Scenario,
-                             current_leaders, free_port, log, wait_single_leader, wait_until)
+from e2e.lib.agent import current_leaders, wait_single_leader
+from e2e.lib.common import REPO, free_port, log, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry, Scenario
+from e2e.lib.timings import FAST
 
 sys.path.insert(0, str(REPO / "deploy" / "monitoring"))
 import rules  # noqa: E402  deploy/monitoring/rules.py, the one source of the alerts
@@ -46,13 +49,13 @@ PROMETHEUS = os.environ.get("LEASEHOLD_PROMETHEUS", "/usr/bin/prometheus")
 SCALE = 0.02
 SCRAPE = 1.0  # s, scrape and evaluation interval
 # What the rules assume, in seconds after scaling; rules.py applies SCALE on top of --set values.
-E2E_PARAMS = {"lease_duration": LEASE, "renew_deadline": RENEW, "retry_period": RETRY,
+E2E_PARAMS = {"lease_duration": FAST.lease, "renew_deadline": FAST.renew, "retry_period": FAST.retry,
               "scrape_interval": SCRAPE, "evaluation_interval": SCRAPE}
 OVERRIDES = dict({k: v / SCALE for k, v in E2E_PARAMS.items()}, scale=SCALE)
 # The scaled windows (rules.py: 5m and 15m of the shipped rules).
 FOR_5M = 300 * SCALE      # LeaseholdAbsent, LeaseholdNotReady, LeaseholdRenewSlowOrFailing `for:`
 WINDOW_15M = 900 * SCALE  # LeaseholdPromiseOvertaken's and LeaseholdFlapping's window
-NO_LEADER_WINDOW = LEASE + 2 * SCRAPE
+NO_LEADER_WINDOW = FAST.lease + 2 * SCRAPE
 NO_LEADER_FOR = 2 * SCRAPE
 # A scrape, an evaluation, and the query's 0.2 s step, plus load on a shared 2-core machine.
 SLACK = 2 * SCRAPE + 2.0
@@ -294,7 +297,7 @@ def agent(s, ns, name, extra=(), probe_port=None, **kw):
 
 def fleet(s, ns, n=3, extra=(), **kw):
     agents = [agent(s, ns, f"{ns.name}-a{i}", extra, **kw).start() for i in range(n)]
-    leader = wait_single_leader(agents, 4 * LEASE + 10)
+    leader = wait_single_leader(agents, 4 * FAST.lease + 10)
     return agents, leader
 
 
@@ -371,7 +374,7 @@ def clean_handovers_fire_nothing(s):
     t0 = time.monotonic()
     leader.term_and_wait()
     live = [a for a in agents if a is not leader]
-    new = wait_single_leader(live, LEASE + 5)
+    new = wait_single_leader(live, FAST.lease + 5)
     log(f"clean failover: {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
     # The stopped pod comes back (a restart of its container): same name, same target.
     restarted = agent(s, ns, leader.name, probe_port=leader.probe_port).start()
@@ -379,12 +382,12 @@ def clean_handovers_fire_nothing(s):
     wait_until(lambda: restarted.request("GET", "/readyz")[0] == 200, 10,
                what="the restarted pod to be ready")
     # A crash restart of the current leader: SIGKILL, and the kubelet starts it again.
-    cur = wait_single_leader(live, LEASE + 5)
+    cur = wait_single_leader(live, FAST.lease + 5)
     t0 = time.monotonic()
     cur.kill()
     again = agent(s, ns, cur.name, probe_port=cur.probe_port).start()
     live = [a for a in live if a is not cur] + [again]
-    nxt = wait_single_leader(live, 2 * LEASE + 5)
+    nxt = wait_single_leader(live, 2 * FAST.lease + 5)
     log(f"crash restart of the leader {cur.name}: {nxt.name} leads "
         f"{time.monotonic() - t0:.2f}s later")
 
@@ -399,7 +402,7 @@ def clean_handovers_fire_nothing(s):
         old.term_and_wait()
         live.remove(old)
         prom.set_targets(live)
-        wait_single_leader(live, 2 * LEASE + 5)
+        wait_single_leader(live, 2 * FAST.lease + 5)
     log(f"rolling update done: {[a.name for a in live]}")
     # Let every `for:` that a transient above could have started run out.
     settle = max(FOR_5M, NO_LEADER_WINDOW + NO_LEADER_FOR) + 2 * SCRAPE
@@ -427,9 +430,9 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         log("RoleBindings leasehold, leasehold-create deleted")
         # NoLeader: the leader steps down within renew-deadline, then the window must hold no
         # "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
-        no_leader_bound = RENEW + NO_LEADER_WINDOW + NO_LEADER_FOR + SLACK
+        no_leader_bound = FAST.renew + NO_LEADER_WINDOW + NO_LEADER_FOR + SLACK
         # NotReady: a refused attempt within a retry period (jittered up to 2.2), then `for:`.
-        not_ready_bound = 2.2 * RETRY + RENEW + FOR_5M + SLACK
+        not_ready_bound = 2.2 * FAST.retry + FAST.renew + FOR_5M + SLACK
         dt_nr, _ = wait_firing(prom, "LeaseholdNotReady", t_fault, not_ready_bound)
         dt_nl, _ = wait_firing(prom, "LeaseholdNoLeader", t_fault, no_leader_bound,
                                lock_name=ns.lock_name)
@@ -444,10 +447,10 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         t_restore = time.time()
         cp.apply(Path(REPO / "deploy" / "rbac" / "rolebinding.yaml").read_text(), ns.name)
     log("RoleBindings restored")
-    wait_single_leader(agents, 2 * LEASE + 2.2 * RETRY + 5)
+    wait_single_leader(agents, 2 * FAST.lease + 2.2 * FAST.retry + 5)
     t_led = time.time()
-    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore, 2.2 * RETRY + LEASE + SLACK)
-    dt_nr_res = wait_resolved(prom, "LeaseholdNotReady", t_restore, 2.2 * RETRY + SLACK)
+    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore, 2.2 * FAST.retry + FAST.lease + SLACK)
+    dt_nr_res = wait_resolved(prom, "LeaseholdNotReady", t_restore, 2.2 * FAST.retry + SLACK)
     firing = prom.firing(prom.started_wall, time.time())
     others = {k for k in firing if k[0] not in ("LeaseholdNoLeader", "LeaseholdNotReady")}
     assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
@@ -506,13 +509,13 @@ def foreign_takeover_fires_promise_overtaken(s):
     lease_patch(cp, ns, {"spec": {"holderIdentity": "foreign-elector",
                                   "leaseTransitions": spec.get("leaseTransitions", 0) + 1,
                                   "acquireTime": now, "renewTime": now,
-                                  "leaseDurationSeconds": int(LEASE)}})
+                                  "leaseDurationSeconds": int(FAST.lease)}})
     t_fault = time.time()
     log(f"Lease written out of band: holder foreign-elector, while {leader.name}'s promise "
         f"runs (validUntil {body.get('validUntil')})")
     # Seen by the watch at once (or by the next Get, within a retry period), then a scrape and
     # an evaluation; no `for:`.
-    bound = RETRY + SLACK
+    bound = FAST.retry + SLACK
     dt, firing = wait_firing(prom, "LeaseholdPromiseOvertaken", t_fault, bound, pod=leader.name)
     wrong = [k for k in alerts_named(firing, "LeaseholdPromiseOvertaken")
              if ("pod", leader.name) not in k[1:]]
@@ -533,7 +536,7 @@ def record_without_count_fires_foreign_writer(s):
     lease_patch(cp, ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
     t_fault = time.time()
     log(f"Lease written out of band without leaseTransitions (holder still {leader.name})")
-    bound = RETRY + SLACK
+    bound = FAST.retry + SLACK
     dt, firing = wait_firing(prom, "LeaseholdForeignWriter", t_fault, bound)
     pods = {dict(k[1:]).get("pod") for k in alerts_named(firing, "LeaseholdForeignWriter")}
     assert not alerts_named(firing, "LeaseholdPromiseOvertaken"), fmt(firing)
@@ -566,7 +569,7 @@ def rapid_leader_changes_fire_flapping(s):
             if t_first is None:
                 t_first = time.time()
             nxt = wait_until(lambda: [a for a in current_leaders(agents) if a is not cur],
-                             LEASE + 5, what="a new leader after the release")[0]
+                             FAST.lease + 5, what="a new leader after the release")[0]
             changes += 1
             if changes == need:
                 t_nth = time.time()
@@ -595,7 +598,7 @@ def slow_renewals_fire_renew_slow(s):
     with the defaults). Measured while writing this test: 1.1 s renewals lost the lease at the
     second renew. The rule's bucket is the largest below that bound (rules.slow_bound: 0.5 s
     here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
-    from e2e.chaos.faultproxy import ProxyLoop
+    from e2e.lib.faultproxy import ProxyLoop
     cp = s.control_plane()
     ns = fresh_namespace(s, cp, "prom-slow")
     loop = ProxyLoop()
@@ -604,10 +607,10 @@ def slow_renewals_fire_renew_slow(s):
         a = agent(s, ns, f"{ns.name}-a0",
                   env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
                        "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
-        a.wait_leader(4 * LEASE + 10)
+        a.wait_leader(4 * FAST.lease + 10)
         prom = start_prometheus(s, ns, [a])
         bucket = rules.slow_bound(rules.params_of(OVERRIDES))
-        survivable = (RENEW - RETRY) / 2
+        survivable = (FAST.renew - FAST.retry) / 2
         # A renew is one PUT on a kept-alive connection: one request and one answer, each
         # delayed by `lat`.
         renew = (bucket + survivable) / 2
@@ -645,7 +648,7 @@ def slow_renewals_fire_renew_slow(s):
         assert fails and float(fails[0]["value"][1]) == 0, fails
         measured(s, f"{lat:.3f}s latency each way: LeaseholdRenewSlowOrFailing fired {dt:.1f}s "
                     f"after the fault (bound {bound:.1f}s) while {a.name} led throughout; mean "
-                    f"renew {mean:.2f}s ({100 * mean / RENEW:.0f}% of renew-deadline {RENEW:.0f}s,"
+                    f"renew {mean:.2f}s ({100 * mean / FAST.renew:.0f}% of renew-deadline {FAST.renew:.0f}s,"
                     f" bucket {bucket}s, survivable {survivable}s), no renew failed")
     finally:
         loop.close()
@@ -678,7 +681,7 @@ def dashboard_queries_return_data(s):
         t0 = time.monotonic()
         t_failover = time.time()
         leader.term_and_wait()
-        new = wait_single_leader([a for a in agents if a is not leader], LEASE + 5)
+        new = wait_single_leader([a for a in agents if a is not leader], FAST.lease + 5)
         log(f"failover {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
         # Until a scrape after the failover has been evaluated (the term moved in Prometheus).
         wait_until(lambda: prom.query(f'max_over_time(leasehold_term{{namespace="{ns.name}"}}'

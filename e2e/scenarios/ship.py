@@ -2,7 +2,7 @@
 """e2e checks of what leasehold ships: the image, deploy/ (Kustomize), the Helm chart and the
 K8up example, on a real etcd + kube-apiserver.
 
-Usage: python3 -m e2e.ship_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.ship NAME [NAME...]   (or `all`, `list`).
 CTest registers each as e2e_ship_NAME (label e2e, see e2e/CMakeLists.txt).
 
 Every rendering is sent to the apiserver with `kubectl apply --dry-run=server -o json`, which
@@ -22,9 +22,11 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, Sampler, Scenario,
-                             free_port, leasehold_binary, log, parse_rfc3339, wait_single_leader,
-                             wait_until)
+from e2e.lib.agent import Agent, wait_single_leader
+from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry, Scenario
+from e2e.lib.sampler import Sampler
 
 DEPLOY = REPO / "deploy"
 CHART = DEPLOY / "helm" / "leasehold"

@@ -3,7 +3,7 @@
 pod of the cluster can send to the probe listener, and any container of the pod to the local
 API, must not cost the leader its lease, its memory or its probes.
 
-Usage: python3 -m e2e.adversarial NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.adversarial NAME [NAME...]   (or `all`, `list`).
 CTest registers each one as its own test with the label `e2e`. Every attack is bounded in count and
 time and aims at 127.0.0.1 only. Each scenario prints what it measured on lines starting with
 "MEASURED".
@@ -16,8 +16,12 @@ import sys
 import threading
 import time
 
-from e2e.lib.harness import (RETRY, Namespace, Registry, Sampler, free_port, log, parse_rfc3339,
-                             wait_single_leader, wait_until)
+from e2e.lib.agent import wait_single_leader
+from e2e.lib.common import free_port, log, parse_rfc3339, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry
+from e2e.lib.sampler import Sampler
+from e2e.lib.timings import FAST
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -144,10 +148,10 @@ class Fleet:
         gaps = [b - a for a, b in zip(times, times[1:])]
         worst = max(gaps) if gaps else float("nan")
         measured(f"leader renews during the attack: {len(times)}, longest gap between renewTimes "
-                 f"{worst:.2f}s (retry-period {RETRY:.0f}s)")
+                 f"{worst:.2f}s (retry-period {FAST.retry:.0f}s)")
         assert len(times) >= 3, self.renews
         # The renew loop runs every retry-period; a missed renew would show as a gap of two.
-        assert worst < 2 * RETRY, f"a renew was missed: gap {worst:.2f}s"
+        assert worst < 2 * FAST.retry, f"a renew was missed: gap {worst:.2f}s"
 
 
 @scenario
@@ -326,7 +330,7 @@ def metrics_flood(s):
         for t in threads:
             t.start()
         probes = []
-        while time.monotonic() - t0 < 8 * RETRY:
+        while time.monotonic() - t0 < 8 * FAST.retry:
             probes.append(probe_ms(port, "/healthz"))
             time.sleep(0.1)
         stop.set()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The e2e scenarios of leasehold on a real etcd + kube-apiserver.
 
-Usage: python3 -m e2e.scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.core NAME [NAME...]   (or `all`, `list`).
 Each scenario raises AssertionError on failure. CTest registers each one as its own test with the
 label `e2e` (see e2e/CMakeLists.txt).
 """
@@ -14,8 +14,12 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.harness import (LEASE, MONO_TO_WALL, RENEW, REPO, RETRY, Namespace, Registry, Sampler,
-                             current_leaders, log, wait_single_leader, wait_until)
+from e2e.lib.agent import current_leaders, wait_single_leader
+from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry
+from e2e.lib.sampler import Sampler
+from e2e.lib.timings import FAST
 
 MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 SECONDS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -55,12 +59,12 @@ def three_agents_on_lease(s):
             return views if names == {leader.name} and len(terms) == 1 else None
 
         views = wait_until(agree, 10, what="all agents to agree on name and term")
-        time.sleep(2 * RETRY + 0.5)  # let it renew a couple of times
+        time.sleep(2 * FAST.retry + 0.5)  # let it renew a couple of times
         spec = ns.lease()["spec"]
         assert spec["holderIdentity"] == leader.name, spec
         assert MICRO.match(spec["acquireTime"]), spec["acquireTime"]
         assert MICRO.match(spec["renewTime"]), spec["renewTime"]
-        assert spec["leaseDurationSeconds"] == int(LEASE), spec
+        assert spec["leaseDurationSeconds"] == int(FAST.lease), spec
         assert spec["leaseTransitions"] == views[0]["term"], (spec, views[0])
         assert [a for a in agents if body_of(a)[1].get("isLeader")] == [leader]
     assert_no_overlap(smp)
@@ -91,7 +95,7 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
         new = wait_single_leader(rest, 30)
         _, after = body_of(new)
         if how == "term":
-            rc = old.wait(RENEW + 5)
+            rc = old.wait(FAST.renew + 5)
             assert rc == 0, f"leader exited with {rc} after SIGTERM"
         time.sleep(0.5)
     finally:
@@ -108,9 +112,9 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
 def kill_leader(s):
     old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-kill", "kill")
     # Bound from the old leader's last renew, read from its last yes (validUntil − renew-deadline).
-    last_renew = smp.last_valid_until(old.name) - RENEW
+    last_renew = smp.last_valid_until(old.name) - FAST.renew
     failover = (t_new + MONO_TO_WALL) - last_renew
-    bound = LEASE + 2 * 2.2 * RETRY
+    bound = FAST.lease + 2 * 2.2 * FAST.retry
     log(f"SIGKILL failover: {failover:.2f}s after the last renew (bound {bound}s), "
         f"{t_new - t_stop:.2f}s after the kill")
     assert failover <= bound, failover
@@ -124,10 +128,10 @@ def term_leader_immediate(s):
     assert "released lease" in old.log_text(), "no release logged"
     assert holders.released_between(old.name, new.name), holders.holders
     took = t_new - t_stop
-    log(f"SIGTERM (immediate) failover: {took:.2f}s (retry-period {RETRY}s)")
-    assert took <= 2.2 * RETRY + 0.5, took
+    log(f"SIGTERM (immediate) failover: {took:.2f}s (retry-period {FAST.retry}s)")
+    assert took <= 2.2 * FAST.retry + 0.5, took
     # The followers watch the Lease: the release wakes them, not their next poll.
-    assert took < RETRY, f"released lease taken after {took:.2f}s, not within retry-period"
+    assert took < FAST.retry, f"released lease taken after {took:.2f}s, not within retry-period"
 
 
 @scenario
@@ -137,7 +141,7 @@ def term_leader_safe_acknowledged(s):
     assert holders.released_between(old.name, new.name), holders.holders
     took = t_new - t_stop
     log(f"POST /release + SIGTERM (safe) failover: {took:.2f}s")
-    assert took <= 2.2 * RETRY + 0.5, took
+    assert took <= 2.2 * FAST.retry + 0.5, took
 
 
 @scenario
@@ -151,7 +155,7 @@ def term_leader_safe(s):
     log(f"SIGTERM (safe, no ack) failover: {took:.2f}s; new leader {new_wall - promised:+.3f}s "
         "after the last validUntil given")
     assert new_wall >= promised, "a new leader before the old leader's promise ran out"
-    assert took <= RENEW + 2.2 * RETRY + 0.5, took
+    assert took <= FAST.renew + 2.2 * FAST.retry + 0.5, took
 
 
 @scenario
@@ -160,11 +164,11 @@ def term_leader_off(s):
                                                           release="off")
     assert "released lease" not in old.log_text()
     assert not holders.released_between(old.name, new.name), holders.holders
-    last_renew = smp.last_valid_until(old.name) - RENEW
+    last_renew = smp.last_valid_until(old.name) - FAST.renew
     took = (t_new + MONO_TO_WALL) - last_renew
     log(f"SIGTERM (off) failover: {took:.2f}s after the last renew")
-    assert took >= LEASE - 0.5, f"taken over before expiry: {took}"
-    assert took <= LEASE + 2 * 2.2 * RETRY, took
+    assert took >= FAST.lease - 0.5, f"taken over before expiry: {took}"
+    assert took <= FAST.lease + 2 * 2.2 * FAST.retry, took
 
 
 @scenario
@@ -184,7 +188,7 @@ def pause_leader(s):
         answer = {}
         t = threading.Thread(target=lambda: answer.update(r=old.leader(15.0)))
         t.start()
-        time.sleep(max(0.0, LEASE + 1 - (time.monotonic() - t_stop)))
+        time.sleep(max(0.0, FAST.lease + 1 - (time.monotonic() - t_stop)))
         old.signal(signal.SIGCONT)
         t.join(20)
         st, b = answer["r"]
@@ -206,11 +210,11 @@ def api_outage(s):
         old = wait_single_leader(agents, 20)
         cp.stop_apiserver()
         t_stop = time.monotonic()
-        wait_until(lambda: old.request("GET", "/is-leader")[0] == 503, RENEW + 1,
+        wait_until(lambda: old.request("GET", "/is-leader")[0] == 503, FAST.renew + 1,
                    what="leader to step down")
         stepped = time.monotonic() - t_stop
-        log(f"leader stepped down {stepped:.2f}s into the outage (renew-deadline {RENEW}s)")
-        assert stepped <= RENEW + 0.3, stepped
+        log(f"leader stepped down {stepped:.2f}s into the outage (renew-deadline {FAST.renew}s)")
+        assert stepped <= FAST.renew + 0.3, stepped
         time.sleep(2)
         for a in agents:
             st, b = a.request("GET", "/readyz")
@@ -244,7 +248,7 @@ def old_cluster_configmaps(s):
                              "renewTime", "leaderTransitions"], raw
         assert rec["holderIdentity"] == leader.name
         assert SECONDS.match(rec["acquireTime"]) and SECONDS.match(rec["renewTime"]), raw
-        assert rec["leaseDurationSeconds"] == int(LEASE)
+        assert rec["leaseDurationSeconds"] == int(FAST.lease)
         assert "configmaps" in leader.log_text()
         leader.kill()
         new = wait_single_leader([a for a in agents if a is not leader], 20)
@@ -310,7 +314,7 @@ def manifests_dry_run(s):
     deploy = REPO / "deploy"
     kustom_dirs = sorted({p.parent for p in deploy.rglob("kustomization.yaml")})
     # Objects of the prometheus-operator's CRDs (PodMonitor, PrometheusRule) need those CRDs:
-    # e2e/ship_scenarios.py monitoring_dry_run installs them and dry-runs this component there.
+    # e2e/scenarios/ship.py monitoring_dry_run installs them and dry-runs this component there.
     # deploy/monitoring/ holds Prometheus's own files (rules, dashboard), not Kubernetes objects.
     needs_crds = {deploy / "components" / "monitoring"}
     not_objects = deploy / "monitoring"
@@ -346,7 +350,7 @@ def lock_type_none(s):
     import os
     import subprocess
     import tempfile
-    from e2e.lib.harness import free_port, leasehold_binary
+    from e2e.lib.common import free_port, leasehold_binary
     tmp = Path(tempfile.mkdtemp(prefix="leasehold-none-"))
     port, dead = free_port(), free_port()  # nothing listens on `dead`
     status = tmp / "status.json"

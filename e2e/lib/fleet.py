@@ -10,7 +10,9 @@ import ssl
 import subprocess
 from pathlib import Path
 
-from e2e.lib.harness import REPO, TIMINGS, Agent, log
+from e2e.lib.agent import Agent
+from e2e.lib.common import REPO, log
+from e2e.lib.timings import FAST
 
 
 def interop_binary(which="current"):
@@ -39,7 +41,7 @@ class LeaseholdProc(Agent):
     """A harness Agent with a fixed /leader port, a given identity, the API reached at
     127.0.0.1:api_port (the slot's proxy, or the apiserver itself), and its log in logdir."""
 
-    def __init__(self, ns, identity, port, sa_dir, api_port, release, logdir, timings=TIMINGS,
+    def __init__(self, ns, identity, port, sa_dir, api_port, release, logdir, timings=FAST,
                  lock_name=None, extra=(), log_level="debug", binary=None):
         super().__init__(ns, identity, release=release, sa_dir=sa_dir, timings=timings,
                          extra=extra, env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
@@ -65,7 +67,7 @@ class ClientGoProc(Agent):
     points at 127.0.0.1:api_port with the service account's token."""
 
     def __init__(self, ns, identity, port, sa_dir, api_port, release_on_cancel, logdir, binary,
-                 timings=TIMINGS, lock_name=None, verbosity=None):
+                 timings=FAST, lock_name=None, verbosity=None):
         self.ns, self.name, self.identity = ns, identity, identity
         self.port, self.url_host = port, "127.0.0.1"
         self.sa_dir = sa_dir
@@ -81,8 +83,7 @@ class ClientGoProc(Agent):
                                                    "namespace": ns.name}}]}))
         self.args = [binary, f"--identity={identity}", "--lock-type=leases",
                      f"--namespace={ns.name}", f"--lock-name={lock_name or ns.lock_name}",
-                     f"--lease-duration={timings[0]}", f"--renew-deadline={timings[1]}",
-                     f"--retry-period={timings[2]}",
+                     *timings.flags(),
                      f"--release-on-cancel={'true' if release_on_cancel else 'false'}",
                      f"--http-address=127.0.0.1:{port}", f"--kubeconfig={kc}"]
         if verbosity is not None:

@@ -1,39 +1,14 @@
-#!/usr/bin/env bash
-# mutants.sh [--list] [--check] [--skip-baseline] [NAME...]: mutation testing of src/election,
-# src/locks and the local API's guards (listeners, peers, promises).
-#
-# Each mutant is a named text patch that removes or weakens one safety guard. It is applied, one
-# at a time, to a COPY of the source tree (the working tree is never modified), built there
-# incrementally, and run against the non-e2e tests (`ctest -LE e2e`, the most relevant binaries
-# first, stopping at the first failure). A mutant no test kills is a guard no test pins.
-#
-#   scripts/mutants.sh                     every mutant (one build and test run each: long)
-#   scripts/mutants.sh NAME...             only these
-#   scripts/mutants.sh --list              names, file:line and what each breaks
-#   scripts/mutants.sh --check             only check that every patch still applies
-#
-# A patch whose text no longer matches exactly once fails loudly before anything is built: update
-# it with the code. The unmutated copy must build and pass first. Exit status: 0 all killed, 3 some
-# survived, 1 error, 2 usage. One run at a time per work dir (a lock). On demand only, not in CI;
-# about 10 minutes on 2 cores, plus the first full build. While others edit the tree, copy a
-# stable snapshot instead (MUTANTS_SRC=DIR, e.g. `git archive HEAD | tar -x -C DIR`).
-# Environment: MUTANTS_WORK (default /tmp/leasehold-mutants: src-copy/, build/, logs/),
-# MUTANTS_SRC (the tree to copy; default this checkout), MUTANTS_TESTS (a ctest -R regex: only
-# these tests), MUTANTS_JOBS (default 2), MUTANTS_NICE (default 10).
-set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-exec python3 - "$root" "$@" <<'PY'
-import fcntl, os, shutil, subprocess, sys, time
+"""The mutants of scripts/mutants.py: data only (the machinery is in mutants.py).
 
-ROOT = sys.argv[1]
-ARGS = sys.argv[2:]
-SRC = os.environ.get("MUTANTS_SRC", ROOT)
-WORK = os.environ.get("MUTANTS_WORK", "/tmp/leasehold-mutants")
-JOBS = os.environ.get("MUTANTS_JOBS", "2")
-NICE = ["nice", "-n", os.environ.get("MUTANTS_NICE", "10")]
-COPY = os.path.join(WORK, "src-copy")
-BUILD = os.path.join(WORK, "build")
-LOGS = os.path.join(WORK, "logs")
+Each mutant is a named text patch that removes or weakens one safety guard:
+Mutant(name, path, old, new, breaks). `old` must occur exactly once in `path` (relative to the
+source root); `breaks` says what the guard protects, in one line. Add a mutant here when you add a
+guard (CONTRIBUTING.md, "Mutants"); `scripts/mutants.py --check` tells when a patch no longer
+applies.
+"""
+from collections import namedtuple
+
+Mutant = namedtuple("Mutant", "name path old new breaks")
 
 E = "src/election/elector.cpp"
 C = "src/election/config.cpp"
@@ -46,7 +21,7 @@ R = "src/localapi/router.cpp"
 PUB = "src/election/publisher.cpp"
 
 # (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
-MUTANTS = [
+MUTANTS = [Mutant(*m) for m in [
     # --- the answer: IsLeaderLocked, judged at the question's instant ---------------------------
     ("isleader-ignores-holder", E,
      "phase_ == Phase::kLeader &&\n      observed_record_.holder_identity == config_.identity()) {",
@@ -366,242 +341,17 @@ MUTANTS = [
      "  return configmap.status();",
      "return multi_.secondary().Get(deadline);",
      "a Get whose ConfigMap check failed (403, timeout) reads the Lease alone"),
-]
+]]
 
 # Most relevant first; each group stops at its first failing test. MUTANTS_TESTS=REGEX runs only
-# the matching tests instead (e.g. to see whether a component test alone kills a mutant).
+# the matching tests instead (e.g. to see whether a component test alone kills a mutant). A test
+# binary's regex matches it as one test and its per-case tests ("election_test/<case>",
+# LEASEHOLD_TEST_PER_CASE) alike.
 GROUPS = [
-    ["-R", "^(election_test|locks_test)$"],
-    ["-R", "^election_component_test$"],
-    ["-LE", "e2e|node", "-E", "^(election_test|locks_test|election_component_test)$"],
+    ["-R", "^(election_test|locks_test)(/|$)"],
+    ["-R", "^election_component_test(/|$)"],
+    ["-LE", "e2e|node", "-E", "^(election_test|locks_test|election_component_test)(/|$)"],
 ]
-if os.environ.get("MUTANTS_TESTS"):
-    GROUPS = [["-LE", "e2e|node", "-R", os.environ["MUTANTS_TESTS"]]]
-# Files whose mutants the listed tests kill first (tried before GROUPS; unless MUTANTS_TESTS).
-FIRST = {H: "^localapi_test$", R: "^localapi_test$", PUB: "^election_test$",
-         "src/http/event_loop.cpp": "^localapi_test$"}
-
-
-def groups_for(path):
-    if os.environ.get("MUTANTS_TESTS") or path not in FIRST:
-        return GROUPS
-    return [["-R", FIRST[path]]] + GROUPS
-
-
-def line_of(tree, path, old):
-    # The 1-based line where the patched text starts in `tree` (0 when it does not occur).
-    try:
-        text = open(os.path.join(tree, path)).read()
-    except OSError:
-        return 0
-    at = text.find(old)
-    return text.count("\n", 0, at) + 1 if at >= 0 else 0
-
-
-def usage(code):
-    print("usage: scripts/mutants.sh [--list] [--check] [--skip-baseline] [NAME...]",
-          file=sys.stderr)
-    sys.exit(code)
-
-
-def run(cmd, log=None, cwd=None):
-    with open(log, "a") if log else open(os.devnull, "w") as out:
-        out.write("$ " + " ".join(cmd) + "\n") if log else None
-        out.flush()
-        return subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd).returncode
-
-
-def build(log):
-    return run(NICE + ["cmake", "--build", BUILD, "-j", JOBS], log) == 0
-
-
-def failed_detail(log):
-    # The doctest case (and subcase) of the first failed assertion in the log, e.g.
-    # "elector / [x] a case". doctest prints a "TEST CASE:" header before MESSAGEs too.
-    lines = open(log, errors="replace").read().splitlines()
-    current = ""
-    for i, line in enumerate(lines):
-        if line.startswith("TEST CASE:"):
-            parts = [line[len("TEST CASE:"):].strip()]
-            for nxt in lines[i + 1:i + 4]:
-                if nxt.startswith("  ") and nxt.strip():
-                    parts.append(nxt.strip())
-                else:
-                    break
-            current = " / ".join(parts)
-        elif ": ERROR: " in line or ": FATAL ERROR: " in line:
-            return current
-    return current
-
-
-def run_tests(log, groups=None):
-    # Returns (passed, failing test, detail).
-    for group in groups or GROUPS:
-        failed_log = os.path.join(BUILD, "Testing", "Temporary", "LastTestsFailed.log")
-        if os.path.exists(failed_log):
-            os.remove(failed_log)
-        rc = run(NICE + ["ctest", "--test-dir", BUILD, "--output-on-failure", "--stop-on-failure",
-                         "--timeout", "300"] + group, log)
-        if rc != 0:
-            name = "?"
-            if os.path.exists(failed_log):
-                first = open(failed_log).read().split()
-                if first:
-                    name = first[0].split(":", 1)[-1]
-            return False, name, failed_detail(log)
-    return True, "", ""
-
-
-def sync_copy():
-    # Makes COPY a copy of SRC (without build dirs and .git). Only files whose content differs are
-    # written, and with the current time, so ninja rebuilds exactly those (also after an
-    # interrupted run left a mutant in place); mtimes copied from SRC could be older than the
-    # objects built from a mutant and hide it.
-    def skip(rel, name):
-        return (name == ".git" or name == "__pycache__" or (rel == "" and name.startswith("build"))
-                or os.path.join(rel, name) == os.path.join("e2e", "out"))
-    wanted = set()
-    for dirpath, dirnames, filenames in os.walk(SRC):
-        rel = os.path.relpath(dirpath, SRC)
-        rel = "" if rel == "." else rel
-        dirnames[:] = [d for d in dirnames if not skip(rel, d)]
-        os.makedirs(os.path.join(COPY, rel), exist_ok=True)
-        wanted.add(rel)
-        for name in filenames:
-            src = os.path.join(dirpath, name)
-            dst = os.path.join(COPY, rel, name)
-            wanted.add(os.path.join(rel, name))
-            if os.path.islink(src):
-                target = os.readlink(src)
-                if not (os.path.islink(dst) and os.readlink(dst) == target):
-                    if os.path.lexists(dst):
-                        os.remove(dst)
-                    os.symlink(target, dst)
-                continue
-            data = open(src, "rb").read()
-            if os.path.islink(dst) or not os.path.isfile(dst) or open(dst, "rb").read() != data:
-                if os.path.lexists(dst):
-                    os.remove(dst)
-                with open(dst, "wb") as out:
-                    out.write(data)
-                shutil.copymode(src, dst)
-    for dirpath, dirnames, filenames in os.walk(COPY, topdown=False):
-        rel = os.path.relpath(dirpath, COPY)
-        rel = "" if rel == "." else rel
-        for name in filenames:
-            if os.path.join(rel, name) not in wanted:
-                os.remove(os.path.join(dirpath, name))
-        if rel and rel not in wanted and not os.listdir(dirpath):
-            os.rmdir(dirpath)
-
-
-def main():
-    skip_baseline = check_only = False
-    names = []
-    for a in ARGS:
-        if a == "--list":
-            # name, file:line (where the patch applies in this checkout), what it breaks
-            for n, f, old, _, why in MUTANTS:
-                where = f"{f}:{line_of(SRC, f, old)}"
-                print(f"{n:36} {where:36} {why}")
-            return 0
-        elif a == "--skip-baseline":
-            skip_baseline = True
-        elif a == "--check":
-            check_only = True
-        elif a in ("-h", "--help"):
-            usage(0)
-        elif a.startswith("-"):
-            usage(2)
-        else:
-            names.append(a)
-    known = {m[0] for m in MUTANTS}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        print("unknown mutant(s): " + " ".join(unknown) + " (see --list)", file=sys.stderr)
-        return 2
-    chosen = [m for m in MUTANTS if not names or m[0] in names]
-
-    def check(tree):
-        texts = {}
-        for n, f, old, new, _ in chosen:
-            text = texts.setdefault(f, open(os.path.join(tree, f)).read())
-            count = text.count(old)
-            if count != 1:
-                print(f"mutant {n}: its text occurs {count} times in {f}, not once; update the "
-                      "patch", file=sys.stderr)
-                return None
-        return texts
-
-    if check_only:  # reads SRC only: safe while a run is going
-        if check(SRC) is None:
-            return 1
-        print(f"all {len(chosen)} patches apply")
-        return 0
-    os.makedirs(WORK, exist_ok=True)
-    lock = open(os.path.join(WORK, "lock"), "w")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        print(f"another mutants.sh run uses {WORK}; set MUTANTS_WORK to run beside it",
-              file=sys.stderr)
-        return 1
-    os.makedirs(LOGS, exist_ok=True)
-    sync_copy()
-    pristine = check(COPY)
-    if pristine is None:
-        return 1
-
-    if not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
-        gen = ["-G", "Ninja"] if subprocess.run(["which", "ninja"], stdout=subprocess.DEVNULL
-                                               ).returncode == 0 else []
-        subprocess.run(["cmake", "-S", COPY, "-B", BUILD] + gen +
-                       ["-DCMAKE_BUILD_TYPE=RelWithDebInfo"], stdout=subprocess.DEVNULL,
-                       check=True)
-    log = os.path.join(LOGS, "baseline.log")
-    open(log, "w").close()
-    t0 = time.time()
-    if not build(log):
-        print(f"the unmutated copy does not build; see {log}", file=sys.stderr)
-        return 1
-    if not skip_baseline:
-        ok, name, detail = run_tests(log)
-        if not ok:
-            print(f"the unmutated copy fails {name} ({detail}); see {log}", file=sys.stderr)
-            return 1
-        print(f"baseline: builds and passes ctest -LE e2e ({time.time() - t0:.0f}s)", flush=True)
-
-    rows = []
-    for n, f, old, new, why in chosen:
-        path = os.path.join(COPY, f)
-        log = os.path.join(LOGS, n + ".log")
-        open(log, "w").close()
-        start = time.time()
-        with open(path, "w") as out:
-            out.write(pristine[f].replace(old, new, 1))
-        try:
-            if not build(log):
-                result, by = "BUILD-FAILED", "(fix the patch)"
-            else:
-                ok, name, detail = run_tests(log, groups_for(f))
-                result = "survived" if ok else "killed"
-                by = name + (f": {detail}" if detail else "")
-        finally:
-            with open(path, "w") as out:
-                out.write(pristine[f])
-        rows.append((n, f, result, by))
-        print(f"{n:36} {result:9} {time.time() - start:5.0f}s  {by}", flush=True)
-    build(os.path.join(LOGS, "restore.log"))
-
-    print()
-    print(f"| {'mutant':36} | {'file':28} | {'result':9} | killed by")
-    print(f"|{'-' * 38}|{'-' * 30}|{'-' * 11}|{'-' * 40}")
-    for n, f, result, by in rows:
-        print(f"| {n:36} | {f:28} | {result:9} | {by[:110]}")
-    killed = sum(1 for r in rows if r[2] == "killed")
-    print(f"\n{killed} of {len(rows)} mutants killed; logs in {LOGS}")
-    return 0 if all(r[2] == "killed" for r in rows) else 3
-
-
-sys.exit(main())
-PY
+# Files whose mutants the listed tests kill first (tried before GROUPS, unless MUTANTS_TESTS).
+FIRST = {H: "^localapi_test(/|$)", R: "^localapi_test(/|$)", PUB: "^election_test(/|$)",
+         "src/http/event_loop.cpp": "^localapi_test(/|$)"}

@@ -2,7 +2,7 @@
 """Leadership sampler, run as its own process so that the proxies and the fault driver cannot
 delay its questions.
 
-    python3 -m e2e.chaos.sampler OUT_FILE INTERVAL TIMEOUT SLOT=PORT [SLOT=PORT ...]
+    python3 -m e2e.lib.sampler_process OUT_FILE INTERVAL TIMEOUT SLOT=PORT [SLOT=PORT ...]
 
 Every INTERVAL seconds it asks every slot `GET /leader` on a new connection, without waiting for
 the previous question to be answered (at most MAX_OUTSTANDING open questions per slot). Each
@@ -26,7 +26,7 @@ import signal
 import sys
 import time
 
-from e2e.lib.harness import parse_rfc3339
+from e2e.lib.common import parse_rfc3339
 
 MAX_OUTSTANDING = 600
 LATE_LIMIT = 30.0

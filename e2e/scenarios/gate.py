@@ -14,7 +14,7 @@ file and the gates' logs:
 Every scenario prints MEASURED lines: the failover time (fault to the other program's first
 line), the gap (old program's last line to the new one's first) and the worst margin.
 
-Usage: python3 -m e2e.gate_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.gate NAME [NAME...]   (or `all`, `list`).
 CTest registers each as its own test with the label `e2e` (e2e/CMakeLists.txt).
 """
 
@@ -25,9 +25,11 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.harness import (LEASE, Namespace, Registry, Scenario, leasehold_binary, log,
-                             parse_rfc3339, wait_until)
-from e2e.chaos.faultproxy import ProxyLoop
+from e2e.lib.common import leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry, Scenario
+from e2e.lib.timings import FAST
+from e2e.lib.faultproxy import ProxyLoop
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -272,7 +274,7 @@ def two_pods(s, name, program=PROGRAM, proxied=False):
     return pods, shared, leader, other, proxies
 
 
-def failover(pods, shared, old, new, t_fault, what, timeout=LEASE * 3 + 5):
+def failover(pods, shared, old, new, t_fault, what, timeout=FAST.lease * 3 + 5):
     """Waits for `new`'s program; checks and reports."""
     wall_fault = time.time() - (time.monotonic() - t_fault)
     first = wait_until(lambda: first_line_of(shared, new, wall_fault), timeout,

@@ -5,7 +5,7 @@ e2e/interop/python_peer.py in a venv made by e2e/interop/python_venv.sh) contend
 a real etcd + kube-apiserver: ConfigMapLock against `--lock-type configmaps`, LeaseLock against
 `--lock-type leases`.
 
-Usage: python3 -m e2e.python_interop NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.python_interop NAME [NAME...]   (or `all`, `list`).
 CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
 
 Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
@@ -13,7 +13,7 @@ LEASEHOLD_PYTHON_PEER_PY (the venv's python; default: the output of python_venv.
 LEASEHOLD_E2E_OUT (results root, default e2e/out), LEASEHOLD_PY_INTEROP_CYCLES (fault cycles of
 the mixed scenarios, default 2: each cycle moves leadership 3 times each way).
 
-Every member is asked /leader every 20 ms by the chaos suite's sampler (e2e/chaos/sampler.py,
+Every member is asked /leader every 20 ms by the chaos suite's sampler (e2e/lib/sampler_process.py,
 its own process; a "yes" counts from the question's sending to the answer's arrival, however
 late). Each overlap of two "yes" answers is attributed to the member that started it, from the
 lock's own history (a watch with the admin credential):
@@ -31,13 +31,11 @@ Results: e2e/out/python-interop-<scenario>/result.json (overlaps by side, failov
 per direction, fault and lock kind, the rounds), samples.txt and the members' logs.
 """
 
-import http.client
 import json
 import os
 import shutil
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import threading
@@ -45,11 +43,13 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from e2e.chaos import analysis
-from e2e.interop_scenarios import ANNOTATION, LEASE, RENEW, RETRY, RUN, TIMINGS, ns_name
-from e2e.lib.harness import (MONO_TO_WALL, REPO, Agent, Namespace, Registry, follow_watch,
-                             free_port,
-                             leasehold_binary, log, wait_until)
+from e2e.lib import analysis
+from e2e.lib.controlplane import ANNOTATION, RUN, ns_name
+from e2e.lib.timings import MIXED
+from e2e.lib.agent import Agent
+from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, wait_until
+from e2e.lib.controlplane import Namespace, follow_watch
+from e2e.lib.runner import Registry
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -110,8 +110,7 @@ class PyPeer(Agent):
         self.args = [
             peer_python(), str(REPO / "e2e" / "interop" / "python_peer.py"),
             f"--identity={name}", f"--lock-type={lock_type}", f"--namespace={ns.name}",
-            f"--lock-name={ns.lock_name}", f"--lease-duration={TIMINGS[0]}",
-            f"--renew-deadline={TIMINGS[1]}", f"--retry-period={TIMINGS[2]}",
+            f"--lock-name={ns.lock_name}", *MIXED.flags(),
             f"--http-address=127.0.0.1:{port}", f"--kubeconfig={self.kubeconfig}",
         ]
         base = {k: v for k, v in os.environ.items()
@@ -131,7 +130,7 @@ class LhMember(Agent):
     family = LH
 
     def __init__(self, ns, name, port, lock_type, release):
-        super().__init__(ns, name, lock_type=lock_type, timings=TIMINGS, release=release)
+        super().__init__(ns, name, lock_type=lock_type, timings=MIXED, release=release)
         self.args = [f"--http-address=127.0.0.1:{port}" if a.startswith("--http-address=")
                      else a for a in self.args]
         self.port, self.lock_type, self.release = port, lock_type, release
@@ -349,7 +348,7 @@ class RecordWatcher:
 # ------------------------------------------------------------------------------- the sampler
 
 class SamplerProc:
-    """e2e/chaos/sampler.py in its own process: every 20 ms a question to every slot's port."""
+    """e2e/lib/sampler_process.py in its own process: every 20 ms a question to every slot's port."""
 
     def __init__(self, out, slots):
         self.path = Path(out) / "samples.txt"
@@ -357,7 +356,7 @@ class SamplerProc:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "e2e.chaos.sampler", str(self.path), str(SAMPLE_INTERVAL),
+            [sys.executable, "-m", "e2e.lib.sampler_process", str(self.path), str(SAMPLE_INTERVAL),
              str(CLIENT_TIMEOUT)] + [f"{k}={p}" for k, p in slots.items()],
             env=env, start_new_session=True)
 
@@ -397,11 +396,11 @@ def attribute(old, new, events, by_ident):
         return x.family, f"{x.name} wrote a record the Python elector reads as unheld: {rec_w}"
     if "" in between:
         return x.family, f"{x.name} said yes after its lock was released"
-    if t_acq - t_w >= LEASE - TAKEOVER_TOLERANCE:
+    if t_acq - t_w >= MIXED.lease - TAKEOVER_TOLERANCE:
         return x.family, (f"{x.name} led past its lease ({y.name} took the lock "
                           f"{t_acq - t_w:.2f}s after {x.name}'s last write)")
     return y.family, (f"{y.name} took an unexpired lease ({t_acq - t_w:.2f}s after "
-                      f"{x.name}'s last write, lease {LEASE:g}s)")
+                      f"{x.name}'s last write, lease {MIXED.lease:g}s)")
 
 
 def fmt_dist(d):
@@ -486,7 +485,7 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     res = {
         "scenario": name, "lock_type": lock_type, "run": RUN,
         "leasehold_binary": leasehold_binary(),
-        "python_kubernetes": "37.0.2", "timings": TIMINGS,
+        "python_kubernetes": "37.0.2", "timings": MIXED.strings(),
         "members": [m.describe() for m in fleet.members],
         "samples": sum(len(v) for v in samples.values()),
         "overlaps_by_side": {LH: sum(1 for o in overlaps if o["started_by"] == LH),
@@ -648,7 +647,7 @@ class Run:
         if fault == "kill":
             leader.wait(10)
         elif fault == "term":
-            rc = leader.wait(RENEW + 10)
+            rc = leader.wait(MIXED.renew + 10)
             assert rc == 0, f"{leader.name} exited with {rc} after SIGTERM"
         else:
             self.wait_settled(new)
@@ -656,7 +655,7 @@ class Run:
             r["t_resume"] = time.monotonic()
             # Wait for the resumed one to stop claiming: the Python elector's renew round ends
             # renew-deadline after it began, plus a retry period and a request.
-            wait_until(lambda: says_no(leader), RENEW + 2 * RETRY + 5, interval=0.02,
+            wait_until(lambda: says_no(leader), MIXED.renew + 2 * MIXED.retry + 5, interval=0.02,
                        what=f"{leader.name} to stop leading after SIGCONT")
             r["stale_yes_after_resume_s"] = round(time.monotonic() - r["t_resume"], 3)
         self.rounds.append(r)
@@ -717,7 +716,7 @@ def mixed_lease(s):
 # A leasehold follower takes an unexpired lock lease-duration after it last saw the lock change
 # (the Python leader renews every retry-period, so at most retry-period before the kill), and it
 # may need one more retry-period to notice; 2 s more absorb a loaded machine.
-PY_LED_BOUND = LEASE + RETRY + 2.0
+PY_LED_BOUND = MIXED.lease + MIXED.retry + 2.0
 
 
 @scenario
@@ -760,7 +759,7 @@ def python_led_fleet_fails_over(s):
             wait_until(lambda: body_of(py2)[1].get("name") == lh_leader.identity, 10,
                        what=f"{py2.name} to read {lh_leader.name}'s record")
             t_join = time.monotonic()
-            while time.monotonic() < t_join + 2 * LEASE:
+            while time.monotonic() < t_join + 2 * MIXED.lease:
                 assert not py2.is_leader(), f"{lock_type}: {py2.name} took the lock from " \
                                             f"{lh_leader.name}"
                 time.sleep(0.1)

@@ -4,7 +4,7 @@ filesystem that holds nothing but the binary and what a kubelet mounts into ever
 (/etc/hosts, /etc/resolv.conf, the service-account token): no loader, no libraries, no
 nsswitch.conf, no CA bundle. On a real etcd + kube-apiserver.
 
-Usage: python3 -m e2e.static_scenarios NAME [NAME...]   (or `all`, `list`).
+Usage: python3 -m e2e.scenarios.static NAME [NAME...]   (or `all`, `list`).
 CTest registers each as e2e_static_NAME (label e2e). Needs root (chroot) and UDP 127.0.0.1:53
 free (the fake DNS server: resolv.conf cannot name a port).
 
@@ -24,14 +24,15 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.lib.harness import REPO, Namespace, Registry, Scenario, free_port, http_request, log, \
-    wait_until
+from e2e.lib.common import REPO, free_port, http_request, log, wait_until
+from e2e.lib.controlplane import Namespace
+from e2e.lib.runner import Registry
+from e2e.lib.timings import FAST
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 CHROOT = shutil.which("chroot") or "/usr/sbin/chroot"
 SA_PATH = "var/run/secrets/kubernetes.io/serviceaccount"
-TIMINGS = ["--lease-duration=4s", "--renew-deadline=3s", "--retry-period=1s"]
 
 
 def static_binary():
@@ -218,7 +219,7 @@ class ChrootAgent:
         self.pod = pod
         full_env = {"POD_NAME": pod, "POD_NAMESPACE": ns.name,
                     "LEASEHOLD_LOCK_NAME": ns.lock_name, **env}
-        self.proc = root.run([f"--http-address=127.0.0.1:{self.port}", *TIMINGS,
+        self.proc = root.run([f"--http-address=127.0.0.1:{self.port}", *FAST.flags(),
                               "--release-on-shutdown=immediate", *args], env=full_env,
                              stdout=open(logf, "w"), stderr=subprocess.STDOUT)
 

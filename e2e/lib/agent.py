@@ -1,0 +1,167 @@
+"""A leasehold agent run the way a pod runs it, and who among agents leads."""
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_until
+from e2e.lib.timings import FAST
+
+
+class Agent:
+    """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
+    directory, and no admin credential anywhere in its environment.
+
+    Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
+    in Namespace `ns`; Agent.with_flags(...) with flags of the caller's, e.g. the leasehold
+    container of a rendered Deployment (e2e/scenarios/ship.py)."""
+
+    url_host = "127.0.0.1"
+    probe_port = None  # the --probe-address port, where the caller set one
+    request_timeout = 0.5  # s, the default of request()
+
+    def __init__(self, ns, name, lock_type="leases", timings=FAST, release="safe",
+                 extra=(), sa_dir=None, env=None):
+        port = free_port()
+        sa_dir = sa_dir or ns.sa_dir(name)
+        flags = [
+            f"--lock-name={ns.lock_name}", f"--namespace={ns.name}", f"--identity={name}",
+            f"--lock-type={lock_type}", *timings.flags(),
+            f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{port}",
+            f"--serviceaccount-dir={sa_dir}", "--log-level=debug", *extra,
+        ]
+        self._setup(ns, name, flags, port, sa_dir, ns.tmp, (ns.cp.host, ns.cp.port), env)
+
+    @classmethod
+    def with_flags(cls, name, flags, port, sa_dir, tmp, api, env=None, probe_port=None,
+                   request_timeout=None, ns=None):
+        """An agent run with `flags` (after the binary; they must set --http-address to
+        127.0.0.1:`port`), HOME and its log in `tmp`, the API at `api` (host, port): what
+        KUBERNETES_SERVICE_HOST/PORT say. `env` is added to the environment."""
+        a = cls.__new__(cls)
+        a._setup(ns, name, flags, port, sa_dir, tmp, api, env)
+        if probe_port is not None:
+            a.probe_port = probe_port
+        if request_timeout is not None:
+            a.request_timeout = request_timeout
+        return a
+
+    def _setup(self, ns, name, flags, port, sa_dir, tmp, api, env):
+        self.ns, self.name = ns, name
+        self.identity = name
+        self.port = port
+        self.sa_dir = sa_dir
+        self.log_path = Path(tmp) / f"{name}.log"
+        self.args = [leasehold_binary(), *flags]
+        # Agents must not find an admin credential: no KUBECONFIG, a HOME without ~/.kube.
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
+        base["HOME"] = str(tmp)
+        base["KUBERNETES_SERVICE_HOST"] = str(api[0])
+        base["KUBERNETES_SERVICE_PORT"] = str(api[1])
+        if env:
+            base.update(env)
+        self.env = base
+        self.proc = None
+
+    def start(self):
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.args, env=self.env, stdout=self.logf,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def request(self, method, path, timeout=None, body=None, port=None):
+        """(status, parsed body) or (None, error) if the agent did not answer. `port`: another
+        listener of the agent's (e.g. probe_port) than its local API."""
+        return http_request(self.url_host, port or self.port, method, path,
+                            self.request_timeout if timeout is None else timeout, body)
+
+    def leader(self, timeout=0.5):
+        return self.request("GET", "/leader", timeout)
+
+    def is_leader(self):
+        st, body = self.leader()
+        return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+
+    def leader_body(self):
+        """The /leader body if it says this agent leads, else None."""
+        st, b = self.request("GET", "/leader")
+        return b if st == 200 and isinstance(b, dict) and b.get("isLeader") is True else None
+
+    def wait_leader(self, timeout=20):
+        """Waits until this agent leads; returns its /leader body. Fails at once if it exits."""
+        def lead():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"{self.name} exited with {self.proc.returncode}:\n"
+                                     f"{self.log_tail()}")
+            return self.leader_body()
+        return wait_until(lead, timeout, what=f"{self.name} to lead")
+
+    def check_probes(self):
+        """The probe listener (if any) serves /healthz and /readyz, and not POST /release."""
+        if self.probe_port is None:
+            return
+        for path in ("/healthz", "/readyz"):
+            st, _ = self.request("GET", path, port=self.probe_port)
+            assert st == 200, f"probe listener {path}: {st}"
+        st, _ = self.request("POST", "/release", port=self.probe_port)
+        assert st != 200 and st != 202, f"the probe listener must not serve POST /release ({st})"
+        log(f"probe listener :{self.probe_port} serves /healthz and /readyz, not /release")
+
+    def signal(self, sig):
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        self.wait(10)
+
+    def term(self):
+        self.signal(signal.SIGTERM)
+
+    def term_and_wait(self, timeout=15):
+        """SIGTERM; asserts that the agent exits with 0 within `timeout` s."""
+        self.term()
+        rc = self.proc.wait(timeout)
+        assert rc == 0, f"exit {rc} after SIGTERM:\n{self.log_tail()}"
+
+    def wait(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def log_text(self):
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, chars=4000):
+        return self.log_text()[-chars:]
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except OSError:
+                pass
+            self.signal(signal.SIGKILL)
+            self.wait(10)
+        if getattr(self, "logf", None):
+            self.logf.close()
+
+
+def current_leaders(agents):
+    return [a for a in agents if a.alive() and a.is_leader()]
+
+
+def wait_single_leader(agents, timeout):
+    def one():
+        ls = current_leaders(agents)
+        return ls[0] if len(ls) == 1 else None
+    return wait_until(one, timeout, what="exactly one leader")

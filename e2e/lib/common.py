@@ -1,0 +1,109 @@
+"""What every e2e module needs: where the repository and the binary are, free loopback ports,
+waiting for a condition, time conversions, one HTTP request, the log line."""
+
+import http.client
+import json
+import os
+import random
+import socket
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+
+
+def leasehold_binary():
+    b = os.environ.get("LEASEHOLD_BIN") or str(REPO / "build" / "leasehold")
+    if not os.access(b, os.X_OK):
+        raise RuntimeError(f"leasehold binary not found at {b}; build first or set LEASEHOLD_BIN")
+    return b
+
+
+_handed_out = set()  # every port free_port() returned in this process
+_handed_out_lock = threading.Lock()
+
+
+def _ephemeral_low():
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def free_port():
+    """A loopback port no one listens on and that this process never handed out before.
+
+    Not bind(0): the kernel picks that from the ephemeral range, where a port just closed comes
+    back soon (two agents started one after the other were both given 38203; the second could
+    not listen, and the sampler, asking "its" port, heard the first agent twice: a false "two
+    leaders") and where every outgoing connection takes its source port. So: below the ephemeral
+    range, never twice per process, and free when probed."""
+    low = max(1024, _ephemeral_low() - 12000)
+    high = max(low + 1000, _ephemeral_low() - 1)
+    rng = random.Random()
+    with _handed_out_lock:
+        for _ in range(1000):
+            port = rng.randint(low, high)
+            if port in _handed_out:
+                continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free loopback port in [{low}, {high}] after 1000 tries")
+
+
+def wait_until(pred, timeout, interval=0.05, what="condition"):
+    """Polls pred() until it returns a truthy value; returns it, or raises after timeout s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+# Offset that turns time.monotonic() into wall-clock seconds since the epoch.
+MONO_TO_WALL = time.time() - time.monotonic()
+
+
+def parse_rfc3339(s):
+    """'2026-01-02T03:04:05.123456Z' -> seconds since the epoch (float)."""
+    import datetime
+    s = s.strip()
+    frac = 0.0
+    main = s.rstrip("Z")
+    if "." in main:
+        main, f = main.split(".", 1)
+        frac = float("0." + f)
+    dt = datetime.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(
+        tzinfo=datetime.timezone.utc)
+    return dt.timestamp() + frac
+
+
+def http_request(host, port, method, path, timeout, body=None):
+    """One request on a fresh connection: (status, body parsed as JSON, else text), or
+    (None, error) when nothing answered."""
+    try:
+        c = http.client.HTTPConnection(host, port, timeout=timeout)
+        c.request(method, path, body=body)
+        r = c.getresponse()
+        data = r.read().decode()
+        c.close()
+        try:
+            return r.status, json.loads(data)
+        except ValueError:
+            return r.status, data
+    except (OSError, http.client.HTTPException) as e:
+        return None, str(e)
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)

@@ -1,0 +1,260 @@
+"""The real control plane (etcd + kube-apiserver, e2e/controlplane/controlplane.sh), a test
+namespace with its RBAC and lock, and watches on the apiserver."""
+
+import http.client
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from e2e.lib.common import DEPLOY, REPO, log, wait_until
+
+CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
+
+
+def follow_watch(cp, path, stop, on_event, on_connect=None):
+    """Follows the watch `path` (with its query) as the cluster admin until the threading.Event
+    `stop` is set: calls on_event(type, resource_version, object) once per new resourceVersion of
+    an ADDED, MODIFIED or DELETED event, and reconnects after any error or end of stream.
+    on_connect(connection) gets each connection, so that a stopper can shut its socket down."""
+    seen = set()
+    ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
+    ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
+    while not stop.is_set():
+        try:
+            c = http.client.HTTPSConnection(cp.host, int(cp.port), timeout=5, context=ctx)
+            if on_connect:
+                on_connect(c)
+            c.request("GET", path)
+            r = c.getresponse()
+            if r.status != 200:
+                r.read()
+                c.close()
+                stop.wait(0.3)
+                continue
+            c.sock.settimeout(None)
+            while not stop.is_set():
+                line = r.readline()
+                if not line:
+                    break
+                ev = json.loads(line)
+                obj = ev.get("object") or {}
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if ev.get("type") not in ("ADDED", "MODIFIED", "DELETED") or rv in seen:
+                    continue
+                seen.add(rv)
+                on_event(ev["type"], rv, obj)
+            c.close()
+        except (OSError, http.client.HTTPException, ValueError):
+            stop.wait(0.3)
+
+
+class ControlPlane:
+    """etcd + kube-apiserver on 127.0.0.1, driven through controlplane.sh."""
+
+    def __init__(self, directory=None, extra_args=""):
+        self.owned = directory is None
+        self.dir = Path(directory or tempfile.mkdtemp(prefix="leasehold-cp-"))
+        self.extra_args = extra_args
+        self.env = {}
+
+    @classmethod
+    def shared_or_new(cls, extra_args=""):
+        """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one."""
+        d = os.environ.get("LEASEHOLD_E2E_CP")
+        if d and not extra_args and (Path(d) / "env").exists():
+            cp = cls(d)
+            cp.owned = False
+            cp._read_env()
+            return cp
+        cp = cls(None, extra_args)
+        cp.start()
+        return cp
+
+    def _sh(self, *args, check=True, input=None, env_extra=None):
+        env = dict(os.environ)
+        env.setdefault("CONTROLPLANE_OWNER_PID", str(os.getpid()))
+        if env_extra:
+            env.update(env_extra)
+        r = subprocess.run(["bash", str(CONTROLPLANE_SH), *args], input=input, env=env,
+                           capture_output=True, text=True)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"controlplane.sh {' '.join(args[:2])} failed ({r.returncode}):\n"
+                               f"{r.stdout}\n{r.stderr}")
+        return r
+
+    def _read_env(self):
+        self.env = {}
+        for line in (self.dir / "env").read_text().splitlines():
+            if "=" in line and not line.startswith("#"):
+                k, v = line.split("=", 1)
+                self.env[k.strip().removeprefix("export ").strip()] = v.strip().strip("'\"")
+
+    @property
+    def host(self):
+        return self.env["APISERVER_HOST"]
+
+    @property
+    def port(self):
+        return self.env["APISERVER_PORT"]
+
+    def start(self):
+        t = time.monotonic()
+        self._sh("start", str(self.dir), env_extra={"EXTRA_APISERVER_ARGS": self.extra_args})
+        self._read_env()
+        log(f"control plane up on {self.host}:{self.port} in {time.monotonic() - t:.1f}s")
+
+    def stop(self):
+        if self.owned:
+            self._sh("stop", str(self.dir), check=False)
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def close(self):
+        self.stop()
+
+    def kubectl(self, *args, input=None, check=True):
+        r = self._sh("kubectl", str(self.dir), *args, input=input, check=check)
+        return r.stdout if check else r
+
+    def get_json(self, *args):
+        return json.loads(self.kubectl("get", *args, "-o", "json"))
+
+    def apply(self, text, namespace):
+        return self.kubectl("apply", "-n", namespace, "-f", "-", input=text)
+
+    def ensure_sa(self, namespace, sa):
+        self._sh("ensure-sa", str(self.dir), namespace, sa)
+
+    def sa_dir(self, namespace, sa, outdir):
+        self._sh("sa-dir", str(self.dir), namespace, sa, str(outdir))
+        return Path(outdir)
+
+    def stop_apiserver(self):
+        self._sh("stop-apiserver", str(self.dir))
+
+    def start_apiserver(self, *args):
+        self._sh("start-apiserver", str(self.dir), *args)
+
+    def restart(self, component, *args):
+        """Stops and starts `component` ("apiserver" or "etcd"); args go to controlplane.sh
+        (restart-apiserver takes apiserver flags)."""
+        self._sh(f"restart-{component}", str(self.dir), *args)
+
+
+def rbac_manifests(lock_name="leasehold-lock", role_file=None):
+    """The Role, RoleBinding and ServiceAccount shipped in deploy/rbac, for lock `lock_name`."""
+    texts = []
+    rbac = DEPLOY / "rbac"
+    files = [role_file] if role_file else sorted(p for p in rbac.glob("*.yaml")
+                                                 if p.name != "kustomization.yaml")
+    for p in files:
+        texts.append(Path(p).read_text().replace("leasehold-lock", lock_name))
+    return "\n---\n".join(texts)
+
+
+class Namespace:
+    """A namespace with the shipped RBAC applied and a service account to run agents as."""
+
+    def __init__(self, cp, name, lock_name="leasehold-lock", sa="leasehold"):
+        self.cp, self.name, self.lock_name, self.sa = cp, name, lock_name, sa
+        cp.ensure_sa(name, sa)
+        cp.apply(rbac_manifests(lock_name), name)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
+
+    def sa_dir(self, tag, sa=None):
+        return self.cp.sa_dir(self.name, sa or self.sa, self.tmp / f"sa-{tag}")
+
+    def peer_kubeconfig(self, tag, sa=None, server=None):
+        """A kubeconfig for a non-leasehold peer (e.g. a client-go program) that authenticates as
+        a pod would: the service-account token (as tokenFile, which client-go re-reads) and CA of
+        a fresh sa_dir(tag). Never the admin credential. `server` (host:port) overrides the
+        apiserver address, e.g. to put a proxy in between."""
+        d = self.sa_dir(tag, sa)
+        path = self.tmp / f"kubeconfig-{tag}"
+        cfg = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "pod",
+            "clusters": [{"name": "cluster", "cluster": {
+                "server": f"https://{server or f'{self.cp.host}:{self.cp.port}'}",
+                "certificate-authority": str(d / "ca.crt")}}],
+            "users": [{"name": "sa", "user": {"tokenFile": str(d / "token")}}],
+            "contexts": [{"name": "pod", "context": {
+                "cluster": "cluster", "user": "sa", "namespace": self.name}}],
+        }
+        path.write_text(json.dumps(cfg, indent=1))
+        return path
+
+    def lease(self):
+        return self.cp.get_json("lease", self.lock_name, "-n", self.name)
+
+    def configmap(self):
+        return self.cp.get_json("configmap", self.lock_name, "-n", self.name)
+
+    def watch_holders(self):
+        """A HolderWatch on this namespace's Lease; use as a context manager."""
+        return HolderWatch(self.cp, self.name, self.lock_name)
+
+
+class HolderWatch:
+    """Every holderIdentity the apiserver's watch reports for a Lease, in order ("" = released).
+    A real watch (kubectl get -w), so a release that lasts only until the next follower's write
+    is still seen: the apiserver delivers every resourceVersion of one object."""
+
+    def __init__(self, cp, namespace, name):
+        env = dict(os.environ, CONTROLPLANE_OWNER_PID=str(os.getpid()))
+        self.proc = subprocess.Popen(
+            ["bash", str(CONTROLPLANE_SH), "kubectl", str(cp.dir), "get", "lease", name, "-n",
+             namespace, "--watch", "-o", "jsonpath={.spec.holderIdentity}{\"\\n\"}"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.holders = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.holders.append(line.rstrip("\n"))
+
+    def __enter__(self):
+        wait_until(lambda: self.holders, 10, what="the Lease watch to report the current holder")
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._thread.join(5)
+
+    def released_between(self, old, new):
+        """Whether the Lease went from `old` through "" to `new`, in that order."""
+        h = self.holders
+        for i, x in enumerate(h):
+            if x == old and "" in h[i + 1:]:
+                j = h.index("", i + 1)
+                if new in h[j + 1:]:
+                    return True
+        return False
+
+
+# The annotation client-go's ConfigMap and Endpoints locks keep their record in.
+ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
+
+# Namespaces cannot be deleted on this control plane (no namespace controller) and a lock outlives
+# its run; a per-run suffix keeps a rerun on the same control plane from meeting old locks.
+RUN = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[int(time.time() * 10) // 36 ** i % 36]
+              for i in range(5))
+
+
+def ns_name(base):
+    """`base` with this run's suffix (RUN): a namespace name no earlier run used."""
+    return f"{base}-{RUN}"

@@ -1,0 +1,107 @@
+"""How a scenario runs: the Scenario context (stops what it started, judges overtaken promises,
+prints logs on failure) and the Registry of a module's scenarios with its command line."""
+
+import time
+from pathlib import Path
+
+from e2e.lib.agent import Agent
+from e2e.lib.common import log
+from e2e.lib.controlplane import ControlPlane
+
+
+# What an agent logs when leasehold_promise_overtaken_total moves (elector.cpp, "Promises
+# overtaken"): another holder took the lock while a "you lead" it handed out still ran.
+OVERTAKEN_LOG = "took the lock while this replica's promise to lead runs"
+
+
+class Scenario:
+    """Context manager that stops every agent and owned control plane it was given, and prints
+    the agents' logs when the scenario fails. A scenario in which an agent's promise was
+    overtaken fails, unless it sets `expect_overtaken` (a foreign elector made to ignore
+    promises)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.expect_overtaken = False
+        self.agents = []
+        self.cps = []
+        self.start = time.monotonic()
+
+    def agent(self, *a, **kw):
+        ag = Agent(*a, **kw)
+        self.agents.append(ag)
+        return ag
+
+    def control_plane(self, extra_args=""):
+        cp = ControlPlane.shared_or_new(extra_args)
+        self.cps.append(cp)
+        return cp
+
+    def __enter__(self):
+        log(f"=== scenario {self.name}")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        for a in self.agents:
+            a.stop()
+        overtaken = [a.name for a in self.agents if OVERTAKEN_LOG in a.log_text()]
+        if overtaken and not self.expect_overtaken and exc_type is None:
+            try:
+                raise AssertionError(f"promise overtaken (leasehold_promise_overtaken_total "
+                                     f"moved) on {', '.join(overtaken)}")
+            except AssertionError as e:
+                exc_type, exc = AssertionError, e
+        if overtaken:
+            log(f"promise overtaken on {', '.join(overtaken)}")
+        if exc_type is not None:
+            for a in self.agents:
+                print(f"----- log of {a.name} (last 60 lines)")
+                print("\n".join(a.log_text().splitlines()[-60:]))
+        for cp in self.cps:
+            cp.close()
+        status = "FAILED" if exc_type else "passed"
+        log(f"=== scenario {self.name} {status} in {time.monotonic() - self.start:.1f}s")
+        if exc is not None and exc_type is AssertionError and tb is None:
+            raise exc
+        return False
+
+
+class Registry:
+    """The scenarios of one e2e module, by name in the order they are defined, and its command
+    line. In the module: `SCENARIOS = Registry()`, `scenario = SCENARIOS.add` (a decorator:
+    the function's name is the scenario's), and `sys.exit(SCENARIOS.main())`."""
+
+    def __init__(self):
+        self.scenarios = {}
+
+    def add(self, fn):
+        self.scenarios[fn.__name__] = fn
+        return fn
+
+    def main(self, argv=None, context=None, program=None):
+        """NAME... or `all`: runs each scenario inside `context(name)` (Scenario by default),
+        goes on after a failure, prints "N passed, N failed" and returns 1 if any failed, else
+        0. `list`: prints the names, one a line. Anything else: usage, 2."""
+        import sys
+        import traceback
+        argv = sys.argv[1:] if argv is None else list(argv)
+        program = program or Path(sys.argv[0]).name
+        context = context or Scenario
+        if argv == ["list"]:
+            print("\n".join(self.scenarios))
+            return 0
+        names = list(self.scenarios) if argv == ["all"] else argv
+        unknown = [n for n in names if n not in self.scenarios]
+        if not names or unknown:
+            print(f"usage: {program} list | all | {' | '.join(self.scenarios)}", file=sys.stderr)
+            return 2
+        failed = 0
+        for n in names:
+            try:
+                with context(n) as s:
+                    self.scenarios[n](s)
+            except Exception:  # noqa: BLE001 - report and go on with the next scenario
+                traceback.print_exc()
+                failed += 1
+        print(f"{len(names) - failed} passed, {failed} failed")
+        return 1 if failed else 0

@@ -1,0 +1,30 @@
+"""The e2e suite's election timings: the one place they are set.
+
+Timings(lease, renew, retry) in seconds; `.flags()` gives leasehold's (and the interop peers')
+--lease-duration/--renew-deadline/--retry-period, `.strings()` the Go durations.
+"""
+from collections import namedtuple
+
+
+class Timings(namedtuple("Timings", "lease renew retry")):
+    def strings(self):
+        return tuple(f"{v:g}s" for v in self)
+
+    def flags(self):
+        lease, renew, retry = self.strings()
+        return [f"--lease-duration={lease}", f"--renew-deadline={renew}", f"--retry-period={retry}"]
+
+
+# Fleets of leasehold agents only: short, so that failovers take seconds. leasehold's own margin
+# (lease-duration - renew-deadline) is 1 s, its minimum.
+FAST = Timings(4.0, 3.0, 1.0)
+
+# Fleets with client-go or Python peers. client-go keeps answering "leader" up to retry-period +
+# renew-deadline after its last successful renewal, and a rival takes over lease-duration after
+# it saw that renewal; lease-duration must exceed retry-period + renew-deadline (client-go's
+# defaults 15s/10s/2s leave 3 s), else a Go leader that cannot renew may overlap its successor.
+# FAST leaves 0 s for client-go, so the mixed fleets use 5s/3s/1s (leasehold's own margin is 2 s).
+MIXED = Timings(5.0, 3.0, 1.0)
+
+# The product's defaults (client-go's: 15s/10s/2s), for the benchmarks' default-timing runs.
+DEFAULTS = Timings(15.0, 10.0, 2.0)
