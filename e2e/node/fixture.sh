@@ -14,7 +14,7 @@ dir="$(cd "$dir" && pwd)"
 # diff_snapshots BEFORE AFTER: 0 when nothing of the node's is left. Lines that name none of the
 # node's things are changes by other work on this shared machine: shown, not failed.
 diff_snapshots() {
-  local ours='leasehold-node|lh-node|lhnode|lhcni|10\.244\.|10\.250\.|kubepods|cni-|kubelet|containerd|kube-proxy|kube-controller|kube-scheduler|KUBE-|LH-NODE|/var/log/pods|/var/log/containers|/var/lib/cni|/etc/cni|leasehold-etcd|^[<>] [a-z/_]+=[0-9]+$|^[<>] [0-9]+$'
+  local ours='leasehold-node|lh-node|/run/netns|lhnode|lhcni|10\.244\.|10\.250\.|kubepods|cni-|kubelet|containerd|kube-proxy|kube-controller|kube-scheduler|KUBE-|LH-NODE|/var/log/pods|/var/log/containers|/var/lib/cni|/etc/cni|leasehold-etcd|^[<>] [a-z/_]+=[0-9]+$|^[<>] [0-9]+$'
   local d
   d=$(diff "$1" "$2" | grep -E '^[<>]' || true)
   [[ -z "$d" ]] && { echo "teardown diff: clean"; return 0; }

@@ -204,6 +204,11 @@ down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's
   if [[ -e "$RUN/mnt" ]]; then umount "$RUN/mnt" 2>/dev/null || umount -l "$RUN/mnt" 2>/dev/null || true; fi
   if grep -q " $RUN " /proc/self/mountinfo; then umount "$RUN" 2>/dev/null || umount -l "$RUN" || true; fi
   if ip netns list | grep -qw "^$NETNS"; then ip netns del "$NETNS"; fi
+  # The /run/netns mount `ip netns add` made (make_netns), once no namespace is left in it.
+  if [[ -f "$STATE/made-run-netns" ]] && mountpoint -q /run/netns && [[ -z "$(ls -A /run/netns)" ]]; then
+    umount /run/netns 2>/dev/null || umount -l /run/netns || true
+    if [[ "$(cat "$STATE/made-run-netns")" == dir ]]; then rmdir /run/netns 2>/dev/null || true; fi
+  fi
   # cgroups, deepest first (a v1 rmdir fails while a child exists).
   local r i
   for r in $(cgroup_roots); do
@@ -284,6 +289,12 @@ make_mountns() {
 }
 
 make_netns() {
+  # `ip netns add` makes /run/netns a shared bind mount of itself when it is not a mount point
+  # yet (and creates the directory): on a fresh machine that mount is the node's, and `down`
+  # undoes it (made-run-netns: "mount", or "dir" when the directory was missing too).
+  if ! mountpoint -q /run/netns; then
+    if [[ -e /run/netns ]]; then echo mount; else echo dir; fi >"$STATE/made-run-netns"
+  fi
   ip netns add "$NETNS"
   innet ip link set lo up
   # The node IP's link: this kernel has no dummy links, so a veth pair with both ends inside.
