@@ -6,7 +6,6 @@
 // empty variable counts as unset. Aliases (--election, --id) have no variables of their own.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,12 +73,15 @@ struct Command {
   std::vector<std::string> warnings;
 };
 
-// `args` excludes the program name. On error (Invalid) the message is one line naming the
+// `args` excludes the program name. On error (kBadConfig) the message is one line naming the
 // flag (and the variable, when the value came from one), without a "leasehold: " prefix, e.g.
 //   --lease-duration: "15x" is not a duration (examples: 15s, 1m30s, 500ms)
-// Timings below the product's floors (election::kMinRetryPeriod etc.) are errors, with the
-// reason. A flag given more than once keeps its last command-line value (the Helm chart's
-// sidecar.extraArgs appends overrides), and the command line beats the variable.
+// When several are bad, the first reported is: the first setting in --help order whose own
+// value is bad (or the missing --lock-name), else the namespace found in the environment
+// (POD_NAMESPACE, the service-account file), else --leader-label's pod, else the rules across
+// the timings (ElectionConfig::Create, then the product's floors, election::kMinRetryPeriod
+// etc., with the reason). A flag given more than once keeps its last command-line value (the Helm
+// chart's sidecar.extraArgs appends overrides), and the command line beats the variable.
 Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env);
 
 // LEASEHOLD_ + upper-case flag name with dashes as underscores: "lease-duration" →

@@ -255,6 +255,11 @@ TEST_CASE("golden: every exit-2 line of the subcommands") {
            {{}, {"--lock-name=a", "--max-watchers=10001"}},
            {{{"LEASEHOLD_HTTP_ADDRESS", "localhost"}}, {"--lock-name=a"}},
            {{}, {"--lock-name=a", "--log-level=verbose"}},
+           // Several bad: the first in --help order, then the environment's namespace, then the
+           // timings' rules (README changelog: --serviceaccount-dir used to come first).
+           {{}, {"--lock-name=a", "--serviceaccount-dir=", "--lease-duration=x"}},
+           {{{"POD_NAMESPACE", "Bad_NS"}}, {"--lock-name=a", "--log-level=x"}},
+           {{{"POD_NAMESPACE", "Bad_NS"}}, {"--lock-name=a", "--renew-deadline=15s"}},
        }},
       {"gate",
        {
