@@ -2,11 +2,10 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <cctype>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <map>
 
 #include "app/install.h"
