@@ -1,15 +1,16 @@
-// Command line and environment → AppConfig. Pure: the process environment, files and
-// randomness come in through Environment, and nothing here exits or prints.
+// The agent's command line and environment → AppConfig. Pure: the process environment, files
+// and randomness come in through Environment, and nothing here exits or prints. Its settings are
+// declared once, in flags.cpp's option table (app/options.h).
 //
 // Every flag --some-flag can also be set with LEASEHOLD_SOME_FLAG; the flag wins, and an
 // empty variable counts as unset. Aliases (--election, --id) have no variables of their own.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/options.h"
 #include "base/status.h"
 #include "election/config.h"
 #include "kube/cluster_config.h"
@@ -29,7 +30,8 @@ const char* LogLevelName(LogLevel level);
 Result<LogFormat> ParseLogFormat(const std::string& text);
 Result<LogLevel> ParseLogLevel(const std::string& text);
 
-// Valid or nonexistent: ParseCommandLine builds it only once every value checked out.
+// Valid or nonexistent: ParseCommandLine builds it only once every value checked out, and sets
+// every field (the defaults are the option table's, flags.cpp).
 struct AppConfig {
   explicit AppConfig(election::ElectionConfig e) : election(std::move(e)) {}
 
@@ -44,7 +46,7 @@ struct AppConfig {
   locks::LockType lock_type = locks::LockType::kAuto;
   std::string http_address;  // checked by ParseListenAddress
   // Most open GET /leader/watch streams; 0 turns the stream off. 0..10000.
-  int max_watchers = 100;
+  int max_watchers = 0;
   // --status-file; "" = none. Free of control characters; Main writes it once at start, which
   // checks the rest.
   std::string status_file;
@@ -60,45 +62,26 @@ struct AppConfig {
   LogLevel log_level = LogLevel::kInfo;
 };
 
-// What the parser may read of the world. Tests pass maps; RealEnvironment() the process's.
-struct Environment {
-  // nullopt when unset.
-  std::function<std::optional<std::string>(const std::string& name)> getenv;
-  // The names of all environment variables, for the check of unknown LEASEHOLD_* ones; an empty
-  // function skips that check.
-  std::function<std::vector<std::string>()> names;
-  // A whole small file (the service-account namespace file); kNotFound when it does not exist.
-  // RealEnvironment's reads it with ReadRegularFile (base/file.h), capped at
-  // kMaxNamespaceFileBytes.
-  std::function<Result<std::string>(const std::string& path)> read_file;
-  std::function<std::string()> hostname;
-  // 8 random lower-case hex digits, fresh per call.
-  std::function<std::string()> random_hex8;
-};
-
-Environment RealEnvironment();
-
 struct Command {
   // Set: run the agent with it. Unset: print `output` to stdout and exit 0 (--help, --version).
   std::optional<AppConfig> config;
   std::string output;
   // One line each, for Main to log as warnings once logging is set up (so they follow
   // --log-format): a flag given more than once (command line and/or its LEASEHOLD_* variable),
-  // naming the value that wins; an unknown LEASEHOLD_* variable, naming the closest known one.
+  // naming the value that wins; a LEASEHOLD_* variable no setting reads that is a near miss of
+  // one (UnknownVariableWarnings, app/options.h), naming it.
   std::vector<std::string> warnings;
 };
 
-// LEASEHOLD_* variables that are not flags and never warn: the e2e, build, fuzz and image
-// tooling's own (LEASEHOLD_BIN, LEASEHOLD_E2E_*, LEASEHOLD_SKIP_*, ...), and LEASEHOLD_GATE_*,
-// reserved for a future `gate` subcommand.
-bool IsReservedLeaseholdVariable(const std::string& name);
-
-// `args` excludes the program name. On error (Invalid) the message is one line naming the
+// `args` excludes the program name. On error (kBadConfig) the message is one line naming the
 // flag (and the variable, when the value came from one), without a "leasehold: " prefix, e.g.
 //   --lease-duration: "15x" is not a duration (examples: 15s, 1m30s, 500ms)
-// Timings below the product's floors (election::kMinRetryPeriod etc.) are errors, with the
-// reason. A flag given more than once keeps its last command-line value (the Helm chart's
-// sidecar.extraArgs appends overrides), and the command line beats the variable.
+// When several are bad, the first reported is: the first setting in --help order whose own
+// value is bad (or the missing --lock-name), else the namespace found in the environment
+// (POD_NAMESPACE, the service-account file), else --leader-label's pod, else the rules across
+// the timings (ElectionConfig::Create, then the product's floors, election::kMinRetryPeriod
+// etc., with the reason). A flag given more than once keeps its last command-line value (the Helm
+// chart's sidecar.extraArgs appends overrides), and the command line beats the variable.
 Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env);
 
 // LEASEHOLD_ + upper-case flag name with dashes as underscores: "lease-duration" →

@@ -1,23 +1,32 @@
 #include "app/gate_command.h"
 
 #include <signal.h>
-#include <unistd.h>
+#include <spdlog/spdlog.h>
 
-#include <cerrno>
+#include <cctype>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <map>
 
 #include "app/install.h"
 #include "app/logging.h"
+#include "app/settings.h"
 #include "base/duration.h"
+#include "base/listen_address.h"
 #include "base/text.h"
 #include "contract/loopback_client.h"
+#include "gate/status.h"
 
 namespace leasehold::app {
 namespace {
 
-constexpr const char* kGateHelp = R"(Usage: leasehold gate [flags] -- CMD [ARGS...]
+// --stop-grace and --poll-interval's bounds.
+constexpr Duration kMaxStopGrace = std::chrono::minutes(10);
+constexpr Duration kMinPollInterval = std::chrono::milliseconds(50);
+constexpr Duration kMaxPollInterval = std::chrono::seconds(10);
+
+// The help around the flags' column (RenderColumns, from the option table).
+constexpr const char* kGateHelpHead = R"(Usage: leasehold gate [flags] -- CMD [ARGS...]
 
 Runs CMD only while this pod leads, as the leasehold sidecar says on GET /leader/watch, and
 stops it before the validUntil it last received: the stop signal at validUntil - stop-grace -
@@ -28,39 +37,27 @@ LEASEHOLD_TERM, the term it runs for, and LEASEHOLD_TERM_RELIABLE, true when tha
 fencing token (false when the sidecar says it is not, or does not say).
 
 Flags (each also LEASEHOLD_GATE_<FLAG>, e.g. LEASEHOLD_GATE_STOP_GRACE; the flag wins):
-  --address ADDR       the sidecar's local API (default $LEASEHOLD_HTTP_ADDRESS, else
-                       localhost:4040)
-  --stop-signal SIG    the first signal to stop CMD (default SIGTERM)
-  --stop-grace D       stop signal to SIGKILL (default 3s); at most
-                       (renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked
-                       at start and whenever its timings change (if not: CMD is
-                       stopped, exit 2)
-  --poll-interval D    GET /leader while the stream is unavailable (default 500ms)
-  --status-file PATH   status for `leasehold gate-probe` (default gate-status.json beside
-                       this binary; "off" for none)
-  --log-format F       text or json (default text)
-  --log-level L        trace, debug, info, warn, error (default info)
-  -h, --help           print this help
 )";
+constexpr const char* kGateHelpTail = "  -h, --help           print this help\n";
+constexpr size_t kHelpColumn = 23;
 
 Status Invalid(const std::string& what, const char* cmd) {
   return Status(Code::kBadConfig, what + " (see leasehold " + cmd + " --help)");
 }
 
-std::string EnvName(const std::string& flag) {
-  std::string n = "LEASEHOLD_GATE_";
-  for (char c : flag) n += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  return n;
-}
-
-Result<int> ParseSignal(const std::string& text) {
+// The signals --stop-signal takes by name (with or without "SIG", any case).
+const std::map<std::string, int>& SignalNames() {
   static const std::map<std::string, int> kNames = {
       {"TERM", SIGTERM}, {"INT", SIGINT},   {"HUP", SIGHUP},   {"QUIT", SIGQUIT},
       {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"KILL", SIGKILL}, {"WINCH", SIGWINCH}};
+  return kNames;
+}
+
+Result<int> ParseSignal(const std::string& text) {
   std::string t = text;
   for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (t.rfind("SIG", 0) == 0) t = t.substr(3);
-  if (auto it = kNames.find(t); it != kNames.end()) return it->second;
+  if (auto it = SignalNames().find(t); it != SignalNames().end()) return it->second;
   char* end = nullptr;
   const long n = std::strtol(text.c_str(), &end, 10);
   if (!text.empty() && *end == '\0' && n > 0 && n < NSIG) return static_cast<int>(n);
@@ -68,14 +65,116 @@ Result<int> ParseSignal(const std::string& text) {
                 Quote(text) + " is not a signal (e.g. SIGTERM, TERM, 15, SIGINT, SIGQUIT)");
 }
 
+std::string SignalText(int signo) {
+  for (const auto& [name, number] : SignalNames()) {
+    if (number == signo) return "SIG" + name;
+  }
+  return std::to_string(signo);
+}
+
+// The gate's settings as given; each default from the struct where its meaning lives.
+struct GateDraft {
+  gate::GateOptions options;  // stop signal, stop-grace, poll interval
+  std::string address = kDefaultHttpAddress;
+  // "" = none ("off"); nullopt = the default, gate::kStatusFileName beside this binary.
+  std::optional<std::string> status_file;
+  LogFormat log_format = LogFormat::kText;
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+Result<Duration> ParseBoundedDuration(const std::string& text) {
+  auto d = ParseGoDuration(text);
+  if (!d.ok()) return Status(Code::kBadConfig, d.status().message());
+  return d;
+}
+
+// `leasehold gate`'s settings, in --help order. A help's '\n' breaks its column's line.
+const OptionTable<GateDraft>& GateTable() {
+  // clang-format off
+  static const OptionTable<GateDraft> table{"leasehold gate", "LEASEHOLD_GATE_", {
+    {"address", "", "ADDR", kOwnVariable, "LEASEHOLD_HTTP_ADDRESS", "",
+     [](const GateDraft& d) { return d.address; },
+     [](const std::string& t, GateDraft& d) {
+       d.address = t;  // every endpoint, in order, as `leasehold probe` asks (SidecarTargets)
+       return contract::SidecarTargets(t).status();
+     },
+     "the sidecar's local API (default ${fallback}, else\n{default})",
+     "the sidecar's local API: every endpoint of the address in order (`localhost` is 127.0.0.1, "
+     "then ::1; a wildcard is asked on loopback), the next one when one cannot be reached; the "
+     "same rule as `leasehold probe`"},
+    {"stop-signal", "", "SIG", kOwnVariable, "", "",
+     [](const GateDraft& d) { return SignalText(d.options.core.stop_signal); },
+     [](const std::string& t, GateDraft& d) {
+       auto s = ParseSignal(t);
+       if (s.ok()) d.options.core.stop_signal = *s;
+       return s.status();
+     },
+     "the first signal to stop CMD (default {default})",
+     "the first signal of a stop"},
+    {"stop-grace", "", "D", kOwnVariable, "", "",
+     [](const GateDraft& d) { return FormatGoDuration(d.options.core.stop_grace); },
+     [](const std::string& t, GateDraft& d) {
+       auto v = ParseBoundedDuration(t);
+       if (!v.ok()) return v.status();
+       // "10m": Go would print kMaxStopGrace as "10m0s".
+       if (*v > kMaxStopGrace) return Status(Code::kBadConfig, "at most 10m");
+       d.options.core.stop_grace = *v;
+       return Status::Ok();
+     },
+     "stop signal to SIGKILL (default {default}); at most\n"
+     "(renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked\n"
+     "at start and whenever its timings change (if not: CMD is\n"
+     "stopped, exit 2)",
+     "stop signal to SIGKILL; fits the sidecar's default timings, so K8up needs nothing set"},
+    {"poll-interval", "", "D", kOwnVariable, "", "",
+     [](const GateDraft& d) { return FormatGoDuration(d.options.poll_interval); },
+     [](const std::string& t, GateDraft& d) {
+       auto v = ParseBoundedDuration(t);
+       if (!v.ok()) return v.status();
+       if (*v < kMinPollInterval || *v > kMaxPollInterval) {
+         return Status(Code::kBadConfig, "must be between " + FormatGoDuration(kMinPollInterval) +
+                                             " and " + FormatGoDuration(kMaxPollInterval));
+       }
+       d.options.poll_interval = *v;
+       return Status::Ok();
+     },
+     "GET /leader while the stream is unavailable (default {default})",
+     "`GET /leader` while the stream is unavailable"},
+    {"status-file", "", "PATH", kOwnVariable, "", "",
+     [](const GateDraft&) { return std::string(gate::kStatusFileName); },
+     [](const std::string& t, GateDraft& d) {
+       d.status_file = t == "off" ? "" : t;
+       return Status::Ok();
+     },
+     "status for `leasehold gate-probe` (default {default} beside\n"
+     "this binary; \"off\" for none)",
+     "for `gate-probe`, beside the binary (the emptyDir) by default; `off` for none"},
+    {"log-format", "", "F", kOwnVariable, "", "",
+     [](const GateDraft& d) { return std::string(LogFormatName(d.log_format)); },
+     Store<GateDraft, LogFormat, &GateDraft::log_format, ParseLogFormat>,
+     "text or json (default {default})", "as the agent's"},
+    {"log-level", "", "L", kOwnVariable, "", "",
+     [](const GateDraft& d) { return std::string(LogLevelName(d.log_level)); },
+     Store<GateDraft, LogLevel, &GateDraft::log_level, ParseLogLevel>,
+     "trace, debug, info, warn, error (default {default})", "as the agent's"},
+  }};
+  // clang-format on
+  return table;
+}
+
 }  // namespace
+
+std::vector<SettingDoc> GateSettings() { return Describe(GateTable()); }
+
+std::string GateHelp() {
+  return kGateHelpHead + RenderColumns(GateSettings(), kHelpColumn) + kGateHelpTail;
+}
 
 Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const Environment& env,
                                      const std::string& exe_dir) {
   GateCommand c;
   std::map<std::string, std::string> given;
-  static const char* kFlags[] = {"address",     "stop-signal", "stop-grace", "poll-interval",
-                                 "status-file", "log-format",  "log-level"};
+  const std::vector<SettingDoc> settings = GateSettings();
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -84,14 +183,14 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
       break;
     }
     if (a == "-h" || a == "--help") {
-      c.output = kGateHelp;
+      c.output = GateHelp();
       return c;
     }
     if (a.rfind("--", 0) != 0) break;  // CMD starts here (without "--")
     std::string name = a.substr(2), value;
     const size_t eq = name.find('=');
     bool known = false;
-    for (const char* f : kFlags) known = known || name.substr(0, eq) == f;
+    for (const SettingDoc& s : settings) known = known || name.substr(0, eq) == s.flag;
     if (!known) return Invalid("unknown flag " + Quote(a), "gate");
     if (eq != std::string::npos) {
       value = name.substr(eq + 1);
@@ -102,70 +201,27 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
     }
     given[name] = value;
   }
-  c.options.command.assign(args.begin() + static_cast<long>(i), args.end());
-  if (c.options.command.empty()) {
+  GateDraft d;
+  d.options.command.assign(args.begin() + static_cast<long>(i), args.end());
+  if (d.options.command.empty()) {
     return Invalid("no command: leasehold gate [flags] -- CMD [ARGS...]", "gate");
   }
-  // The flag, else LEASEHOLD_GATE_<FLAG>; `origin` names where a bad value came from.
-  const auto get = [&](const std::string& flag, std::string* origin) -> std::optional<std::string> {
-    if (auto it = given.find(flag); it != given.end()) {
-      *origin = "--" + flag;
-      return it->second;
-    }
-    if (auto e = env.getenv(EnvName(flag)); e && !e->empty()) {
-      *origin = EnvName(flag) + " (--" + flag + ")";
-      return *e;
-    }
-    *origin = "--" + flag;
-    return std::nullopt;
+  const CommandLineValue command_line = [&given](const std::string& flag) {
+    auto it = given.find(flag);
+    return it == given.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
-  std::string origin;
-
-  std::string address = "localhost:4040";
-  if (auto v = get("address", &origin)) {
-    address = *v;
-  } else if (auto e = env.getenv("LEASEHOLD_HTTP_ADDRESS"); e && !e->empty()) {
-    address = *e;
-    origin = "LEASEHOLD_HTTP_ADDRESS (--address)";
-  }
-  // Every endpoint, in order, as `leasehold probe` asks (the one rule: contract::SidecarTargets).
-  auto targets = contract::SidecarTargets(address);
-  if (!targets.ok()) return Status(Code::kBadConfig, origin + ": " + targets.status().message());
-  c.options.sidecars = std::move(targets).value();
-
-  if (auto v = get("stop-signal", &origin)) {
-    auto s = ParseSignal(*v);
-    if (!s.ok()) return Status(Code::kBadConfig, origin + ": " + s.status().message());
-    c.options.core.stop_signal = *s;
-  }
-  if (auto v = get("stop-grace", &origin)) {
-    auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
-    if (*d > std::chrono::minutes(10)) {
-      return Status(Code::kBadConfig, origin + ": at most 10m");
-    }
-    c.options.core.stop_grace = *d;
-  }
-  if (auto v = get("poll-interval", &origin)) {
-    auto d = ParseGoDuration(*v);
-    if (!d.ok()) return Status(Code::kBadConfig, origin + ": " + d.status().message());
-    if (*d < std::chrono::milliseconds(50) || *d > std::chrono::seconds(10)) {
-      return Status(Code::kBadConfig, origin + ": must be between 50ms and 10s");
-    }
-    c.options.poll_interval = *d;
-  }
-  c.options.status_file = exe_dir.empty() ? "" : exe_dir + "/gate-status.json";
-  if (auto v = get("status-file", &origin)) c.options.status_file = *v == "off" ? "" : *v;
-  if (auto v = get("log-format", &origin)) {
-    Result<LogFormat> format = ParseLogFormat(*v);
-    if (!format.ok()) return Status(Code::kBadConfig, origin + ": " + format.status().message());
-    c.log_format = *format;
-  }
-  if (auto v = get("log-level", &origin)) {
-    Result<LogLevel> level = ParseLogLevel(*v);
-    if (!level.ok()) return Status(Code::kBadConfig, origin + ": " + level.status().message());
-    c.log_level = *level;
-  }
+  if (Status st = ReadOptions(GateTable(), command_line, env, d); !st.ok()) return st;
+  // Checked by the address's parser, or the default.
+  auto targets = contract::SidecarTargets(d.address);
+  if (!targets.ok()) return Status(Code::kFailedPrecondition, targets.status().message());
+  d.options.sidecars = std::move(targets).value();
+  d.options.status_file = d.status_file     ? *d.status_file
+                          : exe_dir.empty() ? ""
+                                            : exe_dir + "/" + gate::kStatusFileName;
+  c.options = std::move(d.options);
+  c.log_format = d.log_format;
+  c.log_level = d.log_level;
+  c.warnings = UnknownVariableWarnings(env, AllSettings(), "leasehold gate");
   return c;
 }
 
@@ -180,6 +236,7 @@ int RunGateCommand(const std::vector<std::string>& args, const Environment& env)
     return 0;
   }
   SetupLogging(c->log_format, c->log_level);
+  for (const std::string& warning : c->warnings) spdlog::warn("{}", warning);
   return gate::RunGate(c->options);
 }
 

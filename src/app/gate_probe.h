@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/flags.h"
+#include "app/options.h"
 
 namespace leasehold::app {
 

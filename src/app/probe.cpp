@@ -2,49 +2,78 @@
 
 #include <cstdio>
 
+#include "app/settings.h"
+#include "base/listen_address.h"
 #include "base/text.h"
 #include "contract/loopback_client.h"
 
 namespace leasehold::app {
 namespace {
 
-constexpr const char* kDefaultAddress = "localhost:4040";
 constexpr Duration kProbeTimeout = std::chrono::seconds(1);
 
-constexpr const char* kProbeHelp = R"(Usage: leasehold probe [--leader] [--address ADDR]
+// The help around the flags' column (RenderColumns, from the option table).
+constexpr const char* kProbeHelpHead = R"(Usage: leasehold probe [--leader] [--address ADDR]
 
 Asks a running agent whether it is ready (GET /readyz) or, with --leader, whether it leads
 (GET /is-leader), with a 1s timeout. Exit code 0 on a 200 answer, 1 otherwise, 2 for bad
 arguments. For exec probes in images without curl, e.g.
   readinessProbe: {exec: {command: [leasehold, probe]}}
 
-  --leader        ask /is-leader instead of /readyz
-  --address ADDR  the agent's --http-address (same forms; a wildcard such as :4040 is asked on
-                  loopback). Default: $LEASEHOLD_HTTP_ADDRESS, else localhost:4040.
-  -h, --help      print this help
 )";
+constexpr const char* kProbeHelpTail = "  -h, --help      print this help\n";
+constexpr size_t kHelpColumn = 18;
 
 Status Invalid(const std::string& what) {
   return Status(Code::kBadConfig, what + " (see leasehold probe --help)");
 }
 
+struct ProbeDraft {
+  std::string path = "/readyz";
+  std::string address = kDefaultHttpAddress;
+};
+
+// `leasehold probe`'s settings, in --help order. A help's '\n' breaks its column's line.
+const OptionTable<ProbeDraft>& ProbeTable() {
+  // clang-format off
+  static const OptionTable<ProbeDraft> table{"leasehold probe", "", {
+    {"leader", "", "", "", "", "", nullptr,
+     [](const std::string&, ProbeDraft& d) {
+       d.path = "/is-leader";
+       return Status::Ok();
+     },
+     "ask /is-leader instead of /readyz", ""},
+    // The agent's own variable, present in the sidecar's environment.
+    {"address", "", "ADDR", "LEASEHOLD_HTTP_ADDRESS", "", "",
+     [](const ProbeDraft& d) { return d.address; },
+     [](const std::string& t, ProbeDraft& d) {
+       d.address = t;  // the one address rule, as `leasehold gate` asks (SidecarTargets)
+       return contract::SidecarTargets(t).status();
+     },
+     "the agent's --http-address (same forms; a wildcard such as :4040 is asked on\n"
+     "loopback). Default: ${env}, else {default}.", ""},
+  }};
+  // clang-format on
+  return table;
+}
+
 }  // namespace
+
+std::vector<SettingDoc> ProbeSettings() { return Describe(ProbeTable()); }
 
 Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
                                        const Environment& env) {
   ProbeCommand c;
-  c.path = "/readyz";
-  std::string address;
-  std::string origin = "--address";
-  bool address_set = false;
+  std::optional<std::string> address;
+  bool leader = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "-h" || a == "--help") {
-      c.output = kProbeHelp;
+      c.output = kProbeHelpHead + RenderColumns(ProbeSettings(), kHelpColumn) + kProbeHelpTail;
       return c;
     }
     if (a == "--leader") {
-      c.path = "/is-leader";
+      leader = true;
     } else if (a == "--address" || a.rfind("--address=", 0) == 0) {
       if (a == "--address") {
         if (i + 1 >= args.size()) return Invalid("--address: needs a value");
@@ -52,22 +81,21 @@ Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
       } else {
         address = a.substr(std::string("--address=").size());
       }
-      address_set = true;
     } else {
       return Invalid("unexpected argument " + Quote(a));
     }
   }
-  if (!address_set) {
-    address = kDefaultAddress;
-    if (auto e = env.getenv("LEASEHOLD_HTTP_ADDRESS"); e && !e->empty()) {
-      address = *e;
-      origin = "LEASEHOLD_HTTP_ADDRESS (--address)";
-    }
-  }
-  // The one address rule (contract::SidecarTargets), as `leasehold gate` asks.
-  auto targets = contract::SidecarTargets(address);
-  if (!targets.ok()) return Status(Code::kBadConfig, origin + ": " + targets.status().message());
-  c.address = address;
+  const CommandLineValue command_line = [&](const std::string& flag) -> std::optional<std::string> {
+    if (flag == "leader") return leader ? std::optional<std::string>("") : std::nullopt;
+    return flag == "address" ? address : std::nullopt;
+  };
+  ProbeDraft d;
+  if (Status st = ReadOptions(ProbeTable(), command_line, env, d); !st.ok()) return st;
+  // Checked by the address's parser, or the default.
+  auto targets = contract::SidecarTargets(d.address);
+  if (!targets.ok()) return Status(Code::kFailedPrecondition, targets.status().message());
+  c.path = d.path;
+  c.address = d.address;
   for (const contract::Target& t : *targets) c.targets.emplace_back(t.host, t.port);
   return c;
 }

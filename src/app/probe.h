@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/flags.h"
+#include "app/options.h"
 #include "base/clock.h"
 #include "base/status.h"
 

@@ -26,8 +26,12 @@ struct ListenAddress {
   int port = 0;
 };
 
+// The local API's address when --http-address is not given: where the agent listens, and where
+// `leasehold probe` and `leasehold gate` ask when told nothing else.
+inline constexpr const char* kDefaultHttpAddress = "localhost:4040";
+
 // Accepted forms:
-//   localhost:4040   127.0.0.1 and ::1 (the default)
+//   localhost:4040   127.0.0.1 and ::1 (the default, kDefaultHttpAddress)
 //   127.0.0.1:4040   one IPv4 address          [::1]:4040   one IPv6 address
 //   :4040            all IPv4 (= 0.0.0.0:4040) [::]:4040    all IPv6
 // Other host names are refused rather than resolved: resolution could silently pick an

@@ -54,6 +54,9 @@ inline constexpr Duration kMinRetryPeriod = std::chrono::seconds(1);
 inline constexpr Duration kMinRenewDeadline = std::chrono::seconds(2);
 inline constexpr Duration kMinLeaseDuration = std::chrono::seconds(3);
 
+// After POST /release without SIGTERM, how long to stay out of the election (--release-holdoff).
+inline constexpr Duration kDefaultReleaseHoldoff = std::chrono::seconds(30);
+
 class ElectionConfig {
  public:
   // kBadConfig naming the flag, the floor and the reason when a timing is below the product's
@@ -74,7 +77,7 @@ class ElectionConfig {
   Duration retry_period() const { return timings_.retry_period; }
   int lease_duration_seconds() const;
   ReleaseMode release_mode() const { return release_mode_; }
-  // After POST /release without SIGTERM, how long to stay out of the election. Default 30s.
+  // After POST /release without SIGTERM, how long to stay out of the election.
   Duration release_holdoff() const { return release_holdoff_; }
 
  private:
@@ -82,7 +85,7 @@ class ElectionConfig {
   std::string identity_;
   Timings timings_;
   ReleaseMode release_mode_ = ReleaseMode::kSafe;
-  Duration release_holdoff_ = std::chrono::seconds(30);
+  Duration release_holdoff_ = kDefaultReleaseHoldoff;
 };
 
 }  // namespace leasehold::election

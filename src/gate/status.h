@@ -29,6 +29,10 @@
 
 namespace leasehold::gate {
 
+// The status file's name, beside the binary (the emptyDir `leasehold install` copied it into),
+// when the gate's --status-file is not given; `gate-probe` looks there too.
+inline constexpr const char* kStatusFileName = "gate-status.json";
+
 inline constexpr Duration kStaleAfter = std::chrono::seconds(10);
 inline constexpr Duration kStuckAfter = std::chrono::seconds(10);
 
