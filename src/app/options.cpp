@@ -63,7 +63,7 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 }
 
 bool IsNearMiss(const std::string& name, const std::string& candidate) {
-  constexpr size_t kMaxEdits = 2;
+  constexpr size_t kMaxEdits = kNearMissMaxEdits;
   const std::string_view prefix(kVariablePrefix);
   const size_t length =
       candidate.rfind(prefix.data(), 0) == 0 ? candidate.size() - prefix.size() : candidate.size();
@@ -101,6 +101,13 @@ std::vector<std::string> UnknownVariableWarnings(const Environment& env,
     const std::pair<std::string, const SettingDoc*>* best = nullptr;
     size_t best_distance = 0;
     for (const auto& k : known) {
+      // Cost bound: a variable's name is input of any length (a ConfigMap's keys through
+      // envFrom, up to the kernel's 128 KiB a string), and the distance costs its length times
+      // the candidate's. It is at least the difference of the lengths, so a name longer or
+      // shorter than the candidate by more than a near miss's edits is none, without computing it.
+      const size_t longer = std::max(upper.size(), k.first.size());
+      const size_t shorter = std::min(upper.size(), k.first.size());
+      if (longer - shorter > kNearMissMaxEdits) continue;
       const size_t d = EditDistance(upper, k.first);
       if (best == nullptr || d < best_distance) {
         best = &k;

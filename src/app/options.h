@@ -185,6 +185,8 @@ size_t EditDistance(const std::string& a, const std::string& b);
 // and LEASEHOLD_BIN are not: a variable that is far from every setting belongs to someone else
 // (a harness, a build script) and is none of leasehold's business.
 bool IsNearMiss(const std::string& name, const std::string& candidate);
+// The most edits a near miss may be from its setting's variable.
+inline constexpr size_t kNearMissMaxEdits = 2;
 
 // One warning for each LEASEHOLD_* variable of `env` (in any case) that no setting of `settings`
 // reads but is a near miss of one (or of an alias's would-be variable) once upper-cased, naming

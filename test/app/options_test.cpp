@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -386,6 +387,21 @@ TEST_CASE("IsNearMiss: at most 2 edits and at most a quarter of the setting's na
     CAPTURE(c.name);
     CHECK(IsNearMiss(c.name, c.candidate) == c.near);
   }
+}
+
+TEST_CASE("UnknownVariableWarnings: a name of any length costs no more than a short one") {
+  // 1 MiB names (the kernel allows 128 KiB a string; the injected environment has no limit):
+  // without the length bound the edit distances cost ~10^9 steps, seconds; with it, none.
+  const std::string tail(1 << 20, 'A');
+  const Environment env = FakeEnvironment({{"LEASEHOLD_" + tail, "x"},
+                                           {"LEASEHOLD_LEASE_DURATION" + tail, "x"},
+                                           {"LEASEHOLD_LEASE_DURATOIN", "x"}});
+  const auto start = std::chrono::steady_clock::now();
+  const Strings warnings = UnknownVariableWarnings(env, AllSettings(), "leasehold");
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(warnings.size() == 1);  // the near miss still warns; the long names do not
+  CHECK(warnings[0].rfind("LEASEHOLD_LEASE_DURATOIN is not a leasehold variable", 0) == 0);
+  CHECK(took < std::chrono::milliseconds(500));
 }
 
 // ---------------------------------------------------------------------------------------------
