@@ -13,8 +13,8 @@ that fails only when run.
 
 e2e/CMakeLists.txt makes its scenario tests from `--names` (one test per registered scenario, at
 configure time), so the two sides agree by construction for those modules; this check still
-catches a scenario module with no block in e2e/CMakeLists.txt, the node tier's hand-written
-lists, and a build configured before a scenario was added or removed.
+catches a scenario module with no block in e2e/CMakeLists.txt (the node tier's modules are
+listed there by name) and a build configured before a scenario was added or removed.
 
 Scenario modules are the Python files under e2e/ that assign `SCENARIOS` at top level; each is
 imported (not run) to read its names. Exit 0 when both sides agree, 1 with one line per
@@ -153,7 +153,7 @@ def compare(reg, tests, not_in_ctest=None):
             if (m, s) not in tests and (m, s) not in not_in_ctest:
                 errors.append(f"{m}: scenario {s!r} is registered (@scenario) but no CTest test "
                               f"runs it: reconfigure, or add its module's e2e_scenarios() line "
-                              f"(node tier: the name) to e2e/CMakeLists.txt")
+                              f"(node tier: its module's name) to e2e/CMakeLists.txt")
     for (m, s), test in sorted(tests.items()):
         if s not in reg.get(m, set()):
             errors.append(f"{m}: CTest test {test} runs scenario {s!r}, which the module does not "
