@@ -2,17 +2,33 @@
 # Installs the build and test dependencies from Debian packages. Idempotent: when every package
 # is already installed it changes nothing and does not touch the network.
 set -euo pipefail
+#
+# Usage: setup.sh [demo]. With `demo`, only what `make demo` needs (build the agent, run the
+# control plane and the Python demo); without, everything `make test` needs as well. Measured on
+# a fresh Debian 12 (docs/building.md "Cold start"): prometheus alone is 19 MB of the download
+# and pulls a dozen JavaScript packages, none of which the demo uses.
 
-packages=(
+# What `make demo` needs. The test libraries (doctest, cpp-httplib) are here too: the demo
+# configures the same build tree as `make test` (tests on), and both are small header packages.
+demo_packages=(
   build-essential cmake ninja-build pkg-config
   libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
   doctest-dev libyaml-cpp-dev
-  openssl curl python3 python3-venv procps
+  openssl curl python3 procps
+)
+# What only the tests need, beside the above.
+test_packages=(
+  python3-venv    # e2e/interop/python_venv.sh (ensurepip for the Python client's venv)
   bzip2 xz-utils  # scripts/static.sh unpacks source packages (.tar.bz2, .tar.xz)
   prometheus      # promtool for the alert rules (Debian 12: 2.42; deploy/monitoring/rules_test.py)
   python3-yaml    # deploy/monitoring/rules.py
   pyflakes3       # the Python lint (CTest python_lint)
 )
+case "${1:-}" in
+  demo) packages=("${demo_packages[@]}") ;;
+  "") packages=("${demo_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: setup.sh [demo]" >&2; exit 2 ;;
+esac
 if [[ "${LEASEHOLD_SETUP_FUZZ:-0}" == 1 ]]; then
   packages+=(clang-14 libclang-rt-14-dev)
 fi
