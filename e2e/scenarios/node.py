@@ -905,7 +905,7 @@ def rollout(variant):
 
 # Issue 24 item 1: the chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
-POST_RENDER = Path(__file__).resolve().parent / "node" / "helm_post_render.py"
+POST_RENDER = cluster.REPO / "e2e" / "node" / "helm_post_render.py"
 HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold-example
 
 

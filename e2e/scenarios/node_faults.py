@@ -22,7 +22,7 @@ from pathlib import Path
 
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
-from e2e.node_scenarios import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
+from e2e.scenarios.node import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
                                 cluster_time, container_id, restarts, run_scenario,
                                 signal_container)
 

@@ -30,9 +30,9 @@ import yaml
 from e2e.node import cluster, judge
 from e2e.node.cluster import log, wait_until
 from e2e.node.lock_rules import assert_release_acquire
-from e2e.node_faults import (CLOCK_SLACK, LEASE, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
+from e2e.scenarios.node_faults import (CLOCK_SLACK, LEASE, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
                              as_instrument, pod_freezer, pod_pids, repeat)
-from e2e.node_scenarios import (FAILOVER_BOUND, GAP_BOUND, MAX_LOCK_CHANGES,
+from e2e.scenarios.node import (FAILOVER_BOUND, GAP_BOUND, MAX_LOCK_CHANGES,
                                 RELEASE_TO_YES_BOUND, UNLOADED, Run, cluster_time, container_id,
                                 delete_leader_round, handovers, judge_lifetimes, judge_rollouts,
                                 rolling_update, run_scenario, sidecar_messages, wait_working)
