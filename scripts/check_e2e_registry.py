@@ -35,14 +35,7 @@ SCENARIOS_LINE = re.compile(r"^SCENARIOS\s*=", re.M)
 NOT_IN_CTEST = {}
 # Scenario modules take their fixtures from e2e.lib, never from another scenario module (a change
 # to one kind's scenarios must not break another's). Exceptions, each with why; a stale one fails.
-SIBLING_IMPORTS = {
-    ("e2e.scenarios.node_faults", "e2e.scenarios.node"): "the node tier moves to e2e/lib and e2e/scenarios "
-                                               "as a whole later (issue 27)",
-    ("e2e.scenarios.node_disruptions", "e2e.scenarios.node"): "the same move (issue 27): the pieces it takes "
-                                                    "(Run, rolling_update, ...) go to e2e/node",
-    ("e2e.scenarios.node_disruptions", "e2e.scenarios.node_faults"): "the same move (issue 27): the fault tier's "
-                                                 "timings and as_instrument go to e2e/node",
-}
+SIBLING_IMPORTS = {}
 
 
 def scenario_modules(root=ROOT):

@@ -1,7 +1,7 @@
 """Scenarios on real pods (CTest label `node`): the shipped overlays run by a real kubelet on the
 one-node cluster of e2e/node (node.sh, started once per run by the e2e_node_start fixture).
 
-    LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_delete_leader
+    LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_delete_leader
 
 Every scenario checks the fixture's health on entry and on exit, renders the shipped manifests
 (cluster.render; only replicas, images and the test's own app differ, checked), samples every
@@ -15,251 +15,22 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
-import traceback
-import uuid
-from pathlib import Path
 
+from e2e.lib.common import wait_until
+from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
-from e2e.node.cluster import log, wait_until
-from e2e.node.lock_rules import assert_release_acquire
+from e2e.node.bounds import FAILOVER_BOUND, RELEASE_TO_YES_BOUND
+from e2e.node.cluster import log
+from e2e.node.handover import (delete_leader_round, leader_label, log_stop_delay,
+                               sidecar_log_events, wait_settled)
+from e2e.node.pods import restarts, signal_container
+from e2e.node.rollout import judge_rollouts, rolling_update
+from e2e.node.run import Run, run_scenario
+from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
 
-# Per pod, one /is-leader sample per interval; non-vacuity: no gap longer than 2 x interval. At
-# 50 ms, this process's other threads (kubectl output, log followers) delayed a sample past 150 ms
-# under load average 10; 100 ms keeps the rule exact (2 x interval, no slack) with room for that.
-SAMPLE_INTERVAL = 0.1
-# Shipped timings (deploy/base): the scenarios run them unchanged.
-LEASE, RENEW, RETRY = 15.0, 10.0, 2.0
-# Graceful failover, from the leader pod's DELETE to the next pod's first "yes". Two parts:
-# - the kubelet's: it sees the deletion and SIGTERMs `app` (the native sidecar only after `app`
-#   exited). No configured timing of leasehold is in it.
-# - the app's acknowledgement and leasehold's: the test app (as the shipped example app) stops its
-#   unit at once and POSTs /release; the sidecar (--release-on-shutdown=safe, the shipped
-#   overlay's) then releases at once (one request), and the followers, which watch the lock, take
-#   it in one more round trip: no retry-period, no lease-duration, no renew-deadline, so its
-#   bound is a small constant (two apiserver round trips and a watch event), asserted always,
-#   from the app's POST to the next "yes": 0.5 s unloaded, 2.0 s loaded: two API writes in a
-#   row (the release, then the follower's acquisition), each up to ~1 s on a loaded apiserver
-#   (measured up to 0.52 s at load average 15 from the sidecar's SIGTERM under the old
-#   `immediate`; at load average 21, e2e_node_evict: release 0.73 s after the POST, the
-#   follower's acquisition 0.83 s after it saw the lease free, 1.63 s in all).
-# The whole chain's bound is FAILOVER_BOUND unloaded (LEASEHOLD_NODE_UNLOADED=1: the issue's 0.5 s)
-# and FAILOVER_BOUND_LOADED otherwise: the kubelet's PLEG relist period (1 s) plus the above.
-UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
-FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
-RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else float(
-    os.environ.get("LEASEHOLD_NODE_RELEASE_TO_YES_BOUND_LOADED", "2.0"))
-
-
-class LogFollower:
-    """`kubectl logs -f` of one container, from its start, kept in memory (and dumped on
-    failure): the deleted pod's logs are gone from the apiserver once the pod is."""
-
-    def __init__(self, node, ns, pod, container, before=None):
-        """`before`: a follower whose stream ended (the kubelet, which serves it, restarted):
-        its lines are kept, and this one goes on after its last line's timestamp."""
-        self.lines, self.pod, self.container = [], pod, container
-        self.after = None
-        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
-               "-f", "-n", ns, pod, "-c", container, "--timestamps"]
-        if before is not None and before.lines:
-            self.lines = list(before.lines)
-            last = self.lines[-1].split(" ", 1)[0]
-            self.after = cluster_time(last)
-            cmd.append(f"--since-time={last}")
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if self.after is not None:  # --since-time has whole-second resolution
-                try:
-                    if cluster_time(line.split(" ", 1)[0]) <= self.after:
-                        continue
-                except ValueError:
-                    pass
-                self.after = None
-            self.lines.append(line)
-
-    def text(self):
-        return "".join(self.lines)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        self.proc.wait(5)
-
-
-class Run:
-    """One scenario's namespace, sampler, lock watch and log followers."""
-
-    lock_name = "leasehold-lock"
-
-    def __init__(self, node, name, variant, replicas=3, configmap=None, app_env=None):
-        self.node, self.name, self.variant = node, name, variant
-        self.app_env = app_env or {}
-        self.ns = f"{variant}-{uuid.uuid4().hex[:6]}"
-        self.replicas, self.configmap = replicas, configmap
-        self.followers = {}
-        self.sampler = self.watch = None
-        self.pod_ips = {}
-        self.stopping = threading.Event()
-
-    def app_env_full(self):
-        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20, **self.app_env}
-        if self.variant == "classic":  # the files of the shipped preStop hook
-            env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
-        return env
-
-    def deploy(self):
-        """Renders the shipped overlay (checked: only replicas, images and the app differ) and
-        applies it; returns the Deployment's name."""
-        docs, shipped = cluster.render(self.node, self.variant, self.replicas,
-                                       app_env=self.app_env_full(), configmap=self.configmap)
-        cluster.assert_shipped(docs, shipped, self.configmap)
-        cluster.apply(self.node, self.ns, docs)
-        return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment")
-
-    def start(self):
-        t = time.time()
-        self.deployment = self.deploy()
-        kind = "configmap" if self.variant == "classic" else "lease"
-        self.watch = judge.LockWatch(self.node, self.ns, kind, self.lock_name)
-        self.lister = threading.Thread(target=self._list, daemon=True)
-        self.lister.start()
-        self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
-        self.wait_ready(self.replicas)
-        self.ready_s = time.time() - t
-        log(f"{self.replicas} pods Ready {self.ready_s:.1f}s after apply")
-        return self
-
-    def _see(self, p):
-        name, ip = p["metadata"]["name"], p["status"].get("podIP")
-        if ip and name not in self.pod_ips:
-            self.pod_ips[name] = ip
-        for c in (p["status"].get("containerStatuses", []) +
-                  p["status"].get("initContainerStatuses", [])):
-            key = (name, c["name"])
-            if key not in self.followers and ("running" in c.get("state", {}) or c.get("started")):
-                self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
-
-    def _list(self):
-        """Pods from a watch (a new pod is sampled as soon as it has an IP: a replacement pod
-        can take the lock within a second of its start), re-listed if the watch ends."""
-        while not self.stopping.is_set():
-            cmd = [str(self.node.bin_dir / "kubectl"), "--kubeconfig", str(self.node.kubeconfig),
-                   "get", "pods", "-n", self.ns, "--watch", "-o", "json"]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    text=True)
-            self.pod_watch = proc
-            try:
-                for obj in judge.json_objects(proc.stdout):
-                    self._see(obj)
-            except Exception as e:
-                log(f"watching pods: {e}")
-            finally:
-                if proc.poll() is None:
-                    proc.terminate()
-                proc.wait(5)
-            self.stopping.wait(0.2)
-
-    def ready_pods(self):
-        out = []
-        for p in self.node.pods(self.ns):
-            if p["metadata"].get("deletionTimestamp"):
-                continue
-            conds = {c["type"]: c["status"] for c in p["status"].get("conditions", [])}
-            if conds.get("Ready") == "True":
-                out.append(p["metadata"]["name"])
-        return out
-
-    def wait_ready(self, n, timeout=120):
-        return wait_until(lambda: len(self.ready_pods()) == n and self.ready_pods(), timeout,
-                          0.2, f"{n} Ready pods in {self.ns}")
-
-    def single_leader(self, timeout=60, stable=1.0):
-        """The one pod all samples of the last `stable` s agree leads."""
-        def one():
-            ls = self.sampler.leaders_now(stable)
-            return ls[0] if len(ls) == 1 else None
-        return wait_until(one, timeout, 0.1, "exactly one leader")
-
-    def units(self):
-        out = {}
-        for (pod, c), f in self.followers.items():
-            if c == "app":
-                out.setdefault(pod, []).extend(judge.parse_units(f.text()))
-        return out
-
-    def wait_units(self, pod, n, timeout=30):
-        return wait_until(lambda: len(self.units().get(pod, [])) >= n, timeout, 0.1,
-                          f"{n} units of work by {pod}")
-
-    def judge(self, t0, t1):
-        """The rules over [t0, t1]: no definite overlap, no intersecting units, non-vacuity."""
-        by_pod = self.sampler.by_pod()
-        definite, possible = judge.overlaps(by_pod)
-        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
-        if possible:
-            log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
-        bad = judge.unit_intersections(self.units())
-        assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
-        # Non-vacuity: every pod that lived through [t0, t1] was sampled often enough.
-        for pod, ss in by_pod.items():
-            if not ss or ss[0].send > t0 or ss[-1].send < t1:
-                continue
-            gap, n = judge.sample_gaps(ss, t0, t1)
-            assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
-            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample " \
-                f"({judge.gap_report({pod: ss}, SAMPLE_INTERVAL)})"
-        return possible
-
-    def stop(self, failed):
-        """Stops what the run started and keeps the evidence; the namespace goes whatever
-        fails on the way (a sampler report that raised once left one behind)."""
-        try:
-            self._stop(failed)
-        finally:
-            self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
-                              check=False, timeout=180)
-
-    def _stop(self, failed):
-        self.stopping.set()
-        if getattr(self, "pod_watch", None) is not None and self.pod_watch.poll() is None:
-            self.pod_watch.terminate()
-        if self.sampler:
-            self.sampler.stop()
-            keep = os.environ.get("LEASEHOLD_NODE_KEEP_SAMPLES")  # a directory: measurements
-            if keep:
-                Path(keep).mkdir(parents=True, exist_ok=True)
-                self.sampler.dump(Path(keep) / f"{self.name}-{self.ns}.json")
-            log(f"sampler (pid {self.sampler.pid}): {self.sampler.report()}")
-        if self.watch:
-            self.watch.stop()
-        for f in self.followers.values():
-            f.stop()
-        if failed:
-            out = Path(os.environ.get("LEASEHOLD_NODE_EVIDENCE",
-                                      self.node.dir / "evidence" / self.name))
-            out.mkdir(parents=True, exist_ok=True)
-            if self.sampler:
-                self.sampler.dump(out / "samples.json")
-            if self.watch:
-                (out / "lock-history.json").write_text(json.dumps(self.watch.history))
-            for (pod, c), f in self.followers.items():
-                (out / f"{pod}.{c}.log").write_text(f.text())
-            self.node.evidence(out)
-            log(f"evidence kept in {out}")
-
-
-def leader_label(run, pod):
-    """Pods labelled leasehold.io/role=leader."""
-    return sorted(p["metadata"]["name"] for p in run.node.pods(run.ns)
-                  if p["metadata"].get("labels", {}).get("leasehold.io/role") == "leader"
-                  and not p["metadata"].get("deletionTimestamp"))
+# Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
+LEASE, RENEW, RETRY = DEFAULTS
 
 
 def sidecar_events(run, pod):
@@ -268,194 +39,6 @@ def sidecar_events(run, pod):
     comes before the kubelet stops a native sidecar)."""
     term, rel, _ = sidecar_log_events(run, pod)
     return term, rel
-
-
-def sidecar_log_events(run, pod):
-    """(first SIGTERM, first release after it, first release at all or None) from the
-    sidecar's JSON log lines."""
-    f = run.followers.get((pod, "leasehold"))
-    term = rel = first_rel = None
-    for line in f.text().splitlines() if f else []:
-        ts, _, rest = line.partition(" ")
-        try:
-            rec = json.loads(rest)
-        except ValueError:
-            continue
-        msg = str(rec.get("msg", ""))
-        # the sidecar's own stamp (ms, its clock: the node's); the CRI stamp is taken later
-        t = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else cluster_time(ts)
-        if term is None and msg.startswith("received SIGTERM"):
-            term = t
-        if first_rel is None and msg.startswith("released "):
-            first_rel = t
-        if term is not None and rel is None and msg.startswith("released "):
-            rel = t
-    return term, rel, first_rel
-
-
-def sidecar_messages(run, pod, prefix):
-    """Times (the sidecar's own `ts`, ms, rounded down) of its JSON log lines whose msg starts
-    with `prefix`."""
-    f = run.followers.get((pod, "leasehold"))
-    out = []
-    for line in f.text().splitlines() if f else []:
-        _, _, rest = line.partition(" ")
-        try:
-            rec = json.loads(rest)
-        except ValueError:
-            continue
-        if str(rec.get("msg", "")).startswith(prefix) and isinstance(rec.get("ts"), str):
-            out.append(cluster_time(rec["ts"]))
-    return out
-
-
-def began_to_lead(run, nxt, since):
-    """When the pod of `nxt` (its first "yes" sample after `since`) began to say yes: that
-    sample's receive stamp, unless it is the pod's very first sample: a replacement pod created
-    at the deletion can win the lock before its IP reaches the pod watch and the sampler (the
-    kubelet's status update, up to a second late under load; measured: acquired 0.06 s after
-    the release, first sampled 0.8 s later). Then its sidecar's "acquired lease" line after
-    `since` (its own stamp, ms) is when it began to lead."""
-    first = run.sampler.by_pod()[nxt.pod][0]
-    if not (first.yes and first.send >= since):
-        return nxt.recv
-    acquired = wait_until(lambda: [t for t in sidecar_messages(run, nxt.pod, "acquired lease")
-                                   if t >= since - 0.001], 10, 0.05,
-                          f"{nxt.pod}'s \"acquired lease\" line")
-    return min(nxt.recv, acquired[0])
-
-
-def cluster_time(ts):
-    """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
-    import datetime
-    base, _, frac = ts.rstrip("Z").partition(".")
-    d = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
-    return d.timestamp() + (float("0." + frac) if frac else 0.0)
-
-
-# The kubelet starts a deleted pod's termination only when its pod worker has a runtime status
-# newer than the end of the pod's last sync: it waits for the next PLEG relist (generic PLEG, 1 s
-# period, hard-coded), and a sync already waiting for one is not cut short (pod_workers.go
-# podWorkerLoop -> podCache.GetNewerThan). A pod synced in the last second or so (it just became
-# Ready: every probe result change is a sync) gets its first signal up to ~2 s after the DELETE;
-# a settled pod within ms. e2e/node/README.md, "Why the first deletion takes ~1.8 s".
-# The deletion rounds count from a settled leader: Ready for SETTLED_S (the condition's stamp has
-# 1 s resolution) so no probe-driven sync is in flight. A periodic resync (syncFrequency) in the
-# second before the DELETE can still delay it up to ~1 s: kubelet_stop_delay says so per round.
-SETTLED_S = 4.0
-KUBELET_LINE_RE = re.compile(r"^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) ")
-
-
-def wait_settled(run, pod):
-    """Until `pod` has been Ready for SETTLED_S (its Ready condition's lastTransitionTime)."""
-    import datetime
-
-    def settled():
-        p = [x for x in run.node.pods(run.ns) if x["metadata"]["name"] == pod]
-        cond = [c for c in (p[0].get("status", {}).get("conditions") or [])
-                if c["type"] == "Ready" and c["status"] == "True"] if p else []
-        if not cond:
-            return False
-        since = datetime.datetime.strptime(cond[0]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
-        return time.time() - since.replace(tzinfo=datetime.timezone.utc).timestamp() >= SETTLED_S
-    wait_until(settled, 60, 0.2, f"{pod} Ready for {SETTLED_S} s")
-
-
-def kubelet_stop_delay(run, pod, t_del):
-    """The kubelet's part of a deletion, from its log (-v=2 lines): (DELETE seen, first container
-    signalled), seconds after t_del, or None. The first "Killing container with a grace period"
-    line of the pod is its first signal (for a container with a preStop hook the line follows the
-    hook, but the hookless one of the pod, started in parallel, logs at once; the native app has
-    none)."""
-    path = run.node.dir / "logs" / "kubelet.log"
-    seen = kill = None
-    day = time.strftime("%m%d", time.localtime(t_del))
-    try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        if f'/{pod}' not in line:
-            continue
-        m = KUBELET_LINE_RE.match(line)
-        if not m or m.group(1) != day:
-            continue
-        t = time.mktime(time.strptime(time.strftime("%Y", time.localtime(t_del)) + m.group(1) +
-                                      m.group(2).split(".")[0], "%Y%m%d%H:%M:%S"))
-        t += float("0." + m.group(2).split(".")[1])
-        if t < t_del - 1:
-            continue
-        if seen is None and '"SyncLoop DELETE"' in line:
-            seen = t - t_del
-        if seen is not None and '"Killing container with a grace period" ' in line:
-            kill = t - t_del
-            break
-    return (seen, kill) if seen is not None and kill is not None else None
-
-
-def log_stop_delay(run, pod, t_del):
-    """Logs kubelet_stop_delay: evidence only (no bound on it), so missing lines (a kubelet at
-    -v<2) are logged, not failed. Returns (seen, signalled) or (None, None)."""
-    deadline = time.time() + 10
-    while (d := kubelet_stop_delay(run, pod, t_del)) is None and time.time() < deadline:
-        time.sleep(0.2)
-    if d is None:
-        log(f"kubelet: no DELETE and Killing lines of {pod} in its log")
-        return None, None
-    log(f"kubelet: {pod} DELETE seen +{d[0]:.3f}s, first container signalled +{d[1]:.3f}s")
-    return d
-
-
-def delete_leader_round(run, results):
-    """One handover: delete the leader's pod; measure, and check the kubelet's stop order."""
-    leader = run.single_leader()
-    assert leader_label(run, leader) == [leader], \
-        f"leader label on {leader_label(run, leader)}, leader is {leader}"
-    run.wait_units(leader, 3)
-    wait_settled(run, leader)
-    t_del = time.time()
-    run.node.delete_pod(run.ns, leader)
-    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
-                     "the next pod's first yes")
-    led = began_to_lead(run, nxt, t_del)
-    failover = led - t_del
-    log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
-    stop_delay = log_stop_delay(run, leader, t_del)
-    wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
-               0.2, f"{leader} gone")
-    run.wait_ready(run.replicas)
-    new = run.single_leader()
-    assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
-    run.wait_units(new, 3)
-    # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
-    # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
-    # releases on the acknowledgement, not at its SIGTERM.
-    app_exit = ack = None
-    f = run.followers.get((leader, "app"))
-    text = f.text() if f else ""
-    m = judge.EXIT_RE.search(text)
-    app_exit = int(m.group(1)) / 1e6 if m else None
-    m = RELEASE_RE.search(text)
-    if m:
-        ack = {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6, "code": int(m.group(3))}
-    last_end = max((u["end"] for u in judge.parse_units(text)), default=None)
-    term, _, rel = sidecar_log_events(run, leader)
-    results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
-                    "app_exit": app_exit, "ack": ack, "sidecar_sigterm": term, "release": rel,
-                    "t_delete": t_del, "kubelet_signal_s": stop_delay[1]})
-    assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
-    assert ack is not None and ack["code"] in (200, 202), f"{leader}'s app did not ack: {ack}"
-    assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}'s sidecar"
-    # The sidecar's own stamps have ms resolution; the app's us.
-    assert app_exit <= term + 0.001, f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
-    assert last_end is None or last_end <= ack["ask"], "acknowledged before the last unit ended"
-    assert ack["ask"] <= rel + 0.001, "released before the app acknowledged"
-    log(f"kubelet: delete->app exit {app_exit - t_del:.3f}s, app exit->sidecar SIGTERM "
-        f"{term - app_exit:.3f}s; app: delete->ack {ack['ask'] - t_del:.3f}s; sidecar: "
-        f"ack->released {rel - ack['ask']:.3f}s, ack->next yes {led - ack['ask']:.3f}s")
-    assert led - ack["ask"] <= RELEASE_TO_YES_BOUND, \
-        f"the app's POST /release -> next yes {led - ack['ask']:.3f}s > {RELEASE_TO_YES_BOUND}s"
-    return failover
 
 
 def native_delete_leader(node):
@@ -483,58 +66,6 @@ def native_delete_leader(node):
         failed = False
     finally:
         run.stop(failed)
-
-
-START_RE = re.compile(r"LHSTART at=(\d+) mode=gated")
-RELEASE_RE = re.compile(r"LHRELEASE ask=(\d+) ans=(\d+) code=(-?\d+)")
-
-
-def gated_runs(run):
-    """pod -> [[start, end or None]] of the gated program's runs (its own stamps, in order)."""
-    out = {}
-    for (pod, c), f in list(run.followers.items()):
-        if c != "app":
-            continue
-        runs = out.setdefault(pod, [])
-        for line in f.text().splitlines():
-            m = START_RE.search(line)
-            if m:
-                runs.append([int(m.group(1)) / 1e6, None])
-                continue
-            m = judge.EXIT_RE.search(line)
-            if m and runs and runs[-1][1] is None:
-                runs[-1][1] = int(m.group(1)) / 1e6
-    return out
-
-
-def running_cmd(run):
-    return sorted(p for p, rs in gated_runs(run).items() if rs and rs[-1][1] is None)
-
-
-def assert_gated_runs_disjoint(run):
-    now = time.time()
-    units = {p: [{"start": s, "end": e if e is not None else now} for s, e in rs]
-             for p, rs in gated_runs(run).items()}
-    bad = judge.unit_intersections(units)
-    assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
-
-
-def container_id(run, pod, name):
-    p = run.node.kjson("get", "pod", "-n", run.ns, pod)
-    for c in p["status"].get("initContainerStatuses", []) + p["status"].get("containerStatuses", []):
-        if c["name"] == name and c.get("containerID"):
-            return c["containerID"].split("://", 1)[1], c.get("restartCount", 0)
-    raise AssertionError(f"no container {name} in {pod}")
-
-
-def signal_container(run, pod, name, sig):
-    cid, _ = container_id(run, pod, name)
-    run.node.node_sh("enter", "ctr", "--address", "/run/containerd/containerd.sock", "-n",
-                     "k8s.io", "tasks", "kill", "-s", sig, cid)
-
-
-def restarts(run, pod, name):
-    return container_id(run, pod, name)[1]
 
 
 def gate_handovers(node):
@@ -679,7 +210,7 @@ def native_sidecar_alone(node):
     validUntil the leader's app was given (sent after ask + validForMs; the app's stamps), and no
     later than renew-deadline + RELEASE_TO_YES_BOUND after the SIGTERM; the kubelet restarts the
     sidecar and it follows.
-        LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.node_scenarios native_sidecar_alone"""
+        LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_sidecar_alone"""
     run = Run(node, "native_sidecar_alone", "native",
               app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}).start()
     failed = True
@@ -726,28 +257,8 @@ def native_sidecar_alone(node):
         run.stop(failed)
 
 
-# Issue 24 item 2 (rollouts) and item 1's upgrade: a rolling update of 3 replicas with maxSurge 1,
-# maxUnavailable 0 (the shipped Deployments and the chart set no strategy: the default 25 % / 25 %
-# resolves to exactly that for 3 replicas, checked). Every old pod is deleted once, gracefully.
-# Leaderless gap: between the last "yes" of one pod and the first "yes" of the next (the sampler's
-# upper estimate: the next one's receive stamp minus the last one's send stamp). The old leader
-# says yes until its pod is deleted and the next pod says yes within FAILOVER_BOUND of that
-# deletion (the graceful-failover bound above, the same chain), and its last yes was sampled at
-# most 2 x SAMPLE_INTERVAL before it stopped (non-vacuity): gap <= FAILOVER_BOUND + 2 x interval.
-GAP_BOUND = FAILOVER_BOUND + 2 * SAMPLE_INTERVAL
-# Lock changes per rollout: the old leader's release (holder -> "") and one new pod's acquisition,
-# i.e. 2, when the leader's pod is the last old pod deleted. Nothing makes it so: the Deployment
-# controller picks which old pod to delete next without regard to the lock (no
-# pod-deletion-cost is set on the leader), and when the leader goes first a surviving old pod
-# may win the lock and hand it over again when its turn comes (measured: 4 changes). What always
-# holds, and is asserted: every change is a release ("") or an acquisition right after one (no
-# expiry takeover, no pod -> pod change), no pod acquires twice, at most one handover per old pod
-# (<= 2 x replicas changes), and the last holder is a new pod. LEASEHOLD_NODE_STRICT_ROLLOUT=1
-# asserts the issue's "at most twice" as well.
-MAX_LOCK_CHANGES = 2
-STRICT_ROLLOUT = os.environ.get("LEASEHOLD_NODE_STRICT_ROLLOUT") == "1"
-
-
+# Issue 24 item 2 (rollouts) and item 1's upgrade: one rolling update and the rules after it are
+# e2e/node/rollout.py's; the leaderless-gap and lock-change bounds e2e/node/bounds.py's.
 def resolved_strategy(run):
     """(maxSurge, maxUnavailable) of the Deployment, percentages resolved as the Deployment
     controller does (surge rounds up, unavailable down)."""
@@ -763,118 +274,6 @@ def resolved_strategy(run):
         return int(v)
     assert d["spec"]["strategy"]["type"] == "RollingUpdate", d["spec"]["strategy"]
     return resolve(ru.get("maxSurge", "25%"), True), resolve(ru.get("maxUnavailable", "25%"), False)
-
-
-def handovers(by_pod, t0, t1):
-    """[(from, to, gap_hi, gap_lo)] where the pod saying yes changes inside [t0, t1]: gap_hi =
-    next's first yes received - previous' last yes sent, gap_lo = sent - received."""
-    ys = sorted((s for ss in by_pod.values() for s in ss if s.yes and t0 <= s.send <= t1),
-                key=lambda s: s.send)
-    out = []
-    for a, b in zip(ys, ys[1:]):
-        if a.pod != b.pod:
-            out.append((a.pod, b.pod, b.recv - a.send, b.send - a.recv))
-    return out
-
-
-# Non-vacuity over a pod's whole life (judge_lifetimes): the longest gap between two samples of
-# one pod. 2 x interval is the rule for pods living through a window (Run.judge); over whole
-# lives, under rollouts, 3 x interval. First widened because the sampler's threads shared this
-# process (delayed up to 257 ms); in its own process (judge.Sampler) the sampler is on time (at
-# most 7 ms late at load average 31), but pods being replaced answer slowly under load: with
-# 2 x interval, rollout_native and rollout_gate failed on single answers of 240 ms and 349 ms
-# (load average 31, sampler on time). The units' check (the apps' own stamps) does not depend
-# on sampling.
-LIFETIME_GAP_BOUND = 3 * SAMPLE_INTERVAL
-
-
-def judge_lifetimes(run):
-    """Non-vacuity for pods that come and go: per pod, over the span it answered (first to last
-    answered sample), no gap between samples longer than LIFETIME_GAP_BOUND."""
-    worst = (0.0, None)
-    for pod, ss in run.sampler.by_pod().items():
-        answered = [s for s in ss if isinstance(s.status, int)]
-        if len(answered) < 2:
-            continue
-        t0, t1 = answered[0].send, answered[-1].send
-        gap, n = judge.sample_gaps(ss, t0, t1)
-        worst = max(worst, (gap, pod))
-        assert gap <= LIFETIME_GAP_BOUND, f"{pod}: {gap * 1000:.0f} ms without a sample " \
-            f"({judge.gap_report({pod: [s for s in ss if t0 <= s.send <= t1]}, SAMPLE_INTERVAL)})"
-    log(f"longest gap between samples of one pod: {worst[0] * 1000:.0f} ms ({worst[1]})")
-
-
-def work_of(run):
-    """pod -> units of leader-only work (gated runs under the gate)."""
-    if run.variant == "gate":
-        return {p: rs for p, rs in gated_runs(run).items() if rs}
-    return {p: us for p, us in run.units().items() if us}
-
-
-def wait_working(run, pod):
-    if run.variant == "gate":
-        wait_until(lambda: running_cmd(run) == [pod], 30, 0.1, f"CMD on {pod} only")
-    else:
-        run.wait_units(pod, 3)
-
-
-def rolling_update(run, trigger, what):
-    """One rolling update (trigger() starts it): every old pod replaced, one new leader.
-    Returns the measurements; asserts the gap bound and the lock-change count."""
-    leader = run.single_leader()
-    wait_working(run, leader)
-    old = {p["metadata"]["name"] for p in run.node.pods(run.ns)}
-    t_r = time.time()
-    trigger()
-    run.node.kubectl("rollout", "status", f"deployment/{run.deployment}", "-n", run.ns,
-                     "--timeout=300s", timeout=330)
-    wait_until(lambda: not old & {p["metadata"]["name"] for p in run.node.pods(run.ns)}, 120,
-               0.2, "every old pod gone")
-    run.wait_ready(run.replicas)
-    new = run.single_leader()
-    assert new not in old, f"{what}: leader {new} is an old pod"
-    wait_working(run, new)
-    holder_is_new = lambda: (run.watch.history and  # noqa: E731
-                             judge.pod_of(run.watch.history[-1][1], [new]) == new)
-    wait_until(holder_is_new, 10, 0.1, f"the lock's holder {new}")
-    t_end = time.time()
-    changes = [(round(t - t_r, 3), judge.pod_of(h, list(run.pod_ips)) or h)
-               for t, h in run.watch.history if t >= t_r]
-    hs = handovers(run.sampler.by_pod(), t_r, t_end)
-    r = {"what": what, "leader": leader, "new": new, "lock_changes": len(changes),
-         "changes": changes, "gaps": [round(g, 3) for _, _, g, _ in hs],
-         "gaps_lo": [round(g, 3) for _, _, _, g in hs], "duration_s": round(t_end - t_r, 1)}
-    log(f"{what}: {leader} -> {new}; lock changes {len(changes)} {changes}; leaderless gaps "
-        f"(s) {r['gaps']} (lower estimates {r['gaps_lo']}); rollout took {r['duration_s']}s")
-    assert hs, f"{what}: no handover seen by the sampler"
-    acquirers = assert_release_acquire(what, [h for _, h in changes], new, old, run.replicas)
-    if len(changes) > MAX_LOCK_CHANGES:
-        log(f"{what}: the lock changed {len(changes)} times (> {MAX_LOCK_CHANGES}): old pods "
-            f"{acquirers[:-1]} won it after the leader's pod was deleted before theirs")
-    assert not STRICT_ROLLOUT or len(changes) <= MAX_LOCK_CHANGES, \
-        f"{what}: the lock changed {len(changes)} times (at most {MAX_LOCK_CHANGES}): {changes}"
-    worst = max(g for _, _, g, _ in hs)
-    assert worst <= GAP_BOUND, f"{what}: leaderless gap {worst:.3f}s > {GAP_BOUND:.2f}s"
-    return r
-
-
-def judge_rollouts(run, t0):
-    """The judge's rules over a scenario whose pods were all replaced."""
-    by_pod = run.sampler.by_pod()
-    definite, possible = judge.overlaps(by_pod)
-    assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
-    if possible:
-        log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
-    if run.variant == "gate":
-        assert_gated_runs_disjoint(run)
-    bad = judge.unit_intersections(run.units())
-    assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
-    judge_lifetimes(run)
-    holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
-    work = work_of(run)
-    for pod in set(holders):
-        assert pod in work, f"holder {pod} did no unit of work (history {holders})"
-    return holders
 
 
 def rollout(variant):
@@ -1179,25 +578,6 @@ def helm_parent(node):
 SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader,
                                      native_sidecar_alone, helm, helm_parent, rollout("native"),
                                      rollout("classic"), rollout("gate"))}
-
-
-def run_scenario(scenarios, name, banner=None):
-    """Runs scenarios[name] on the node (entered from here): the node's health before and after,
-    PASS/FAIL with the time taken, exit 1 on failure. `banner` is logged once healthy."""
-    cluster.enter_netns()
-    node = cluster.Node()
-    node.health()
-    t = time.monotonic()
-    if banner:
-        log(banner)
-    try:
-        scenarios[name](node)
-    except Exception:
-        traceback.print_exc()
-        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
-        sys.exit(1)
-    node.health()
-    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
 
 
 def main():
