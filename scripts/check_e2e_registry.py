@@ -2,10 +2,10 @@
 """The e2e scenarios that exist and the ones ctest runs are the same.
 
 A scenario is named twice: by its `@scenario` decorator (the module's `SCENARIOS`, a
-`e2e.lib.harness.Registry` or a dict of name -> function) and by a CTest test in
-e2e/CMakeLists.txt whose command is `python3 -m e2e.MODULE NAME`. Without this check a scenario
-added only in Python is silently never run by ctest, and one removed from Python leaves a test
-that fails only when run.
+`e2e.lib.runner.Registry` or a dict of name -> function) and by a CTest test in
+e2e/CMakeLists.txt whose command is `python3 -m e2e.scenarios.MODULE NAME`. Without this check a
+scenario added only in Python is silently never run by ctest, and one removed from Python leaves a
+test that fails only when run.
 
     scripts/check_e2e_registry.py --build-dir build    # ctest's list of that configured build
     scripts/check_e2e_registry.py --self-test          # the comparison on made-up lists
@@ -14,7 +14,9 @@ that fails only when run.
 e2e/CMakeLists.txt makes its scenario tests from `--names` (one test per registered scenario, at
 configure time), so the two sides agree by construction for those modules; this check still
 catches a scenario module with no block in e2e/CMakeLists.txt (the node tier's modules are
-listed there by name) and a build configured before a scenario was added or removed.
+listed there by name) and a build configured before a scenario was added or removed. It also
+fails when a scenario module imports another (shared pieces belong in e2e/lib, or e2e/node for
+the node tier), but for the declared SIBLING_IMPORTS.
 
 Scenario modules are the Python files under e2e/ that assign `SCENARIOS` at top level; each is
 imported (not run) to read its names. Exit 0 when both sides agree, 1 with one line per
@@ -33,16 +35,10 @@ SCENARIOS_LINE = re.compile(r"^SCENARIOS\s*=", re.M)
 # Scenarios deliberately not in CTest, each with why. An entry that CTest runs after all, or
 # whose scenario is gone, is an error too, so that the list cannot go stale.
 NOT_IN_CTEST = {}
-# Scenario modules take their fixtures from e2e.lib, never from another scenario module (a change
-# to one kind's scenarios must not break another's). Exceptions, each with why; a stale one fails.
-SIBLING_IMPORTS = {
-    ("e2e.node_faults", "e2e.node_scenarios"): "the node tier moves to e2e/lib and e2e/scenarios "
-                                               "as a whole later (issue 27)",
-    ("e2e.node_disruptions", "e2e.node_scenarios"): "the same move (issue 27): the pieces it takes "
-                                                    "(Run, rolling_update, ...) go to e2e/node",
-    ("e2e.node_disruptions", "e2e.node_faults"): "the same move (issue 27): the fault tier's "
-                                                 "timings and as_instrument go to e2e/node",
-}
+# Scenario modules take their fixtures from e2e.lib (the node tier's also from e2e.node), never
+# from another scenario module (a change to one kind's scenarios must not break another's).
+# Exceptions, each with why; a stale one fails.
+SIBLING_IMPORTS = {}
 
 
 def scenario_modules(root=ROOT):
@@ -85,7 +81,8 @@ def sibling_imports(modules, root=ROOT, exceptions=None):
         for imported in imports_of(os.path.join(root, *m.split(".")) + ".py"):
             if imported in modules and imported != m:
                 found.add((m, imported))
-    errors = [f"{m} imports the scenario module {i}: move what it shares to e2e/lib"
+    errors = [f"{m} imports the scenario module {i}: move what it shares to e2e/lib "
+              f"(the node tier's to e2e/node)"
               for m, i in sorted(found - set(exceptions))]
     errors += [f"SIBLING_IMPORTS lists {m} -> {i}, which no longer happens: drop it"
                for m, i in sorted(set(exceptions) - found)]

@@ -1,7 +1,7 @@
 """The e2e suite's shared fixtures, one module per role:
 
 common        the repository, the binary, free ports, wait_until, time conversions, log
-timings       the election timings of every fleet (FAST, MIXED, DEFAULTS): their one home
+timings       every fleet's and tier's election timings (FAST, MIXED, DEFAULTS, LONG_RENEW)
 controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), watches
 agent         a leasehold agent run as a pod runs it; who leads
 sampler       the in-process sampler: every agent asked who leads every 50 ms, overlaps found
@@ -9,5 +9,4 @@ sampler_process, analysis   the same in its own process for fleets under faults,
 faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
 fleet         fleet processes with fixed ports and proxies (leasehold, client-go peers, admin)
 runner        Scenario (stops what it started, judges promises) and a module's Registry
-harness       the old single module, re-exported for the node tier only
 """

@@ -38,7 +38,7 @@ def interop_binary(which="current"):
 
 
 class LeaseholdProc(Agent):
-    """A harness Agent with a fixed /leader port, a given identity, the API reached at
+    """An e2e.lib.agent Agent with a fixed /leader port, a given identity, the API reached at
     127.0.0.1:api_port (the slot's proxy, or the apiserver itself), and its log in logdir."""
 
     def __init__(self, ns, identity, port, sa_dir, api_port, release, logdir, timings=FAST,

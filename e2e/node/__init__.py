@@ -1,0 +1,17 @@
+"""The node tier's fixtures (e2e/node/README.md), one module per role; its scenario modules are
+e2e/scenarios/node.py, node_faults.py and node_disruptions.py, which import from here and from
+e2e.lib, never from each other:
+
+cluster       the one-node cluster: its netns, kubectl and the API, rendering the shipped overlays
+judge         the judge's rules (overlaps, units, non-vacuity, lock history) and the Sampler
+sampler       the sampler's own process (judge.Sampler starts it)
+lock_rules    the rule a lock's history meets when pods leave gracefully
+bounds        which of e2e.lib.timings' sets the tier runs, and the bounds its modules share
+run           one scenario's process (run_scenario, as_instrument, NODE_REPEAT) and its Run
+pods          the node's view of one pod: containers (ids, restarts, signals), freezer cgroup
+work          the leader-only work the apps logged: units, or the gated program's runs
+handover      the graceful handover round (a deletion or eviction) and the evidence it reads
+rollout       one rolling update, and the judge's rules over a run whose pods were all replaced
+images, render_check, helm_post_render, judge_selftest   the images, the manifests' check, the
+              chart's post-renderer, the judge's self-test
+"""

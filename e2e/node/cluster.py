@@ -15,11 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from e2e.lib.harness import wait_until  # noqa: F401 (re-exported for the node scenarios)
+from e2e.lib.common import DEPLOY, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 NODE_SH = REPO / "e2e" / "node" / "node.sh"
-DEPLOY = REPO / "deploy"
 NETNS = "/run/netns/lh-node"
 CLONE_NEWNET = 0x40000000
 
@@ -29,6 +27,14 @@ APP_IMAGE = "leasehold.local/lhapp:1"
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", flush=True)
+
+
+def cluster_time(ts):
+    """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
+    import datetime
+    base, _, frac = ts.rstrip("Z").partition(".")
+    d = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
+    return d.timestamp() + (float("0." + frac) if frac else 0.0)
 
 
 HOST_NETNS_FD = None

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from e2e.lib.harness import wait_until
+from e2e.lib.common import wait_until
 from e2e.node import judge
 from e2e.node.lock_rules import assert_release_acquire
 

@@ -1,5 +1,5 @@
 """The rule a lock's history must meet when pods leave gracefully (rollouts, evictions, scale-down):
-one home for it, used by e2e/node_scenarios.py and e2e/node_disruptions.py."""
+one home for it, used by e2e/node/rollout.py and e2e/scenarios/node_disruptions.py."""
 
 
 def assert_release_acquire(what, holders, new, old, replicas):

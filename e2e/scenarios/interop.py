@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Mixed-fleet e2e scenarios: leasehold agents and client-go's real tools/leaderelection (the
 peers in e2e/interop, built by e2e/interop/build.sh) contend for one lock on a real etcd +
-kube-apiserver. Every member is asked /leader every 50 ms (harness.Sampler); two "yes" answers
-at one instant fail the scenario.
+kube-apiserver. Every member is asked /leader every 50 ms (e2e.lib.sampler.Sampler); two "yes"
+answers at one instant fail the scenario.
 
 Usage: python3 -m e2e.scenarios.interop NAME [NAME...]   (or `all`, `list`).
 CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).

@@ -125,7 +125,7 @@ class PyPeer(Agent):
 
 
 class LhMember(Agent):
-    """A leasehold agent (harness Agent) on a fixed port."""
+    """A leasehold agent (e2e.lib.agent.Agent) on a fixed port."""
 
     family = LH
 

@@ -1,12 +1,13 @@
 """Issue 24 items 3-6 on real pods (CTest label `node`): evictions, scaling, start and stop order
 with the leader label, and the security contexts users run (e2e/node/README.md).
 
-    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.node_disruptions evict
+    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_disruptions evict
 
-The shared pieces are node_scenarios' (Run, its sampler, log followers and lock watch, the
-graceful handover round delete_leader_round, the rollout's gap measure) and node_faults' timings:
-test timings 5/3/1 unless LEASEHOLD_NODE_SHIPPED_TIMINGS=1 (the shipped 15/10/2). Every bound is
-a named constant below, derived from those timings or from the graceful-failover chain.
+The shared pieces are e2e/node's (run.py: Run, its sampler, log followers and lock watch;
+handover.py: the graceful handover round delete_leader_round; rollout.py: the rollout's gap
+measure) and the faults' timings (bounds.py): test timings 5/3/1 unless
+LEASEHOLD_NODE_SHIPPED_TIMINGS=1 (the shipped 15/10/2). Every bound is a named constant below or
+in e2e/node/bounds.py, derived from those timings or from the graceful-failover chain.
 
 Evidence channels: every scenario samples /is-leader on each pod's probe port (the pod IP) and
 reads the containers' output as the kubelet serves it (`kubectl logs -f --timestamps`: the CRI
@@ -18,7 +19,6 @@ forbids hostPath, and no scenario of the tier needs it).
 
 import copy
 import json
-import os
 import subprocess
 import threading
 import time
@@ -27,15 +27,18 @@ from pathlib import Path
 
 import yaml
 
+from e2e.lib.common import wait_until
 from e2e.node import cluster, judge
-from e2e.node.cluster import log, wait_until
+from e2e.node.bounds import (CLOCK_SLACK, FAILOVER_BOUND, GAP_BOUND, LEASE, MAX_LOCK_CHANGES,
+                             RELEASE_TO_YES_BOUND, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
+                             UNLOADED)
+from e2e.node.cluster import cluster_time, log
+from e2e.node.handover import delete_leader_round, sidecar_messages
 from e2e.node.lock_rules import assert_release_acquire
-from e2e.node_faults import (CLOCK_SLACK, LEASE, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
-                             as_instrument, pod_freezer, pod_pids, repeat)
-from e2e.node_scenarios import (FAILOVER_BOUND, GAP_BOUND, MAX_LOCK_CHANGES,
-                                RELEASE_TO_YES_BOUND, UNLOADED, Run, cluster_time, container_id,
-                                delete_leader_round, handovers, judge_lifetimes, judge_rollouts,
-                                rolling_update, run_scenario, sidecar_messages, wait_working)
+from e2e.node.pods import container_id, pod_freezer, pod_pids
+from e2e.node.rollout import handovers, judge_lifetimes, judge_rollouts, rolling_update
+from e2e.node.run import Run, as_instrument, repeat, run_scenario
+from e2e.node.work import wait_working
 
 APP_LABEL = "app.kubernetes.io/name"
 APP_NAME = "leasehold-example"
@@ -126,8 +129,8 @@ def evict_pod(node, ns, pod):
 
 class EvictingNode(cluster.Node):
     """The node, whose delete_pod evicts through the Eviction API instead: the graceful
-    handover round of node_scenarios (delete_leader_round: the kubelet's stop order, the app's
-    acknowledgement, the release, the failover bounds) run as is, through policy/v1."""
+    handover round of e2e/node/handover.py (delete_leader_round: the kubelet's stop order, the
+    app's acknowledgement, the release, the failover bounds) run as is, through policy/v1."""
 
     def delete_pod(self, ns, pod):
         code, msg = evict_pod(self, ns, pod)

@@ -1,17 +1,18 @@
 """Issue 23: the faults only a node can make, on real pods of the one-node cluster (CTest label
 `node`, test names `e2e_node_fault_<kind>_<variant>`; e2e/node/README.md).
 
-    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.node_faults pod_freeze_native
+    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_faults fault_pod_freeze_native
 
 Each round applies one fault to the leader's pod, restores it in a `finally` (freezer state,
 iptables rules), asserts the row's expected outcome, and ends with the fixture's health check
 (node Ready, Service rules, drops on top, the host's six kubelet sysctls and ip_forward
-unchanged). Timings: the test timings below; LEASEHOLD_NODE_SHIPPED_TIMINGS=1 runs the shipped
-15/10/2 unchanged (the freeze is then longer, still inside the liveness window).
-Every bound is a named constant derived from the timings.
+unchanged). Timings: the test timings of e2e/node/bounds.py (5/3/1);
+LEASEHOLD_NODE_SHIPPED_TIMINGS=1 runs the shipped 15/10/2 unchanged (the freeze is then longer,
+still inside the liveness window).
+Every bound is a named constant derived from the timings: below, or in e2e/node/bounds.py where
+node_disruptions shares it.
 """
 
-import gc
 import json
 import os
 import re
@@ -20,30 +21,19 @@ import sys
 import time
 from pathlib import Path
 
+from e2e.lib.common import wait_until
+from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
 from e2e.node import cluster, judge
-from e2e.node.cluster import log, wait_until
-from e2e.node_scenarios import (SAMPLE_INTERVAL, START_RE, UNLOADED, LogFollower, Run,
-                                cluster_time, container_id, restarts, run_scenario,
-                                signal_container)
+from e2e.node.bounds import (CLOCK_SLACK, LEASE, RENEW, RETRY, SAMPLE_INTERVAL, SHIPPED,
+                             TAKEOVER_MAX, TIMINGS, UNLOADED)
+from e2e.node.cluster import cluster_time, log
+from e2e.node.pods import container_id, pod_freezer, pod_pids, restarts, signal_container
+from e2e.node.run import LogFollower, Run, as_instrument, repeat, run_scenario
+from e2e.node.work import START_RE
 
-SHIPPED = os.environ.get("LEASEHOLD_NODE_SHIPPED_TIMINGS") == "1"
-# lease-duration, renew-deadline, retry-period (s). Test timings: the interop tier's 5/3/1.
-LEASE, RENEW, RETRY = (15.0, 10.0, 2.0) if SHIPPED else (5.0, 3.0, 1.0)
-TIMINGS = None if SHIPPED else {"LEASEHOLD_LEASE_DURATION": "5s",
-                                "LEASEHOLD_RENEW_DEADLINE": "3s",
-                                "LEASEHOLD_RETRY_PERIOD": "1s"}
 # The gate's stop-grace must fit the timings (at most half of renew-deadline - retry-period,
 # less its 250 ms margin: the gate refuses anything longer); the shipped 3 s fits 15/10/2.
 GATE_ENV = None if SHIPPED else {"LEASEHOLD_GATE_STOP_GRACE": "500ms"}
-# Takeover by a rival, counted from the last renewTime the apiserver stored for the old leader:
-# no earlier than lease-duration (client-go's rule: the rival saw the record at or after that
-# renew, and waits lease-duration from then), no later than lease-duration + two jittered retry
-# periods (it sees the record up to 1.2 x retry late, and tries again up to 1.2 x retry after
-# the expiry) + TAKEOVER_SLACK for requests and scheduling on a loaded machine.
-TAKEOVER_SLACK = 0.5 if UNLOADED else 1.5
-TAKEOVER_MAX = LEASE + 2 * 1.2 * RETRY + TAKEOVER_SLACK
-# 10 ms: renewTime and acquireTime are MicroTime, but written from the pods' own clocks.
-CLOCK_SLACK = 0.01
 # The shipped liveness probe (deploy/base): period 10 s x failureThreshold 3, timeout 1 s. Its
 # first failing probe can come right at the freeze, so the kubelet restarts a frozen sidecar no
 # earlier than 2 x period + timeout after the freeze began; freezes stay below it.
@@ -54,36 +44,10 @@ FREEZE_MAX = LIVENESS_MIN - 0.5
 # from the thaw's write to the unit's end stamp (measured 0.3-23 ms; the prototype 14-42 ms).
 RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
 
-FREEZER = Path("/sys/fs/cgroup/freezer/leasehold-node")
 LOCK = "leasehold-lock"
 
 
-def repeat():
-    return int(os.environ.get("NODE_REPEAT", "1"))
-
-
 # ------------------------------------------------------------------ the node's view of one pod
-
-def pod_uid(run, pod):
-    return run.node.kjson("get", "pod", "-n", run.ns, pod)["metadata"]["uid"]
-
-
-def pod_freezer(run, pod):
-    """The pod's cgroup in the v1 freezer hierarchy (kubelet cgroupfs driver: .../pod<uid>)."""
-    uid = pod_uid(run, pod)
-    for d, dirs, _ in os.walk(FREEZER):
-        if Path(d).name == f"pod{uid}":
-            return Path(d)
-    raise AssertionError(f"no freezer cgroup pod{uid} under {FREEZER}")
-
-
-def pod_pids(cg):
-    pids = []
-    for d, _, files in os.walk(cg):
-        if "cgroup.procs" in files:
-            pids += [int(x) for x in (Path(d) / "cgroup.procs").read_text().split()]
-    return pids
-
 
 def lease(run):
     """(holder identity, renewTime, acquireTime) of the lock, times in epoch seconds: the Lease,
@@ -698,9 +662,10 @@ def component_outage(comp, hold):
 
 CP_SH = cluster.REPO / "e2e" / "controlplane" / "controlplane.sh"
 # "Shorter than renew-deadline" needs a renew-deadline longer than an apiserver's restart here
-# (SIGKILL, start, /readyz: measured 3-6 s loaded): 30/25/2 (LEASEHOLD_NODE_SHIPPED_TIMINGS=1:
-# the shipped 15/10/2, which a restart under load may exceed: the test then fails as vacuous).
-SHORT_TIMINGS = (15.0, 10.0, 2.0) if SHIPPED else (30.0, 25.0, 2.0)
+# (SIGKILL, start, /readyz: measured 3-6 s loaded): 30/25/2, e2e.lib.timings.LONG_RENEW
+# (LEASEHOLD_NODE_SHIPPED_TIMINGS=1: the shipped 15/10/2, which a restart under load may exceed:
+# the test then fails as vacuous).
+SHORT_TIMINGS = DEFAULTS if SHIPPED else LONG_RENEW
 
 
 def controlplane(node, *args):
@@ -719,9 +684,7 @@ def apiserver_restart(kind):
     before its validUntil, then a takeover after the recovery, no overlap."""
     def scenario(node):
         lease_s, renew_s, retry_s = SHORT_TIMINGS if kind == "short" else (LEASE, RENEW, RETRY)
-        timings = {"LEASEHOLD_LEASE_DURATION": f"{lease_s:g}s",
-                   "LEASEHOLD_RENEW_DEADLINE": f"{renew_s:g}s",
-                   "LEASEHOLD_RETRY_PERIOD": f"{retry_s:g}s"}
+        timings = Timings(lease_s, renew_s, retry_s).env()
         run = Run(node, f"fault_apiserver_{kind}", "native", configmap=timings)
         failed = True
         cp = str(node.dir / "cp")
@@ -994,19 +957,6 @@ SCENARIOS = {f.__name__: f for f in (
     partition("native"), partition("gate"), partition("classic"), sidecar_kill("native"), sidecar_kill("gate"),
     apiserver_restart("short"), apiserver_restart("long"),
     component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
-
-
-def as_instrument():
-    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
-    priority above the node's (used by node_faults and node_disruptions)."""
-    # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
-    # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
-    # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
-    # that every thread here saw at once, so no collector during a scenario (minutes long, it
-    # makes no reference cycles worth collecting), and it runs 5 above the node's priority
-    # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
-    gc.disable()
-    os.nice(-5)
 
 
 def main():

@@ -1,0 +1,202 @@
+"""A graceful handover: the leader's pod deleted (or evicted: the node's delete_pod decides) and
+the next pod's first "yes", with the evidence read on the way (the sidecar's and the kubelet's
+log lines, the leader label) and the graceful-failover bounds (e2e.node.bounds)."""
+
+import json
+import re
+import time
+
+from e2e.lib.common import wait_until
+from e2e.node import judge
+from e2e.node.bounds import RELEASE_TO_YES_BOUND
+from e2e.node.cluster import cluster_time, log
+
+
+def leader_label(run, pod):
+    """Pods labelled leasehold.io/role=leader."""
+    return sorted(p["metadata"]["name"] for p in run.node.pods(run.ns)
+                  if p["metadata"].get("labels", {}).get("leasehold.io/role") == "leader"
+                  and not p["metadata"].get("deletionTimestamp"))
+
+
+def sidecar_log_events(run, pod):
+    """(first SIGTERM, first release after it, first release at all or None) from the
+    sidecar's JSON log lines."""
+    f = run.followers.get((pod, "leasehold"))
+    term = rel = first_rel = None
+    for line in f.text().splitlines() if f else []:
+        ts, _, rest = line.partition(" ")
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        msg = str(rec.get("msg", ""))
+        # the sidecar's own stamp (ms, its clock: the node's); the CRI stamp is taken later
+        t = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else cluster_time(ts)
+        if term is None and msg.startswith("received SIGTERM"):
+            term = t
+        if first_rel is None and msg.startswith("released "):
+            first_rel = t
+        if term is not None and rel is None and msg.startswith("released "):
+            rel = t
+    return term, rel, first_rel
+
+
+def sidecar_messages(run, pod, prefix):
+    """Times (the sidecar's own `ts`, ms, rounded down) of its JSON log lines whose msg starts
+    with `prefix`."""
+    f = run.followers.get((pod, "leasehold"))
+    out = []
+    for line in f.text().splitlines() if f else []:
+        _, _, rest = line.partition(" ")
+        try:
+            rec = json.loads(rest)
+        except ValueError:
+            continue
+        if str(rec.get("msg", "")).startswith(prefix) and isinstance(rec.get("ts"), str):
+            out.append(cluster_time(rec["ts"]))
+    return out
+
+
+def began_to_lead(run, nxt, since):
+    """When the pod of `nxt` (its first "yes" sample after `since`) began to say yes: that
+    sample's receive stamp, unless it is the pod's very first sample: a replacement pod created
+    at the deletion can win the lock before its IP reaches the pod watch and the sampler (the
+    kubelet's status update, up to a second late under load; measured: acquired 0.06 s after
+    the release, first sampled 0.8 s later). Then its sidecar's "acquired lease" line after
+    `since` (its own stamp, ms) is when it began to lead."""
+    first = run.sampler.by_pod()[nxt.pod][0]
+    if not (first.yes and first.send >= since):
+        return nxt.recv
+    acquired = wait_until(lambda: [t for t in sidecar_messages(run, nxt.pod, "acquired lease")
+                                   if t >= since - 0.001], 10, 0.05,
+                          f"{nxt.pod}'s \"acquired lease\" line")
+    return min(nxt.recv, acquired[0])
+
+
+# The kubelet starts a deleted pod's termination only when its pod worker has a runtime status
+# newer than the end of the pod's last sync: it waits for the next PLEG relist (generic PLEG, 1 s
+# period, hard-coded), and a sync already waiting for one is not cut short (pod_workers.go
+# podWorkerLoop -> podCache.GetNewerThan). A pod synced in the last second or so (it just became
+# Ready: every probe result change is a sync) gets its first signal up to ~2 s after the DELETE;
+# a settled pod within ms. e2e/node/README.md, "Why the first deletion takes ~1.8 s".
+# The deletion rounds count from a settled leader: Ready for SETTLED_S (the condition's stamp has
+# 1 s resolution) so no probe-driven sync is in flight. A periodic resync (syncFrequency) in the
+# second before the DELETE can still delay it up to ~1 s: kubelet_stop_delay says so per round.
+SETTLED_S = 4.0
+KUBELET_LINE_RE = re.compile(r"^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) ")
+
+
+def wait_settled(run, pod):
+    """Until `pod` has been Ready for SETTLED_S (its Ready condition's lastTransitionTime)."""
+    import datetime
+
+    def settled():
+        p = [x for x in run.node.pods(run.ns) if x["metadata"]["name"] == pod]
+        cond = [c for c in (p[0].get("status", {}).get("conditions") or [])
+                if c["type"] == "Ready" and c["status"] == "True"] if p else []
+        if not cond:
+            return False
+        since = datetime.datetime.strptime(cond[0]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
+        return time.time() - since.replace(tzinfo=datetime.timezone.utc).timestamp() >= SETTLED_S
+    wait_until(settled, 60, 0.2, f"{pod} Ready for {SETTLED_S} s")
+
+
+def kubelet_stop_delay(run, pod, t_del):
+    """The kubelet's part of a deletion, from its log (-v=2 lines): (DELETE seen, first container
+    signalled), seconds after t_del, or None. The first "Killing container with a grace period"
+    line of the pod is its first signal (for a container with a preStop hook the line follows the
+    hook, but the hookless one of the pod, started in parallel, logs at once; the native app has
+    none)."""
+    path = run.node.dir / "logs" / "kubelet.log"
+    seen = kill = None
+    day = time.strftime("%m%d", time.localtime(t_del))
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if f'/{pod}' not in line:
+            continue
+        m = KUBELET_LINE_RE.match(line)
+        if not m or m.group(1) != day:
+            continue
+        t = time.mktime(time.strptime(time.strftime("%Y", time.localtime(t_del)) + m.group(1) +
+                                      m.group(2).split(".")[0], "%Y%m%d%H:%M:%S"))
+        t += float("0." + m.group(2).split(".")[1])
+        if t < t_del - 1:
+            continue
+        if seen is None and '"SyncLoop DELETE"' in line:
+            seen = t - t_del
+        if seen is not None and '"Killing container with a grace period" ' in line:
+            kill = t - t_del
+            break
+    return (seen, kill) if seen is not None and kill is not None else None
+
+
+def log_stop_delay(run, pod, t_del):
+    """Logs kubelet_stop_delay: evidence only (no bound on it), so missing lines (a kubelet at
+    -v<2) are logged, not failed. Returns (seen, signalled) or (None, None)."""
+    deadline = time.time() + 10
+    while (d := kubelet_stop_delay(run, pod, t_del)) is None and time.time() < deadline:
+        time.sleep(0.2)
+    if d is None:
+        log(f"kubelet: no DELETE and Killing lines of {pod} in its log")
+        return None, None
+    log(f"kubelet: {pod} DELETE seen +{d[0]:.3f}s, first container signalled +{d[1]:.3f}s")
+    return d
+
+
+RELEASE_RE = re.compile(r"LHRELEASE ask=(\d+) ans=(\d+) code=(-?\d+)")
+
+
+def delete_leader_round(run, results):
+    """One handover: delete the leader's pod; measure, and check the kubelet's stop order."""
+    leader = run.single_leader()
+    assert leader_label(run, leader) == [leader], \
+        f"leader label on {leader_label(run, leader)}, leader is {leader}"
+    run.wait_units(leader, 3)
+    wait_settled(run, leader)
+    t_del = time.time()
+    run.node.delete_pod(run.ns, leader)
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
+                     "the next pod's first yes")
+    led = began_to_lead(run, nxt, t_del)
+    failover = led - t_del
+    log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
+    stop_delay = log_stop_delay(run, leader, t_del)
+    wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
+               0.2, f"{leader} gone")
+    run.wait_ready(run.replicas)
+    new = run.single_leader()
+    assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
+    run.wait_units(new, 3)
+    # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
+    # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
+    # releases on the acknowledgement, not at its SIGTERM.
+    app_exit = ack = None
+    f = run.followers.get((leader, "app"))
+    text = f.text() if f else ""
+    m = judge.EXIT_RE.search(text)
+    app_exit = int(m.group(1)) / 1e6 if m else None
+    m = RELEASE_RE.search(text)
+    if m:
+        ack = {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6, "code": int(m.group(3))}
+    last_end = max((u["end"] for u in judge.parse_units(text)), default=None)
+    term, _, rel = sidecar_log_events(run, leader)
+    results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
+                    "app_exit": app_exit, "ack": ack, "sidecar_sigterm": term, "release": rel,
+                    "t_delete": t_del, "kubelet_signal_s": stop_delay[1]})
+    assert app_exit is not None, f"no LHEXIT line from {leader}'s app"
+    assert ack is not None and ack["code"] in (200, 202), f"{leader}'s app did not ack: {ack}"
+    assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}'s sidecar"
+    # The sidecar's own stamps have ms resolution; the app's us.
+    assert app_exit <= term + 0.001, f"the sidecar got SIGTERM {app_exit - term:.3f}s before app exited"
+    assert last_end is None or last_end <= ack["ask"], "acknowledged before the last unit ended"
+    assert ack["ask"] <= rel + 0.001, "released before the app acknowledged"
+    log(f"kubelet: delete->app exit {app_exit - t_del:.3f}s, app exit->sidecar SIGTERM "
+        f"{term - app_exit:.3f}s; app: delete->ack {ack['ask'] - t_del:.3f}s; sidecar: "
+        f"ack->released {rel - ack['ask']:.3f}s, ack->next yes {led - ack['ask']:.3f}s")
+    assert led - ack["ask"] <= RELEASE_TO_YES_BOUND, \
+        f"the app's POST /release -> next yes {led - ack['ask']:.3f}s > {RELEASE_TO_YES_BOUND}s"
+    return failover

@@ -1,0 +1,100 @@
+"""A rolling update on the node (kubectl rollout restart, helm upgrade, ...): every old pod
+replaced, one new leader, the leaderless gap and the lock's changes bounded; the judge's rules
+over a run whose pods were all replaced."""
+
+import time
+
+from e2e.lib.common import wait_until
+from e2e.node import judge
+from e2e.node.bounds import (GAP_BOUND, LIFETIME_GAP_BOUND, MAX_LOCK_CHANGES, SAMPLE_INTERVAL,
+                             STRICT_ROLLOUT)
+from e2e.node.cluster import log
+from e2e.node.lock_rules import assert_release_acquire
+from e2e.node.work import assert_gated_runs_disjoint, wait_working, work_of
+
+
+def handovers(by_pod, t0, t1):
+    """[(from, to, gap_hi, gap_lo)] where the pod saying yes changes inside [t0, t1]: gap_hi =
+    next's first yes received - previous' last yes sent, gap_lo = sent - received."""
+    ys = sorted((s for ss in by_pod.values() for s in ss if s.yes and t0 <= s.send <= t1),
+                key=lambda s: s.send)
+    out = []
+    for a, b in zip(ys, ys[1:]):
+        if a.pod != b.pod:
+            out.append((a.pod, b.pod, b.recv - a.send, b.send - a.recv))
+    return out
+
+
+def judge_lifetimes(run):
+    """Non-vacuity for pods that come and go: per pod, over the span it answered (first to last
+    answered sample), no gap between samples longer than LIFETIME_GAP_BOUND."""
+    worst = (0.0, None)
+    for pod, ss in run.sampler.by_pod().items():
+        answered = [s for s in ss if isinstance(s.status, int)]
+        if len(answered) < 2:
+            continue
+        t0, t1 = answered[0].send, answered[-1].send
+        gap, n = judge.sample_gaps(ss, t0, t1)
+        worst = max(worst, (gap, pod))
+        assert gap <= LIFETIME_GAP_BOUND, f"{pod}: {gap * 1000:.0f} ms without a sample " \
+            f"({judge.gap_report({pod: [s for s in ss if t0 <= s.send <= t1]}, SAMPLE_INTERVAL)})"
+    log(f"longest gap between samples of one pod: {worst[0] * 1000:.0f} ms ({worst[1]})")
+
+
+def rolling_update(run, trigger, what):
+    """One rolling update (trigger() starts it): every old pod replaced, one new leader.
+    Returns the measurements; asserts the gap bound and the lock-change count."""
+    leader = run.single_leader()
+    wait_working(run, leader)
+    old = {p["metadata"]["name"] for p in run.node.pods(run.ns)}
+    t_r = time.time()
+    trigger()
+    run.node.kubectl("rollout", "status", f"deployment/{run.deployment}", "-n", run.ns,
+                     "--timeout=300s", timeout=330)
+    wait_until(lambda: not old & {p["metadata"]["name"] for p in run.node.pods(run.ns)}, 120,
+               0.2, "every old pod gone")
+    run.wait_ready(run.replicas)
+    new = run.single_leader()
+    assert new not in old, f"{what}: leader {new} is an old pod"
+    wait_working(run, new)
+    holder_is_new = lambda: (run.watch.history and  # noqa: E731
+                             judge.pod_of(run.watch.history[-1][1], [new]) == new)
+    wait_until(holder_is_new, 10, 0.1, f"the lock's holder {new}")
+    t_end = time.time()
+    changes = [(round(t - t_r, 3), judge.pod_of(h, list(run.pod_ips)) or h)
+               for t, h in run.watch.history if t >= t_r]
+    hs = handovers(run.sampler.by_pod(), t_r, t_end)
+    r = {"what": what, "leader": leader, "new": new, "lock_changes": len(changes),
+         "changes": changes, "gaps": [round(g, 3) for _, _, g, _ in hs],
+         "gaps_lo": [round(g, 3) for _, _, _, g in hs], "duration_s": round(t_end - t_r, 1)}
+    log(f"{what}: {leader} -> {new}; lock changes {len(changes)} {changes}; leaderless gaps "
+        f"(s) {r['gaps']} (lower estimates {r['gaps_lo']}); rollout took {r['duration_s']}s")
+    assert hs, f"{what}: no handover seen by the sampler"
+    acquirers = assert_release_acquire(what, [h for _, h in changes], new, old, run.replicas)
+    if len(changes) > MAX_LOCK_CHANGES:
+        log(f"{what}: the lock changed {len(changes)} times (> {MAX_LOCK_CHANGES}): old pods "
+            f"{acquirers[:-1]} won it after the leader's pod was deleted before theirs")
+    assert not STRICT_ROLLOUT or len(changes) <= MAX_LOCK_CHANGES, \
+        f"{what}: the lock changed {len(changes)} times (at most {MAX_LOCK_CHANGES}): {changes}"
+    worst = max(g for _, _, g, _ in hs)
+    assert worst <= GAP_BOUND, f"{what}: leaderless gap {worst:.3f}s > {GAP_BOUND:.2f}s"
+    return r
+
+
+def judge_rollouts(run, t0):
+    """The judge's rules over a scenario whose pods were all replaced."""
+    by_pod = run.sampler.by_pod()
+    definite, possible = judge.overlaps(by_pod)
+    assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+    if possible:
+        log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
+    if run.variant == "gate":
+        assert_gated_runs_disjoint(run)
+    bad = judge.unit_intersections(run.units())
+    assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+    judge_lifetimes(run)
+    holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+    work = work_of(run)
+    for pod in set(holders):
+        assert pod in work, f"holder {pod} did no unit of work (history {holders})"
+    return holders

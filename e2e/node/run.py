@@ -1,0 +1,260 @@
+"""One node scenario's run: its process (run_scenario: into the node's network namespace, the
+fixture's health before and after; as_instrument; NODE_REPEAT) and its Run (the namespace with
+the shipped overlay applied, the sampler, the lock's watch, the containers' log followers; the
+judge's rules over a window; the evidence kept on failure).
+"""
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import traceback
+import uuid
+from pathlib import Path
+
+from e2e.lib.common import wait_until
+from e2e.node import cluster, judge
+from e2e.node.bounds import SAMPLE_INTERVAL
+from e2e.node.cluster import cluster_time, log
+
+
+class LogFollower:
+    """`kubectl logs -f` of one container, from its start, kept in memory (and dumped on
+    failure): the deleted pod's logs are gone from the apiserver once the pod is."""
+
+    def __init__(self, node, ns, pod, container, before=None):
+        """`before`: a follower whose stream ended (the kubelet, which serves it, restarted):
+        its lines are kept, and this one goes on after its last line's timestamp."""
+        self.lines, self.pod, self.container = [], pod, container
+        self.after = None
+        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
+               "-f", "-n", ns, pod, "-c", container, "--timestamps"]
+        if before is not None and before.lines:
+            self.lines = list(before.lines)
+            last = self.lines[-1].split(" ", 1)[0]
+            self.after = cluster_time(last)
+            cmd.append(f"--since-time={last}")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if self.after is not None:  # --since-time has whole-second resolution
+                try:
+                    if cluster_time(line.split(" ", 1)[0]) <= self.after:
+                        continue
+                except ValueError:
+                    pass
+                self.after = None
+            self.lines.append(line)
+
+    def text(self):
+        return "".join(self.lines)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(5)
+
+
+class Run:
+    """One scenario's namespace, sampler, lock watch and log followers."""
+
+    lock_name = "leasehold-lock"
+
+    def __init__(self, node, name, variant, replicas=3, configmap=None, app_env=None):
+        self.node, self.name, self.variant = node, name, variant
+        self.app_env = app_env or {}
+        self.ns = f"{variant}-{uuid.uuid4().hex[:6]}"
+        self.replicas, self.configmap = replicas, configmap
+        self.followers = {}
+        self.sampler = self.watch = None
+        self.pod_ips = {}
+        self.stopping = threading.Event()
+
+    def app_env_full(self):
+        env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20, **self.app_env}
+        if self.variant == "classic":  # the files of the shipped preStop hook
+            env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
+        return env
+
+    def deploy(self):
+        """Renders the shipped overlay (checked: only replicas, images and the app differ) and
+        applies it; returns the Deployment's name."""
+        docs, shipped = cluster.render(self.node, self.variant, self.replicas,
+                                       app_env=self.app_env_full(), configmap=self.configmap)
+        cluster.assert_shipped(docs, shipped, self.configmap)
+        cluster.apply(self.node, self.ns, docs)
+        return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment")
+
+    def start(self):
+        t = time.time()
+        self.deployment = self.deploy()
+        kind = "configmap" if self.variant == "classic" else "lease"
+        self.watch = judge.LockWatch(self.node, self.ns, kind, self.lock_name)
+        self.lister = threading.Thread(target=self._list, daemon=True)
+        self.lister.start()
+        self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
+        self.wait_ready(self.replicas)
+        self.ready_s = time.time() - t
+        log(f"{self.replicas} pods Ready {self.ready_s:.1f}s after apply")
+        return self
+
+    def _see(self, p):
+        name, ip = p["metadata"]["name"], p["status"].get("podIP")
+        if ip and name not in self.pod_ips:
+            self.pod_ips[name] = ip
+        for c in (p["status"].get("containerStatuses", []) +
+                  p["status"].get("initContainerStatuses", [])):
+            key = (name, c["name"])
+            if key not in self.followers and ("running" in c.get("state", {}) or c.get("started")):
+                self.followers[key] = LogFollower(self.node, self.ns, name, c["name"])
+
+    def _list(self):
+        """Pods from a watch (a new pod is sampled as soon as it has an IP: a replacement pod
+        can take the lock within a second of its start), re-listed if the watch ends."""
+        while not self.stopping.is_set():
+            cmd = [str(self.node.bin_dir / "kubectl"), "--kubeconfig", str(self.node.kubeconfig),
+                   "get", "pods", "-n", self.ns, "--watch", "-o", "json"]
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    text=True)
+            self.pod_watch = proc
+            try:
+                for obj in judge.json_objects(proc.stdout):
+                    self._see(obj)
+            except Exception as e:
+                log(f"watching pods: {e}")
+            finally:
+                if proc.poll() is None:
+                    proc.terminate()
+                proc.wait(5)
+            self.stopping.wait(0.2)
+
+    def ready_pods(self):
+        out = []
+        for p in self.node.pods(self.ns):
+            if p["metadata"].get("deletionTimestamp"):
+                continue
+            conds = {c["type"]: c["status"] for c in p["status"].get("conditions", [])}
+            if conds.get("Ready") == "True":
+                out.append(p["metadata"]["name"])
+        return out
+
+    def wait_ready(self, n, timeout=120):
+        return wait_until(lambda: len(self.ready_pods()) == n and self.ready_pods(), timeout,
+                          0.2, f"{n} Ready pods in {self.ns}")
+
+    def single_leader(self, timeout=60, stable=1.0):
+        """The one pod all samples of the last `stable` s agree leads."""
+        def one():
+            ls = self.sampler.leaders_now(stable)
+            return ls[0] if len(ls) == 1 else None
+        return wait_until(one, timeout, 0.1, "exactly one leader")
+
+    def units(self):
+        out = {}
+        for (pod, c), f in self.followers.items():
+            if c == "app":
+                out.setdefault(pod, []).extend(judge.parse_units(f.text()))
+        return out
+
+    def wait_units(self, pod, n, timeout=30):
+        return wait_until(lambda: len(self.units().get(pod, [])) >= n, timeout, 0.1,
+                          f"{n} units of work by {pod}")
+
+    def judge(self, t0, t1):
+        """The rules over [t0, t1]: no definite overlap, no intersecting units, non-vacuity."""
+        by_pod = self.sampler.by_pod()
+        definite, possible = judge.overlaps(by_pod)
+        assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
+        if possible:
+            log(f"possible overlaps (s): {[(a, b, round(x, 4)) for a, b, x in possible]}")
+        bad = judge.unit_intersections(self.units())
+        assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
+        # Non-vacuity: every pod that lived through [t0, t1] was sampled often enough.
+        for pod, ss in by_pod.items():
+            if not ss or ss[0].send > t0 or ss[-1].send < t1:
+                continue
+            gap, n = judge.sample_gaps(ss, t0, t1)
+            assert n >= (t1 - t0) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {t1 - t0:.1f}s"
+            assert gap <= 2 * SAMPLE_INTERVAL, f"{pod}: {gap * 1000:.0f} ms without a sample " \
+                f"({judge.gap_report({pod: ss}, SAMPLE_INTERVAL)})"
+        return possible
+
+    def stop(self, failed):
+        """Stops what the run started and keeps the evidence; the namespace goes whatever
+        fails on the way (a sampler report that raised once left one behind)."""
+        try:
+            self._stop(failed)
+        finally:
+            self.node.kubectl("delete", "namespace", self.ns, "--wait=true", "--timeout=120s",
+                              check=False, timeout=180)
+
+    def _stop(self, failed):
+        self.stopping.set()
+        if getattr(self, "pod_watch", None) is not None and self.pod_watch.poll() is None:
+            self.pod_watch.terminate()
+        if self.sampler:
+            self.sampler.stop()
+            keep = os.environ.get("LEASEHOLD_NODE_KEEP_SAMPLES")  # a directory: measurements
+            if keep:
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                self.sampler.dump(Path(keep) / f"{self.name}-{self.ns}.json")
+            log(f"sampler (pid {self.sampler.pid}): {self.sampler.report()}")
+        if self.watch:
+            self.watch.stop()
+        for f in self.followers.values():
+            f.stop()
+        if failed:
+            out = Path(os.environ.get("LEASEHOLD_NODE_EVIDENCE",
+                                      self.node.dir / "evidence" / self.name))
+            out.mkdir(parents=True, exist_ok=True)
+            if self.sampler:
+                self.sampler.dump(out / "samples.json")
+            if self.watch:
+                (out / "lock-history.json").write_text(json.dumps(self.watch.history))
+            for (pod, c), f in self.followers.items():
+                (out / f"{pod}.{c}.log").write_text(f.text())
+            self.node.evidence(out)
+            log(f"evidence kept in {out}")
+
+
+def run_scenario(scenarios, name, banner=None):
+    """Runs scenarios[name] on the node (entered from here): the node's health before and after,
+    PASS/FAIL with the time taken, exit 1 on failure. `banner` is logged once healthy."""
+    cluster.enter_netns()
+    node = cluster.Node()
+    node.health()
+    t = time.monotonic()
+    if banner:
+        log(banner)
+    try:
+        scenarios[name](node)
+    except Exception:
+        traceback.print_exc()
+        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
+        sys.exit(1)
+    node.health()
+    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+
+
+def repeat():
+    return int(os.environ.get("NODE_REPEAT", "1"))
+
+
+def as_instrument():
+    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
+    priority above the node's (used by node_faults and node_disruptions)."""
+    # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
+    # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
+    # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
+    # that every thread here saw at once, so no collector during a scenario (minutes long, it
+    # makes no reference cycles worth collecting), and it runs 5 above the node's priority
+    # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
+    gc.disable()
+    os.nice(-5)
