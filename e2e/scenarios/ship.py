@@ -712,6 +712,19 @@ def assert_one_example_app(app):
         "the chart's example app script differs from deploy/base/deployment.yaml's"
 
 
+def assert_one_classic_prestop(app):
+    """The classic variant's preStop hook has two copies (as the example app's script, above):
+    deploy/overlays/classic-sidecar is its home, and the chart's, rendered with the default
+    sidecar.httpAddress, must be the same hook: the same command, byte for byte."""
+    import yaml
+    kust = yaml.safe_load((DEPLOY / "overlays" / "classic-sidecar" / "kustomization.yaml").read_text())
+    patch = next(yaml.safe_load(p["patch"]) for p in kust["patches"]
+                 if p["target"]["kind"] == "Deployment")
+    want = next(c for c in patch["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+    assert app["lifecycle"] == want["lifecycle"], \
+        "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
+
+
 def helm_render(cp, ns, *args, validate=True):
     """helm template against the real apiserver (--validate: its API groups and version)."""
     cmd = ["template", "t", str(CHART), "-n", ns]
@@ -771,6 +784,8 @@ def helm_offline(s):
     assert where == "containers" and args["--release-on-shutdown"] == "safe", (where, args)
     app = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert "/release" in " ".join(app["lifecycle"]["preStop"]["exec"]["command"]), app
+    assert_one_example_app(app)
+    assert_one_classic_prestop(app)
     r = helm(cp, "template", "t", str(CHART), "--kube-version", "1.28.9",
              "--set", "sidecar.mode=native", check=False)
     assert r.returncode != 0 and "1.29" in r.stderr, r.stderr
