@@ -21,6 +21,8 @@ cleanup() {
   rm -f "$go_out"
 }
 trap cleanup EXIT
+trap "exit 130" INT
+trap "exit 143" TERM
 
 echo "== building etcd, kube-apiserver and kubectl from Go modules, in the background (cached after the first run)"
 # Its own process group (set -m), so that cleanup stops the go commands it started too.
