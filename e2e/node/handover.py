@@ -150,23 +150,35 @@ def log_stop_delay(run, pod, t_del):
 RELEASE_RE = re.compile(r"LHRELEASE ask=(\d+) ans=(\d+) code=(-?\d+)")
 
 
+def delete_settled_leader(run, leader):
+    """DELETE the leader's pod once it is settled (wait_settled); (t_del, the next pod's first
+    "yes" sample after it)."""
+    wait_settled(run, leader)
+    t_del = time.time()
+    run.node.delete_pod(run.ns, leader)
+    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
+                     "the next pod's first yes")
+    return t_del, nxt
+
+
+def wait_gone(run, pod):
+    """Until the deleted pod is gone from the API."""
+    wait_until(lambda: pod not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
+               0.2, f"{pod} gone")
+
+
 def delete_leader_round(run, results):
     """One handover: delete the leader's pod; measure, and check the kubelet's stop order."""
     leader = run.single_leader()
     assert leader_label(run, leader) == [leader], \
         f"leader label on {leader_label(run, leader)}, leader is {leader}"
     run.wait_units(leader, 3)
-    wait_settled(run, leader)
-    t_del = time.time()
-    run.node.delete_pod(run.ns, leader)
-    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
-                     "the next pod's first yes")
+    t_del, nxt = delete_settled_leader(run, leader)
     led = began_to_lead(run, nxt, t_del)
     failover = led - t_del
     log(f"deleted leader {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
     stop_delay = log_stop_delay(run, leader, t_del)
-    wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
-               0.2, f"{leader} gone")
+    wait_gone(run, leader)
     run.wait_ready(run.replicas)
     new = run.single_leader()
     assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"

@@ -22,11 +22,11 @@ from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
 from e2e.node.bounds import FAILOVER_BOUND, RELEASE_TO_YES_BOUND
 from e2e.node.cluster import log
-from e2e.node.handover import (delete_leader_round, leader_label, log_stop_delay,
-                               sidecar_log_events, wait_settled)
+from e2e.node.handover import (delete_leader_round, delete_settled_leader, leader_label,
+                               log_stop_delay, sidecar_log_events, wait_gone)
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
-from e2e.node.run import Run, run_scenario
+from e2e.node.run import Run, repeat, run_scenario
 from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
@@ -49,7 +49,7 @@ def native_delete_leader(node):
         leader = run.single_leader()
         log(f"leader {leader}; label on {leader_label(run, leader)}")
         results = []
-        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+        for i in range(repeat()):
             delete_leader_round(run, results)
         t1 = time.time()
         run.judge(t0 + 1, t1 - 1)
@@ -84,21 +84,16 @@ def gate_handovers(node):
         run.judge(t0 + 1, time.time())
         # 1. deletion of the leader pod (NODE_REPEAT times: the timing-bound part)
         results = []
-        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+        for i in range(repeat()):
             leader = run.single_leader()
             wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
-            wait_settled(run, leader)
-            t_del = time.time()
-            run.node.delete_pod(run.ns, leader)
-            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
-                             0.05, "the next pod's first yes")
+            t_del, nxt = delete_settled_leader(run, leader)
             failover = nxt.recv - t_del
             log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
             log_stop_delay(run, leader, t_del)
             wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
             results.append(("delete", failover))
-            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
-                       60, 0.2, f"{leader} gone")
+            wait_gone(run, leader)
             run.wait_ready(run.replicas)
             assert_gated_runs_disjoint(run)
         # 2. SIGKILL of the leader's sidecar alone
@@ -157,18 +152,13 @@ def classic_delete_leader(node):
     try:
         t0 = time.time()
         results = []
-        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+        for i in range(repeat()):
             leader = run.single_leader()
             run.wait_units(leader, 3)
-            wait_settled(run, leader)
-            t_del = time.time()
-            run.node.delete_pod(run.ns, leader)
-            nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30,
-                             0.05, "the next pod's first yes")
+            t_del, nxt = delete_settled_leader(run, leader)
             failover = nxt.recv - t_del
             stop_delay = log_stop_delay(run, leader, t_del)
-            wait_until(lambda: leader not in [p["metadata"]["name"] for p in run.node.pods(run.ns)],
-                       60, 0.2, f"{leader} gone")
+            wait_gone(run, leader)
             run.wait_ready(run.replicas)
             run.wait_units(run.single_leader(), 3)
             app = run.followers[(leader, "app")].text()
@@ -288,7 +278,7 @@ def rollout(variant):
             t0 = time.time()
             assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
             results = []
-            for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+            for i in range(repeat()):
                 results.append(rolling_update(run, lambda: run.node.kubectl(
                     "rollout", "restart", f"deployment/{run.deployment}", "-n", run.ns),
                     f"rollout {variant} #{i + 1}"))
@@ -430,7 +420,7 @@ def helm(node):
         check_chart_choices(run)
         assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
         results = []
-        for i in range(int(os.environ.get("NODE_REPEAT", "1"))):
+        for i in range(repeat()):
             change = ["--set", f"exampleDeployment.resources.requests.cpu={6 + i}m"]
             results.append(rolling_update(run, lambda: run.helm(
                 "upgrade", HELM_RELEASE, str(CHART), "--wait", "--timeout", "300s",
