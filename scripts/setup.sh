@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Installs the build and test dependencies from Debian packages. Idempotent: when every package
 # is already installed it changes nothing and does not touch the network.
-set -euo pipefail
 #
 # Usage: setup.sh [demo]. With `demo`, only what `make demo` needs (build the agent, run the
 # control plane and the Python demo); without, everything `make test` needs as well. Measured in a
 # fresh Debian 12 chroot (docs/building.md "Cold start"): the demo's set 6.5 s, the rest 8.5 s;
 # prometheus alone is 19 MB of the download and pulls a dozen JavaScript packages the demo does
 # not use.
+set -euo pipefail
 
 # What `make demo` needs. The test libraries (doctest, cpp-httplib) are here too: the demo
 # configures the same build tree as `make test` (tests on), and both are small header packages.
