@@ -20,16 +20,18 @@ FROM ${DEBIAN_IMAGE} AS build
 ENV DEBIAN_FRONTEND=noninteractive
 # The build dependencies of scripts/setup.sh, less the test-only ones (doctest, cpp-httplib,
 # openssl, curl, python3, procps) and Debian's libcurl: scripts/static.sh builds its own, with
-# Mbed TLS, from Debian 13's source packages (bzip2 and xz-utils unpack them).
+# Mbed TLS, from Debian 13's source packages (bzip2 and xz-utils unpack them). ccache: the
+# compiles go through it; empty here unless the builder mounts a cache at /root/.cache/ccache
+# (scripts/image.sh mounts the host's, so that a rebuild compiles only what changed).
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
-      g++ cmake ninja-build pkg-config dpkg-dev bzip2 xz-utils ca-certificates \
+      g++ cmake ninja-build pkg-config dpkg-dev bzip2 xz-utils ca-certificates ccache \
       rapidjson-dev libspdlog-dev libfmt-dev libcxxopts-dev libyaml-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
 COPY CMakeLists.txt ./
-COPY scripts/static.sh scripts/debian-mirror.sh ./scripts/
+COPY scripts/static.sh scripts/debian-mirror.sh scripts/ccache.sh ./scripts/
 COPY src ./src
 # The recipe: TLS libraries from source, then leasehold static; it checks that readelf shows no
 # INTERP, no NEEDED and no RUNPATH. Then /rootfs holds the binary alone, and it must run there

@@ -26,12 +26,15 @@ declare -A dict=(
 
 LEASEHOLD_SETUP_FUZZ=1 bash scripts/setup.sh
 
+# shellcheck source=scripts/ccache.sh
+source scripts/ccache.sh
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   # Debug without NDEBUG keeps RapidJSON's assertions; -O1 keeps it fast enough.
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Debug \
-    -DCMAKE_CXX_FLAGS="-O1 -g" -DLEASEHOLD_FUZZ=ON -DLEASEHOLD_BUILD_TESTS=OFF >/dev/null
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" "${gen[@]}" "${CCACHE_CMAKE_ARGS[@]}" \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -g" -DLEASEHOLD_FUZZ=ON \
+    -DLEASEHOLD_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" --target leasehold_fuzzers -j "$(nproc)"
 

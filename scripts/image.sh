@@ -92,7 +92,15 @@ cmd_build() {
   cmd_base
   log "buildah bud -t $IMAGE"
   local t=$SECONDS
-  bah bud --isolation chroot --pull-never -t "$IMAGE" -f Dockerfile . >&2
+  # The host's ccache (scripts/ccache.sh) at the build stage's default cache path: an image
+  # build compiles only what changed since the last one. A bind mount for the RUN steps only;
+  # nothing of it reaches the image.
+  local ccache_dir=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
+  mkdir -p "$ccache_dir"
+  # Niced: a build beside tests that wait and measure (ctest -j) yields the cores to them.
+  nice -n 10 buildah --storage-driver vfs bud --isolation chroot --pull-never \
+    --volume "$ccache_dir:/root/.cache/ccache" \
+    -t "$IMAGE" -f Dockerfile . >&2
   # The image it replaced, if any, is now dangling.
   bah rmi --prune >/dev/null 2>&1 || true
   log "image built in $((SECONDS - t))s"
@@ -218,7 +226,8 @@ prepare_agent() {
 # that answer in BODY.
 HPORT="" BODY="" LEASEHOLD_PID=""
 start_agent() {
-  HPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  # A port from e2e.lib.common.free_port's range, not bind(0)'s ephemeral one (it says why).
+  HPORT=$(PYTHONPATH=$PWD python3 -c 'from e2e.lib.common import free_port; print(free_port())')
   "$@" env -i KUBERNETES_SERVICE_HOST="$HOST" KUBERNETES_SERVICE_PORT="$PORT" \
       POD_NAME=image-smoke POD_NAMESPACE="$NS" LEASEHOLD_LOCK_NAME="$LOCK" \
       "$(command -v chroot)" --userspec=65532:65532 "$RO" /leasehold \

@@ -33,6 +33,10 @@ start=$SECONDS
 log() { echo "static.sh [$((SECONDS - start))s]: $*" >&2; }
 die() { echo "static.sh: $*" >&2; exit 1; }
 mkdir -p "$cache"
+# ccache in front of every compiler below, when installed (the Dockerfile installs it, and
+# scripts/image.sh mounts the host's cache): the TLS libraries and leasehold alike.
+# shellcheck source=scripts/ccache.sh
+source scripts/ccache.sh
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 
@@ -110,7 +114,8 @@ build_tls() {
   grep -q '^#define MBEDTLS_THREADING_PTHREAD$' "$mbedtls_src/include/mbedtls/mbedtls_config.h" ||
     die "mbedtls: cannot enable MBEDTLS_THREADING_PTHREAD"
   log "building Mbed TLS $MBEDTLS_DEB static"
-  cmake -S "$mbedtls_src" -B "$cache/build-mbedtls" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$mbedtls_src" -B "$cache/build-mbedtls" "${gen[@]}" "${CCACHE_CMAKE_ARGS[@]}" \
+    -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
     -DENABLE_TESTING=OFF -DENABLE_PROGRAMS=OFF -DUSE_SHARED_MBEDTLS_LIBRARY=OFF \
     -DUSE_STATIC_MBEDTLS_LIBRARY=ON >"$cache/mbedtls.log" 2>&1 &&
@@ -122,7 +127,8 @@ build_tls() {
   # environment as client-go honours them. Off: every other protocol, cookies, netrc (its
   # getpwuid would need NSS "passwd"), HSTS, alt-svc, DoH, MIME, NTLM, websockets, compression.
   # No CA bundle or path: leasehold always names the CA (ca.crt or the kubeconfig's).
-  cmake -S "$curl_src" -B "$cache/build-curl" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  cmake -S "$curl_src" -B "$cache/build-curl" "${gen[@]}" "${CCACHE_CMAKE_ARGS[@]}" \
+    -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_PREFIX_PATH="$prefix" \
     -DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DBUILD_CURL_EXE=OFF \
     -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DBUILD_TESTING=OFF -DBUILD_LIBCURL_DOCS=OFF \
@@ -155,7 +161,8 @@ CURL_PREFIX=$prefix
 # reports a false -Wmaybe-uninitialized (an error under -Werror) at -O3. -s strips the symbols.
 # CURL_DIR is named so that a build directory configured against other pins follows these.
 # shellcheck disable=SC2086
-cmake -S . -B "$out" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DLEASEHOLD_BUILD_TESTS=OFF \
+cmake -S . -B "$out" "${gen[@]}" "${CCACHE_CMAKE_ARGS[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DLEASEHOLD_BUILD_TESTS=OFF \
   -DLEASEHOLD_STATIC=ON "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" -DCMAKE_EXE_LINKER_FLAGS=-s \
   -DCMAKE_PREFIX_PATH="$CURL_PREFIX" -DCURL_DIR="$CURL_PREFIX/lib/cmake/CURL" \
   --no-warn-unused-cli ${CMAKE_BUILD_ARGS:-} >/dev/null

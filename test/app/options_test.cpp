@@ -23,9 +23,7 @@
 #include "fakes/fake_environment.h"
 #include "fakes/golden.h"
 
-#ifndef LEASEHOLD_SOURCE_DIR
-#error "LEASEHOLD_SOURCE_DIR must name the source tree (see test/app/CMakeLists.txt)"
-#endif
+#include "test_paths.h"  // LEASEHOLD_SOURCE_DIR: the docs' flag tables, the harnesses' variables
 
 namespace leasehold::app {
 namespace {

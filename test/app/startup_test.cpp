@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fakes/temp_dir.h"
+#include "test_paths.h"  // LEASEHOLD_BINARY
 
 extern char** environ;
 

@@ -2,6 +2,7 @@
 // wording, checks the RBAC verbs against the Role the project ships, and fails when a message's
 // text is written out again anywhere under src/ instead of using its constant.
 #include "base/messages.h"
+#include "test_paths.h"  // LEASEHOLD_SOURCE_DIR: deploy/rbac and src/ are read
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,7 @@
 // The fake apiserver. One mutex guards all state; handlers run on httplib's worker threads and
 // block (held requests, watches) on one condition variable with that mutex released.
 #include "fakes/fake_apiserver.h"
+#include "test_paths.h"  // LEASEHOLD_TEST_CERTS_DIR
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>

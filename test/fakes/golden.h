@@ -14,11 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "test_paths.h"  // LEASEHOLD_GOLDEN_DIR
+
 namespace leasehold {
 
-#ifndef LEASEHOLD_GOLDEN_DIR
-#error "LEASEHOLD_GOLDEN_DIR must name test/golden (see test/CMakeLists.txt)"
-#endif
 
 inline std::string GoldenPath(const std::string& name) {
   return std::string(LEASEHOLD_GOLDEN_DIR) + "/" + name;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fakes/loopback_listener.h"
+#include "test_paths.h"  // LEASEHOLD_BINARY
 
 namespace {
 
