@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from e2e.lib import analysis
+from e2e.lib.common import free_port
 from e2e.lib.faultproxy import ProxyLoop
 
 RESULTS = []
@@ -137,12 +138,6 @@ FAKE = textwrap.dedent("""
         request_queue_size = 128
     S(("127.0.0.1", int(sys.argv[3])), H).serve_forever()
 """)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_detector():

@@ -159,17 +159,23 @@ spawn() { # PIDFILE LOG CMD...
   die "could not start ${1##*/} (no pid file $pidfile)"
 }
 
-# N distinct free TCP ports on 127.0.0.1, one per line. They are taken from
-# 10000-32767, below Linux's ephemeral range (32768-60999), so that outgoing
-# connections (e.g. apiserver -> etcd) cannot grab them in the meantime; a
-# collision with a parallel control plane is handled by retrying in start.
+# N distinct free TCP ports on 127.0.0.1, one per line. They are taken from the
+# 10,000 ports below e2e.lib.common.free_port's range (which is the 12,000 below
+# Linux's ephemeral range, 32768-60999 by default): outgoing connections (e.g.
+# apiserver -> etcd) cannot grab them in the meantime, and neither can an e2e
+# test's agent when tests run side by side; a collision with a parallel
+# control plane is handled by retrying in start.
 free_ports() { # N
+  local eph low high
+  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  high=$((eph - 12001)); low=$((high - 9999))
+  ((low >= 1024)) || { low=1024; high=$((low + 9999)); }
   if command -v python3 >/dev/null; then
-    python3 - "$1" <<'EOF'
+    python3 - "$1" "$low" "$high" <<'EOF'
 import random, socket, sys
 ports, socks = [], []
 while len(ports) < int(sys.argv[1]):
-    p = random.randint(10000, 32767)
+    p = random.randint(int(sys.argv[2]), int(sys.argv[3]))
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         s.bind(("127.0.0.1", p))  # no SO_REUSEADDR: also refuses TIME_WAIT ports
@@ -183,7 +189,7 @@ EOF
   else
     local n=0 p used=" "
     while ((n < $1)); do
-      p=$((10000 + RANDOM % 22768))
+      p=$((low + RANDOM % (high - low + 1)))
       [[ "$used" == *" $p "* ]] && continue
       if ! (exec 3<>"/dev/tcp/$HOST/$p") 2>/dev/null; then
         echo "$p"; used+="$p "; n=$((n + 1))
@@ -722,7 +728,9 @@ main() {
       write_sa_dir "$1" "$2" "$3" ;;
     kubectl)
       load_state
-      kubectl_admin "$@" ;;
+      # exec: a caller that stops this command (a watch: HolderWatch.stop) stops kubectl itself,
+      # not a shell that would leave it running.
+      exec "$BIN_DIR/kubectl" --kubeconfig "$DIR/admin.kubeconfig" --cache-dir "$DIR/.kube-cache" "$@" ;;
     _watchdog)
       load_state
       watchdog "$@" ;;

@@ -23,6 +23,7 @@ def leasehold_binary():
 
 _handed_out = set()  # every port free_port() returned in this process
 _handed_out_lock = threading.Lock()
+_reservations = []   # the abstract sockets that hold this process's ports (see free_port)
 
 
 def _ephemeral_low():
@@ -32,16 +33,39 @@ def _ephemeral_low():
         return 32768
 
 
+def free_port_range():
+    """[low, high] of free_port(): the 12,000 ports below the kernel's ephemeral range.
+    controlplane.sh's free_ports draws from the 10,000 below these, so the two never meet."""
+    low = max(1024, _ephemeral_low() - 12000)
+    return low, max(low + 1000, _ephemeral_low() - 1)
+
+
+def _reserve(port):
+    """Holds `port` for this process's life, against every other process that calls free_port:
+    an abstract Unix socket named after it, which the kernel frees when the process ends (no
+    file to clean up, none left by a killed test). False if another process holds it."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind(f"\0leasehold-e2e-port-{port}")
+    except OSError:
+        s.close()
+        return False
+    _reservations.append(s)
+    return True
+
+
 def free_port():
-    """A loopback port no one listens on and that this process never handed out before.
+    """A loopback port no one listens on, that this process never handed out before and that no
+    other e2e process (tests run side by side) holds.
 
     Not bind(0): the kernel picks that from the ephemeral range, where a port just closed comes
     back soon (two agents started one after the other were both given 38203; the second could
     not listen, and the sampler, asking "its" port, heard the first agent twice: a false "two
     leaders") and where every outgoing connection takes its source port. So: below the ephemeral
-    range, never twice per process, and free when probed."""
-    low = max(1024, _ephemeral_low() - 12000)
-    high = max(low + 1000, _ephemeral_low() - 1)
+    range, never twice per process, free when probed, and reserved machine-wide (_reserve) from
+    the probe until the process ends: a port is often bound seconds after it is handed out, or
+    bound again after a kill, and another test must not be handed it meanwhile."""
+    low, high = free_port_range()
     rng = random.Random()
     with _handed_out_lock:
         for _ in range(1000):
@@ -53,6 +77,8 @@ def free_port():
                     s.bind(("127.0.0.1", port))
                 except OSError:
                     continue
+            if not _reserve(port):
+                continue
             _handed_out.add(port)
             return port
     raise RuntimeError(f"no free loopback port in [{low}, {high}] after 1000 tries")

@@ -19,7 +19,8 @@ import threading
 import time
 
 from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import DEPLOY, MONO_TO_WALL, leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.common import (DEPLOY, MONO_TO_WALL, free_port, leasehold_binary, log,
+                            parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
@@ -494,10 +495,7 @@ def probe_listener(s):
     ns = Namespace(cp, "e2e-probe")
     agents = []
     for i in range(2):
-        probe_port = socket.socket()
-        probe_port.bind(("127.0.0.1", 0))
-        port = probe_port.getsockname()[1]
-        probe_port.close()
+        port = free_port()  # not bind(0): e2e.lib.common.free_port says why
         a = s.agent(ns, f"{ns.name}-a{i}", extra=(f"--probe-address=127.0.0.1:{port}",))
         a.probe_port = port
         agents.append(a.start())

@@ -76,6 +76,16 @@ class Pod:
         self.gate = subprocess.Popen(self.args, env=self.env, stdout=self._logf,
                                      stderr=subprocess.STDOUT, start_new_session=True)
 
+    def owns(self, pid):
+        """Whether process `pid` runs this pod's program now: its environment names this pod and
+        its shared file (the program and its children inherit both from start_gate)."""
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return (f"POD={self.name}".encode() in env
+                and f"SHARED={self.env['SHARED']}".encode() in env)
+
     def gate_text(self):
         try:
             return self.gate_log.read_text(errors="replace")
@@ -102,9 +112,13 @@ class GateScenario(Scenario):
     def __exit__(self, exc_type, exc, tb):
         for p in self.pods:
             p.stop()
-        # Anything a program left (a setsid child of a gate that was SIGKILLed) by its pid.
+        # Anything a program left (a setsid child of a gate that was SIGKILLed) by its pid, if
+        # that pid is still this pod's program: a pid seen long ago may since belong to anyone
+        # (another test's agent or apiserver, when tests run side by side).
         for p in self.pods:
             for pid in getattr(p, "seen_pids", ()):
+                if not p.owns(pid):
+                    continue
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
