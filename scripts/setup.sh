@@ -16,6 +16,7 @@ demo_packages=(
   libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
   doctest-dev libyaml-cpp-dev
   openssl curl python3 procps
+  ccache  # every C++ build goes through it (scripts/ccache.sh): a warm rebuild compiles nothing
 )
 # What only the tests need, beside the above.
 test_packages=(
@@ -24,7 +25,12 @@ test_packages=(
   prometheus      # promtool for the alert rules (Debian 12: 2.42; deploy/monitoring/rules_test.py)
   python3-yaml    # deploy/monitoring/rules.py
   pyflakes3       # the Python lint (CTest python_lint)
+  spin            # model/check.sh
+  buildah debootstrap  # scripts/image.sh (the image, e2e_ship_image)
+  wrk             # bench/ (e2e_bench_smoke's /leader latency phase)
 )
+# Installed here, once, before scripts/test.sh starts anything in the background: two apt-get
+# at once fail on dpkg's lock. The scripts above install their own when run alone.
 case "${1:-}" in
   demo) packages=("${demo_packages[@]}") ;;
   "") packages=("${demo_packages[@]}" "${test_packages[@]}") ;;
