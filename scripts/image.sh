@@ -97,9 +97,7 @@ cmd_build() {
   # nothing of it reaches the image.
   local ccache_dir=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ccache}
   mkdir -p "$ccache_dir"
-  # Niced: a build beside tests that wait and measure (ctest -j) yields the cores to them.
-  nice -n 10 buildah --storage-driver vfs bud --isolation chroot --pull-never \
-    --volume "$ccache_dir:/root/.cache/ccache" \
+  bah bud --isolation chroot --pull-never --volume "$ccache_dir:/root/.cache/ccache" \
     -t "$IMAGE" -f Dockerfile . >&2
   # The image it replaced, if any, is now dangling.
   bah rmi --prune >/dev/null 2>&1 || true
