@@ -224,7 +224,10 @@ prepare_agent() {
 # that answer in BODY.
 HPORT="" BODY="" LEASEHOLD_PID=""
 start_agent() {
-  # A port from e2e.lib.common.free_port's range, not bind(0)'s ephemeral one (it says why).
+  # A port from e2e.lib.common.free_port's range, not bind(0)'s ephemeral one, where outgoing
+  # connections take their source ports (free_port says why). Its machine-wide reservation ends
+  # with that python process: another test could be handed the port before the agent binds it,
+  # a window of about a second in 12,000 ports, and the agent would then fail to listen, loudly.
   HPORT=$(PYTHONPATH=$PWD python3 -c 'from e2e.lib.common import free_port; print(free_port())')
   "$@" env -i KUBERNETES_SERVICE_HOST="$HOST" KUBERNETES_SERVICE_PORT="$PORT" \
       POD_NAME=image-smoke POD_NAMESPACE="$NS" LEASEHOLD_LOCK_NAME="$LOCK" \
