@@ -264,8 +264,14 @@ etcd_marker() { printf -- '--data-dir=%s' "$ETCD_DATA_DIR"; }
 apiserver_marker() { printf -- '--tls-cert-file=%s/pki/apiserver.crt' "$DIR"; }
 watchdog_marker() { printf -- '_watchdog %s ' "$DIR"; }
 
+# The admin kubectl's command line, in KUBECTL_ADMIN: kubectl_admin runs it, the `kubectl`
+# command execs it.
+kubectl_admin_argv() {
+  KUBECTL_ADMIN=("$BIN_DIR/kubectl" --kubeconfig "$DIR/admin.kubeconfig" --cache-dir "$DIR/.kube-cache")
+}
 kubectl_admin() {
-  "$BIN_DIR/kubectl" --kubeconfig "$DIR/admin.kubeconfig" --cache-dir "$DIR/.kube-cache" "$@"
+  kubectl_admin_argv
+  "${KUBECTL_ADMIN[@]}" "$@"
 }
 
 curl_admin() {
@@ -730,7 +736,8 @@ main() {
       load_state
       # exec: a caller that stops this command (a watch: HolderWatch.stop) stops kubectl itself,
       # not a shell that would leave it running.
-      exec "$BIN_DIR/kubectl" --kubeconfig "$DIR/admin.kubeconfig" --cache-dir "$DIR/.kube-cache" "$@" ;;
+      kubectl_admin_argv
+      exec "${KUBECTL_ADMIN[@]}" "$@" ;;
     _watchdog)
       load_state
       watchdog "$@" ;;
