@@ -31,6 +31,7 @@ case "$cmd" in
     bash "$here/setup.sh"
     bin=$(nice -n 5 bash "$here/build.sh" | tail -1)
     echo "node binaries ready in $((SECONDS - t))s: $bin"
+    bash "$here/node.sh" reclaim
     rm -f "$dir/before.snapshot"
     bash "$here/node.sh" snapshot "$dir/before.snapshot" "$dir"
     t=$SECONDS

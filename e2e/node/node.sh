@@ -10,6 +10,8 @@
 #                   names, also after SIGKILL of whatever ran `up`. Idempotent.
 #   health DIR      exit 0 if: node Ready, the kubernetes Service's rules in place, the node's
 #                   FORWARD drop on top, the host's kubelet sysctls unchanged since `up`.
+#   reclaim         take down a node that a killed run left (waits for a live run's node, as up
+#                   does); fixture.sh and teardown_test.sh call it before their first snapshot.
 #   snapshot FILE   what the node could leave behind on the host (links, netns, iptables of every
 #                   table, mounts, the six kubelet sysctls + ip_forward, cgroup dirs, processes,
 #                   host paths); `down` must leave the same snapshot as before `up`.
@@ -233,6 +235,30 @@ down() { # [DIR]: with DIR, only the node that DIR's `up` started (another run's
 # LEASEHOLD_NODE_DIE_AT=STAGE: SIGKILL this launcher there (teardown_test.sh: what does `down`
 # find after the runner died at that point?).
 die_at() { [[ "${LEASEHOLD_NODE_DIE_AT:-}" != "$1" ]] || { log "SIGKILL at $1"; kill -KILL $$; }; }
+
+# The node lock on fd 8 (waits for a live run's node: its keeper holds the lock).
+take_lock() {
+  exec 8>>"$LOCK"
+  if ! flock -n 8; then
+    log "another node run holds $LOCK; waiting"
+    flock -w "${LEASEHOLD_NODE_LOCK_WAIT:-1800}" 8 || die "the node is in use by another run ($LOCK)"
+  fi
+}
+
+# With the lock held: whatever a killed run left behind is nobody's now (its keeper is dead).
+clear_leftovers() {
+  local r left=""
+  [[ -e "$STATE" || -e "$RUN" ]] && left=1
+  ip netns list | grep -qw "^$NETNS" && left=1
+  for r in $(cgroup_roots); do [[ -d "$r/$CGROUP" ]] && left=1; done
+  [[ -n "$left" ]] || return 0
+  log "a killed run's node is left on this host: taking it down"
+  down "" 2>/dev/null || true
+}
+
+# reclaim: before a snapshot that `down` is compared with, the host must hold no killed run's
+# node (a CI machine can start with one); a live run's node is waited for, never touched.
+reclaim() { take_lock; clear_leftovers; exec 8>&-; }
 
 need() { command -v "$1" >/dev/null || die "$1 not found: run e2e/node/setup.sh"; }
 
@@ -492,13 +518,8 @@ up() { # DIR
   NBIN=$(bash "$HERE/build.sh" | tail -1)
   echo "$BIN" >"$dir/bin-dir"
 
-  exec 8>>"$LOCK"
-  if ! flock -n 8; then
-    log "another node run holds $LOCK; waiting"
-    flock -w "${LEASEHOLD_NODE_LOCK_WAIT:-1800}" 8 || die "the node is in use by another run ($LOCK)"
-  fi
-  # Whatever a killed run left behind (we hold the lock: it is nobody's now).
-  down "" 2>/dev/null || true
+  take_lock
+  clear_leftovers
   mkdir -p "$dir/logs"
   [[ -f "$dir/before.snapshot" ]] || snapshot "$dir/before.snapshot" "$dir"
 
@@ -572,6 +593,7 @@ case "$cmd" in
   down) down "${1:-}" ;;
   health) health "$1" ;;
   snapshot) snapshot "$1" "${2:-}" ;;
+  reclaim) reclaim ;;
   enter) inns "$@" ;;
   kubectl) d=$(abs_dir "$1"); shift; BIN=$(cat "$d/bin-dir"); kc "$d" "$@" ;;
   stop) stop_comp "$1" ;;

@@ -13,6 +13,7 @@ nice -n 5 bash "$here/build.sh" >/dev/null
 (cd "$repo" && python3 -m e2e.node.images "$dir/images" --no-leasehold)
 fail=0
 for stage in mountns containerd ready; do
+  bash "$here/node.sh" reclaim
   rm -f "$dir/before.snapshot"
   bash "$here/node.sh" snapshot "$dir/before.snapshot" "$dir"
   t=$SECONDS rc=0
