@@ -343,8 +343,9 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
   std::unique_ptr<cluster::LockWatcher> lock_watcher;
   std::thread lock_watch_thread;
   if (a.watcher) {
-    lock_watcher = std::make_unique<cluster::LockWatcher>(*a.watcher, elector, *a.lock, a.clock,
-                                                          config.election.retry_period());
+    lock_watcher = std::make_unique<cluster::LockWatcher>(
+        *a.watcher, elector, *a.lock, a.clock, config.election.retry_period(),
+        [&metrics = a.metrics](const char* reason) { metrics.ObserveWatchRestart(reason); });
     lock_watch_thread = std::thread([&lock_watcher] { lock_watcher->Run(); });
   }
   elector.Run();

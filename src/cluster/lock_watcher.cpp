@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
+#include "base/text.h"
 #include "base/wake.h"
 
 namespace leasehold::cluster {
@@ -16,8 +18,14 @@ constexpr std::chrono::seconds kWatchTimeout(290);
 }  // namespace
 
 LockWatcher::LockWatcher(kube::Watcher& watcher, election::Elector& elector,
-                         const election::Lock& lock, const Clock& clock, Duration retry)
-    : watcher_(watcher), elector_(elector), lock_(lock), clock_(clock), retry_(retry) {}
+                         const election::Lock& lock, const Clock& clock, Duration retry,
+                         RestartObserver on_restart)
+    : watcher_(watcher),
+      elector_(elector),
+      lock_(lock),
+      clock_(clock),
+      retry_(retry),
+      on_restart_(std::move(on_restart)) {}
 
 void LockWatcher::Stop() {
   {
@@ -88,6 +96,7 @@ void LockWatcher::Run() {
       continue;
     }
     if (d.type != type) {
+      if (type && on_restart_) on_restart_(kRestartLockType);
       type = d.type;
       rv.clear();
     }
@@ -100,7 +109,15 @@ void LockWatcher::Run() {
     }
     elector_.SetWatchActive(false);
     if (st.code() == Code::kGone) {
-      // "too old resource version": start over from the current state.
+      // "too old resource version" (after an apiserver restart, a compaction, a long pause of
+      // this process): start over from the current state, at once. Said at info: a follower
+      // whose view lagged shows here whether this is why.
+      spdlog::info(
+          "watch on {} {}/{}: resourceVersion {} is too old for the API server (410 Gone); "
+          "watching again from the lock's current state",
+          locks::LockTypeName(d.type), d.name_space, d.name,
+          rv.empty() ? std::string("(none)") : EscapeForLog(rv));
+      if (on_restart_) on_restart_(kRestartExpired);
       rv.clear();
       continue;
     }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -17,12 +18,21 @@
 
 namespace leasehold::cluster {
 
+// Why a watch started over from the lock's current state rather than from the last
+// resourceVersion it saw (what it missed meanwhile is only what the new watch's first event
+// sums up): the label values of leasehold_watch_restarts_total (localapi/metrics.h).
+inline constexpr const char kRestartExpired[] = "expired";     // 410: that version is too old
+inline constexpr const char kRestartLockType[] = "lock_type";  // --lock-type=auto switched
+
 class LockWatcher {
  public:
+  // Told each start-over, with its reason (one of the kRestart* above), on the watch thread.
+  using RestartObserver = std::function<void(const char* reason)>;
+
   // `retry` is the pause before re-watching after an error (doubling up to 16x); the watcher,
-  // elector and lock must outlive this object.
+  // elector and lock must outlive this object. `on_restart` may be empty.
   LockWatcher(kube::Watcher& watcher, election::Elector& elector, const election::Lock& lock,
-              const Clock& clock, Duration retry);
+              const Clock& clock, Duration retry, RestartObserver on_restart = {});
 
   // Watches until Stop(). Run it on a thread of its own.
   void Run();
@@ -39,6 +49,7 @@ class LockWatcher {
   const election::Lock& lock_;
   const Clock& clock_;
   const Duration retry_;
+  const RestartObserver on_restart_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -74,6 +74,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/duration.h"
 #include "base/messages.h"
 #include "base/text.h"
 #include "base/wake.h"
@@ -590,6 +591,32 @@ MonoTime Elector::Step() {
   return next;
 }
 
+// Why the claim ended, from what this replica knows (never "OK": a lost lease has a cause):
+// renew attempts failed; the last write succeeded, but its answer came after the claim it gave
+// had ended; or no attempt was made at all, because the loop did not run (a SIGSTOPped or frozen
+// process, a starved one): then the time since the last attempt ended, from the Clock.
+std::string Elector::LostLeaseCauseLocked(MonoTime now) const {
+  using std::chrono::milliseconds;
+  const auto ms = [](Duration d) {
+    return FormatGoDuration(std::chrono::duration_cast<milliseconds>(d));
+  };
+  if (renews_failed_since_success_ > 0) {
+    // (A failed attempt that saw another holder's record has already ended the claim with a
+    // line of its own, "lost lease ... to ...": here the last attempt's error is never OK.)
+    return fmt::format("no renew succeeded within renew-deadline ({} failed, the last: {})",
+                       renews_failed_since_success_, last_error_.ToString());
+  }
+  if (last_renew_at_ && claim_until_ && *last_renew_at_ >= *claim_until_) {
+    return fmt::format(
+        "the last renew succeeded, but its answer took {}, longer than renew-deadline ({})",
+        ms(last_write_latency_), FormatGoDuration(config_.renew_deadline()));
+  }
+  return fmt::format(
+      "no renew was attempted within renew-deadline: the last attempt ended {} ago (this "
+      "process was paused, frozen or starved of CPU meanwhile)",
+      last_attempt_at_ ? ms(now - *last_attempt_at_) : std::string("never"));
+}
+
 MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   const Duration rp = config_.retry_period();
   bool was_leader;
@@ -597,11 +624,10 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (phase_ == Phase::kLeader && (!claim_until_ || now >= *claim_until_)) {
-      // No renew succeeded within renew-deadline: the "yes" has already ended; say so.
+      // No renew succeeded within renew-deadline: the "yes" has already ended; say so, and why.
       phase_ = Phase::kCandidate;
+      spdlog::warn("lost lease {}: {}", Where(lock_.Describe()), LostLeaseCauseLocked(now));
       claim_until_.reset();
-      spdlog::warn("lost lease {}: no renew succeeded within renew-deadline ({})",
-                   Where(lock_.Describe()), last_error_.ToString());
     }
     was_leader = phase_ == Phase::kLeader;
     // A renew attempt may not outlive the current claim; an acquire attempt gets renew-deadline.
@@ -614,8 +640,12 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   std::lock_guard<std::mutex> l(mu_);
   last_attempt_at_ = after;
   last_progress_at_ = after;
-  if (!ok && was_leader) ++renew_failures_total_;
+  if (!ok && was_leader) {
+    ++renew_failures_total_;
+    ++renews_failed_since_success_;
+  }
   if (ok) {
+    renews_failed_since_success_ = 0;
     consecutive_errors_ = 0;
     if (!was_leader) {
       phase_ = Phase::kLeader;

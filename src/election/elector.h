@@ -179,6 +179,8 @@ class Elector {
 
  private:
   MonoTime StepCandidateOrLeader(MonoTime now);
+  // The cause the "lost lease" log line states. Caller holds mu_.
+  std::string LostLeaseCauseLocked(MonoTime now) const;
   MonoTime StepStopping(MonoTime now);
   MonoTime StepHeldOff(MonoTime now);
   // client-go's tryAcquireOrRenew. True when this replica holds the lock after it.
@@ -271,6 +273,9 @@ class Elector {
   // promised_until_ when this replica last released the lock: those promises were given up.
   MonoTime released_promises_until_{};
   uint64_t renew_failures_total_ = 0;
+  // Renew attempts that failed since the last successful write: what the "lost lease" line
+  // says caused the loss (failures, a late answer, or no attempt at all: a stalled process).
+  uint64_t renews_failed_since_success_ = 0;
   uint64_t promise_overtaken_total_ = 0;
   Gauges gauges_;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "base/messages.h"
 
@@ -130,6 +131,14 @@ void Metrics::ObserveRequest(const std::string& verb, long http_status) {
   requests_[VerbIndex(verb)][CodeIndex(http_status)].fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::ObserveWatchRestart(const char* reason) {
+  for (size_t i = 0; i < kWatchRestartReasons.size(); ++i) {
+    if (std::string_view(reason) == kWatchRestartReasons[i]) {
+      watch_restarts_[i].fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
 void Metrics::ObserveRenew(Duration latency) {
   const double seconds = Seconds(latency);
   for (size_t i = 0; i < kBuckets.size(); ++i) {
@@ -240,6 +249,14 @@ std::string Metrics::Render(const election::Gauges& g) const {
   }
   gauge("leasehold_watchers", "gauge", "Open GET /leader/watch streams.",
         std::to_string(watchers_ ? watchers_() : 0));
+  Family(out, "leasehold_watch_restarts_total", "counter",
+         "Watches of the lock that started over from its current state (reason \"expired\": 410 "
+         "Gone, the last version seen is too old; \"lock_type\": --lock-type=auto switched).");
+  for (size_t r = 0; r < kWatchRestartReasons.size(); ++r) {
+    out += std::string("leasehold_watch_restarts_total{") + l + ",reason=\"" +
+           kWatchRestartReasons[r] + "\"} " +
+           std::to_string(watch_restarts_[r].load(std::memory_order_relaxed)) + "\n";
+  }
   Family(out, "leasehold_build_info", "gauge", "Always 1; the version is in the label.");
   out += "leasehold_build_info{version=\"" + EscapeLabelValue(labels_.version) + "\"} 1\n";
   return out;

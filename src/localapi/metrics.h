@@ -32,6 +32,10 @@
 //                                                 kVerbs, code one of kCodes ("error": no answer,
 //                                                 "other": a status not listed), all pre-set to 0
 //   leasehold_watchers{L}                         gauge, open /leader/watch streams
+//   leasehold_watch_restarts_total{L,reason}      counter, watches of the lock that started
+//                                                 over from its current state instead of the
+//                                                 last version seen; reason one of
+//                                                 kWatchRestartReasons, each pre-set to 0
 //   leasehold_build_info{version}                 gauge, always 1
 //
 // Every series is present from the first scrape, and the set never grows: a replica renders
@@ -80,6 +84,11 @@ class Metrics final : public election::WriteHook {
                                                          "404", "409", "410", "422",   "429",
                                                          "500", "503", "504", "other", "error"};
 
+  // The closed label set of leasehold_watch_restarts_total: cluster::LockWatcher's reasons
+  // (cluster/lock_watcher.h, kRestart*): "expired" (410 Gone, the version is too old),
+  // "lock_type" (--lock-type=auto switched the object watched).
+  static constexpr std::array<const char*, 2> kWatchRestartReasons = {"expired", "lock_type"};
+
   // `clock` (for "now") must outlive this.
   explicit Metrics(const Clock& clock) : clock_(clock) {}
 
@@ -93,6 +102,9 @@ class Metrics final : public election::WriteHook {
   void ObserveRenew(Duration latency);
   // election::WriteHook: ObserveRenew.
   void OnWrite(Duration latency) override { ObserveRenew(latency); }
+  // A cluster::LockWatcher::RestartObserver: one watch started over for `reason` (one of
+  // kWatchRestartReasons; any other is not counted). Thread-safe, lock-free.
+  void ObserveWatchRestart(const char* reason);
   // Where leasehold_watchers comes from; unset = 0. Before the first Render().
   void SetWatchers(std::function<int()> watchers) { watchers_ = std::move(watchers); }
 
@@ -106,6 +118,7 @@ class Metrics final : public election::WriteHook {
 
   std::array<std::array<std::atomic<uint64_t>, kCodes.size()>, kVerbs.size()> requests_{};
   std::array<std::atomic<uint64_t>, kBuckets.size()> bucket_counts_{};  // not cumulative
+  std::array<std::atomic<uint64_t>, kWatchRestartReasons.size()> watch_restarts_{};
   std::atomic<uint64_t> renew_count_{0};
   std::atomic<uint64_t> renew_sum_ns_{0};
 };

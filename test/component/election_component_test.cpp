@@ -14,6 +14,7 @@
 #include "cluster/lock_watcher.h"
 #include "election/elector.h"
 #include "fakes/fake_apiserver.h"
+#include "fakes/log_capture.h"
 #include "kube/curl_api_client.h"
 #include "kube/watch.h"
 #include "locks/factory.h"
@@ -52,7 +53,8 @@ class Agent {
  public:
   Agent(FakeApiServer& server, const std::string& identity, election::Timings timings,
         election::ReleaseMode mode, bool watch, Random01 random = MakeRandom01(),
-        Duration request_timeout = Duration::zero())
+        Duration request_timeout = Duration::zero(),
+        cluster::LockWatcher::RestartObserver on_restart = {})
       : config_(*election::ElectionConfig::Create(identity, timings, mode, 30s)) {
     kube::ClientOptions co;
     co.request_timeout = request_timeout > Duration::zero()
@@ -68,8 +70,8 @@ class Agent {
     elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, std::move(random));
     if (watch) {
       watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
-      lock_watcher_ = std::make_unique<cluster::LockWatcher>(*watcher_, *elector_, *lock_, clock_,
-                                                             timings.retry_period);
+      lock_watcher_ = std::make_unique<cluster::LockWatcher>(
+          *watcher_, *elector_, *lock_, clock_, timings.retry_period, std::move(on_restart));
       watch_thread_ = std::thread([this] { lock_watcher_->Run(); });
     }
     thread_ = std::thread([this] { elector_->Run(); });
@@ -235,6 +237,49 @@ TEST_CASE("a watching follower takes a released lease well within retry-period")
           std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), " ms");
   CHECK(took < 1s);
   CHECK(follower.Take().record.leader_transitions == 4);
+}
+
+TEST_CASE("a watch answered 410 Gone starts over from the current state, said and counted") {
+  FakeApiServer server;
+  server.Put("leases", "ns", "lock", LeaseJson("them", 3));
+  // Before the agent's threads start and after they stop: they read the default logger.
+  testing::LogCapture log;
+  std::mutex mu;
+  std::vector<std::string> reasons;
+  {
+    Agent follower(server, "me", {4s, 3s, 2s}, election::ReleaseMode::kOff, /*watch=*/true,
+                   MakeRandom01(), Duration::zero(), [&](const char* reason) {
+                     std::lock_guard<std::mutex> l(mu);
+                     reasons.emplace_back(reason);
+                   });
+    REQUIRE(SettledOnWatch(server, follower));
+    const std::string seen = server.ResourceVersion("leases", "ns", "lock");
+    // As an apiserver restart does: history from before now is gone (another object's write
+    // moves the version past the follower's), and the open watch ends. The follower resumes
+    // from the version it saw, and is told 410.
+    server.Put("configmaps", "ns", "other", R"({"metadata":{"name":"other","namespace":"ns"}})");
+    server.Compact();
+    server.EndWatches();
+    REQUIRE(WaitFor(
+        [&] {
+          std::lock_guard<std::mutex> l(mu);
+          return !reasons.empty() && server.watches() >= 1;
+        },
+        3s));
+    {
+      std::lock_guard<std::mutex> l(mu);
+      CHECK(reasons == std::vector<std::string>{cluster::kRestartExpired});
+    }
+    // The new watch, from the current state, works: the holder's release is taken at once
+    // (well within retry-period, so through the watch, not a poll).
+    const auto released_at = std::chrono::steady_clock::now();
+    server.Bump("leases", "ns", "lock", R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");
+    REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 2s));
+    CHECK(std::chrono::steady_clock::now() - released_at < 1s);
+    CHECK(log.Lines().find("info: watch on leases ns/lock: resourceVersion " + seen +
+                           " is too old for the API server (410 Gone); watching again from the "
+                           "lock's current state\n") != std::string::npos);
+  }
 }
 
 TEST_CASE("a loop inside a hung call makes no progress, however many watch events arrive") {

@@ -12,6 +12,8 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/fake_lock.h"
+#include "fakes/golden.h"
+#include "fakes/log_capture.h"
 
 namespace leasehold::election {
 namespace {
@@ -1070,6 +1072,67 @@ TEST_CASE("PhaseName: the wire name of each phase") {
     CAPTURE(c.want);
     CHECK(std::string(PhaseName(c.phase)) == c.want);
   }
+}
+
+// The "lost lease" line names its cause: failed attempts (with the last error), a renew whose
+// answer came after its claim had ended, or no attempt at all (a paused process), never "OK".
+// The warn lines of each case, in order, are pinned by test/golden/logs/lost-lease.txt.
+TEST_CASE("elector: the lost-lease line says why the claim ended") {
+  const std::vector<Case> cases = {
+      {"every renew failed: the count and the last error",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         for (int i = 0; i < 5; ++i) {  // at +2s .. +10s; the claim ends at +10s
+           f.clock.Advance(2s);
+           f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+               .ExpectGetError(Status(Code::kUnavailable, "connection refused"));
+           f.Step();
+         }
+       }},
+      {"a renew answered after its claim ended",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr, /*latency=*/10500ms);
+         f.Step();
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+       }},
+      {"a paused leader: no attempt, and how long since the last one",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(16s);  // SIGSTOPped past lease-duration: no Step ran
+         f.lock.ExpectGet(Obs(kThem, 1, "x"));
+         f.Step();
+       }},
+      {"failures, then a renew, then a pause: the failures before the renew are not the cause",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+             .ExpectGetError(Err(Code::kUnavailable));
+         f.Step();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         f.clock.Advance(12s);  // the claim ended at +14s; the record still names us
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), nullptr);
+         f.Step();
+         CHECK(f.lock.calls() == "Get Create Update Get Update Update");
+       }},
+  };
+  std::string all;
+  for (const auto& c : cases) {
+    leasehold::testing::LogCapture log;
+    c.run();
+    all += std::string("# ") + c.name + "\n" + log.Lines(spdlog::level::warn);
+  }
+  CheckGolden("logs/lost-lease.txt", all);
+  CHECK(all.find("(OK)") == std::string::npos);
 }
 
 TEST_CASE("elector") {

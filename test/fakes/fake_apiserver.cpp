@@ -1283,6 +1283,12 @@ void FakeApiServer::Compact() {
   impl_->history.clear();
 }
 
+void FakeApiServer::EndWatches() {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  for (const auto& stream : impl_->streams) stream->finish = true;
+  impl_->cv.notify_all();
+}
+
 void FakeApiServer::SetTokens(std::map<std::string, std::string> tokens) {
   std::lock_guard<std::mutex> l(impl_->mu);
   impl_->tokens = std::move(tokens);

@@ -124,6 +124,9 @@ class FakeApiServer {
   std::vector<std::string> Events() const;
   // Forgets history: a watch from a resourceVersion older than now gets 410 Expired.
   void Compact();
+  // Ends every open watch stream normally (what its clients see when an apiserver restarts, or
+  // a stream reaches its timeoutSeconds): they watch again from the last version they saw.
+  void EndWatches();
 
   // --- authentication and authorization -----------------------------------------------------
   void SetTokens(std::map<std::string, std::string> tokens);

@@ -184,6 +184,9 @@ TEST_CASE("metrics: the exposition parses, and says what happened") {
   m.ObserveRequest("WATCH", 200);
   m.ObserveRequest("PUT", 418);     // not listed: "other"
   m.ObserveRequest("DELETE", 200);  // not listed: "OTHER"
+  m.ObserveWatchRestart("expired");
+  m.ObserveWatchRestart("expired");
+  m.ObserveWatchRestart("bogus");  // not a reason: not counted, no new series
   election::Gauges g;
   Leading(g, clock);
 
@@ -223,6 +226,8 @@ TEST_CASE("metrics: the exposition parses, and says what happened") {
       {K("leasehold_renew_duration_seconds_sum"), 20.746},
       {K("leasehold_renew_duration_seconds_count"), 5},
       {K("leasehold_watchers"), 7},
+      {K("leasehold_watch_restarts_total", "reason=\"expired\""), 2},
+      {K("leasehold_watch_restarts_total", "reason=\"lock_type\""), 0},
       {"leasehold_build_info{version=\"1.2.3\"}", 1},
   };
   for (const char* verb : Metrics::kVerbs) {
@@ -300,6 +305,7 @@ TEST_CASE("metrics: every series from the first scrape, and never more (restarts
     first.ObserveRequest(i % 2 ? "GET" : "VERB" + std::to_string(i), 100 + i * 10);
     first.ObserveRequest("PUT", 0);
     first.ObserveRenew(std::chrono::milliseconds(i * 300));
+    first.ObserveWatchRestart(i % 2 ? "expired" : "lock_type");
     clock.Advance(7s);
   }
   CHECK(Keys(Parse(first.Render(g))) == at_start);
@@ -307,7 +313,8 @@ TEST_CASE("metrics: every series from the first scrape, and never more (restarts
   Metrics restarted(clock);
   restarted.SetLabels(Labels());
   CHECK(Keys(Parse(restarted.Render(g))) == at_start);
-  CHECK(at_start.size() == 21 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size());
+  CHECK(at_start.size() == 21 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size() +
+                           Metrics::kWatchRestartReasons.size());
 }
 
 TEST_CASE("metrics: odd label values are escaped") {
