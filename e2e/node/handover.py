@@ -79,7 +79,7 @@ def began_to_lead(run, nxt, since):
 # period, hard-coded), and a sync already waiting for one is not cut short (pod_workers.go
 # podWorkerLoop -> podCache.GetNewerThan). A pod synced in the last second or so (it just became
 # Ready: every probe result change is a sync) gets its first signal up to ~2 s after the DELETE;
-# a settled pod within ms. e2e/node/README.md, "Why the first deletion takes ~1.8 s".
+# a settled pod within ms. BENCHMARKS.md#why-the-first-deletion-takes-18-s.
 # The deletion rounds count from a settled leader: Ready for SETTLED_S (the condition's stamp has
 # 1 s resolution) so no probe-driven sync is in flight. A periodic resync (syncFrequency) in the
 # second before the DELETE can still delay it up to ~1 s: kubelet_stop_delay says so per round.
