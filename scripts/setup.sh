@@ -28,6 +28,7 @@ test_packages=(
   spin            # model/check.sh
   buildah debootstrap  # scripts/image.sh (the image, e2e_ship_image)
   wrk             # bench/ (e2e_bench_smoke's /leader latency phase)
+  clang-format-14 # the C++ format check (CTest clang_format, scripts/check_format.sh)
 )
 # Installed here, once, before scripts/test.sh starts anything in the background: two apt-get
 # at once fail on dpkg's lock. The scripts above install their own when run alone.

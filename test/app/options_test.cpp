@@ -22,7 +22,6 @@
 #include "base/listen_address.h"
 #include "fakes/fake_environment.h"
 #include "fakes/golden.h"
-
 #include "test_paths.h"  // LEASEHOLD_SOURCE_DIR: the docs' flag tables, the harnesses' variables
 
 namespace leasehold::app {

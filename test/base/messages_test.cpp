@@ -2,7 +2,6 @@
 // wording, checks the RBAC verbs against the Role the project ships, and fails when a message's
 // text is written out again anywhere under src/ instead of using its constant.
 #include "base/messages.h"
-#include "test_paths.h"  // LEASEHOLD_SOURCE_DIR: deploy/rbac and src/ are read
 
 #include <doctest/doctest.h>
 
@@ -11,6 +10,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_paths.h"  // LEASEHOLD_SOURCE_DIR: deploy/rbac and src/ are read
 
 namespace leasehold {
 namespace {

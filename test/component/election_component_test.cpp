@@ -273,7 +273,8 @@ TEST_CASE("a watch answered 410 Gone starts over from the current state, said an
     // The new watch, from the current state, works: the holder's release is taken at once
     // (well within retry-period, so through the watch, not a poll).
     const auto released_at = std::chrono::steady_clock::now();
-    server.Bump("leases", "ns", "lock", R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");
+    server.Bump("leases", "ns", "lock",
+                R"({"spec":{"holderIdentity":"","leaseDurationSeconds":1}})");
     REQUIRE(WaitFor([&] { return follower.IsLeader(); }, 2s));
     CHECK(std::chrono::steady_clock::now() - released_at < 1s);
     CHECK(log.Lines().find("info: watch on leases ns/lock: resourceVersion " + seen +

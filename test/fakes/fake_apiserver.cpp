@@ -1,7 +1,6 @@
 // The fake apiserver. One mutex guards all state; handlers run on httplib's worker threads and
 // block (held requests, watches) on one condition variable with that mutex released.
 #include "fakes/fake_apiserver.h"
-#include "test_paths.h"  // LEASEHOLD_TEST_CERTS_DIR
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -22,6 +21,8 @@
 #include <stdexcept>
 #include <thread>
 #include <utility>
+
+#include "test_paths.h"  // LEASEHOLD_TEST_CERTS_DIR
 
 // Debian's libcpp-httplib is the compiled flavour built with OpenSSL; its pkg-config flags define
 // CPPHTTPLIB_OPENSSL_SUPPORT already, and the struct layouts depend on it, so insist on it.

@@ -18,7 +18,6 @@
 
 namespace leasehold {
 
-
 inline std::string GoldenPath(const std::string& name) {
   return std::string(LEASEHOLD_GOLDEN_DIR) + "/" + name;
 }

@@ -314,7 +314,7 @@ TEST_CASE("metrics: every series from the first scrape, and never more (restarts
   restarted.SetLabels(Labels());
   CHECK(Keys(Parse(restarted.Render(g))) == at_start);
   CHECK(at_start.size() == 21 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size() +
-                           Metrics::kWatchRestartReasons.size());
+                               Metrics::kWatchRestartReasons.size());
 }
 
 TEST_CASE("metrics: odd label values are escaped") {
