@@ -10,6 +10,11 @@ Checks, from the repository root:
   * every `PATH.md#anchor` written in code, manifests and scripts (comments that point at a
     section, e.g. `docs/runbooks.md#scraping`, and the rules' `runbook_url`s
     `.../blob/main/docs/runbooks.md#leaseholdnoleader`): the file exists and holds the anchor.
+  * every source file a comment names (C++ `//`, and `#` comments of Python, shell, CMake,
+    YAML, Promela): a repository path such as `src/http/listener.h` or `e2e/lib/judge.py`
+    exists (from the root, or from the commenting file's folder), and a bare C++ file name
+    such as `listener.h` is the name of some file of the repository (GENERATED lists the ones
+    the build writes; an all-capitals stem such as `NAME.cpp` is a placeholder).
 Links inside fenced code blocks and inline code are not links and are skipped.
 
 Exit 0 when everything resolves, 1 with one line per broken link (file:line: target: why).
@@ -35,6 +40,21 @@ HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 # path.md#anchor in code: a repository-relative path (or a GitHub blob URL of this repository).
 CODE_REF = re.compile(r"(?:https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/)?"
                       r"((?:[\w.-]+/)*[\w.-]+\.md)#([\w-]+)")
+
+
+# A repository path in a comment, and a bare C++ file name (not a path, not <system.h>).
+SOURCE_PATH = re.compile(r"(?<![\w./-])((?:src|test|e2e|scripts|deploy|bench|model|fuzz|docs)/"
+                         r"[\w./-]*[\w-]\.(?:cpp|h|py|sh|yaml|yml|pml|txt|json|cmake|tpl))\b")
+SOURCE_BASE = re.compile(r"(?<![\w./<-])([\w-]+\.(?:cpp|h))\b")
+# Files the build writes, which comments may name: name -> where it is made.
+GENERATED = {"test_paths.h": "test/fakes/CMakeLists.txt"}
+
+
+def comment_of(path, line):
+    """The comment part of a line of code (from `//` in C++, from `#` elsewhere), or ""."""
+    mark = "//" if path.endswith((".cpp", ".h")) else "#"
+    i = line.find(mark)
+    return line[i:] if i >= 0 else ""
 
 
 def slug(text):
@@ -139,7 +159,9 @@ def check(root, counts=None):
     root = os.path.abspath(root)
     errors = []
     counts = {} if counts is None else counts
-    counts.update(md=0, links=0, code_refs=0)
+    counts.update(md=0, links=0, code_refs=0, source_refs=0)
+    names = all_files(root)
+    bases = {os.path.basename(n) for n in names} | set(GENERATED)
     for md in md_files(root):
         counts["md"] += 1
         for n, line in prose_lines(md):
@@ -168,6 +190,23 @@ def check(root, counts=None):
                                    "#" + anchor, root)
                 if why:
                     errors.append(f"{os.path.relpath(f, root)}:{n}: {m.group(0)}: {why}")
+            comment = comment_of(f, line)
+            for m in SOURCE_PATH.finditer(comment):
+                path = m.group(1)
+                counts["source_refs"] += 1
+                stem = os.path.splitext(os.path.basename(path))[0]
+                if stem.isupper() or os.path.exists(os.path.join(root, path)) or \
+                        os.path.exists(os.path.join(os.path.dirname(f), path)):
+                    continue
+                errors.append(f"{os.path.relpath(f, root)}:{n}: {path}: a comment names a file "
+                              f"that does not exist")
+            for m in SOURCE_BASE.finditer(comment):
+                base = m.group(1)
+                counts["source_refs"] += 1
+                if base in bases or os.path.splitext(base)[0].isupper():
+                    continue
+                errors.append(f"{os.path.relpath(f, root)}:{n}: {base}: a comment names a source "
+                              f"file that no longer exists")
     return errors
 
 
@@ -194,6 +233,11 @@ def self_test():
         ("a repeated heading has no -2",
          {"README.md": good_docs["README.md"] + "[z](#twice-2)\n"}, 1),
         ("missing anchor from code", {"src/x.cpp": "// docs/a.md#gone\n"}, 1),
+        ("a comment names a missing source path",
+         {"src/x.cpp": "// see docs/a.md#a-section and src/gone.h\n"}, 1),
+        ("a comment names a missing C++ file", {"src/x.cpp": "// see x.cpp, old_server.h\n"}, 1),
+        ("placeholders and code outside comments pass",
+         {"src/x.cpp": "#include \"y.h\"  // fuzz/NAME.cpp, <vector.h>, x.cpp\n"}, 0),
         ("reference definition to a missing file",
          {"README.md": good_docs["README.md"] + "[r2]: docs/none.md\n"}, 1),
     ]
@@ -227,7 +271,8 @@ def main(argv):
     for e in errors:
         print(e)
     seen = (f"{counts['links']} links in {counts['md']} Markdown files, {counts['code_refs']} "
-            f"PATH.md#anchor references in code")
+            f"PATH.md#anchor references in code, {counts['source_refs']} source files named in "
+            f"comments")
     print(f"check_links: {len(errors)} broken link(s) of {seen}" if errors else
           f"check_links: every link resolves ({seen})")
     return 1 if errors else 0

@@ -1,7 +1,7 @@
 // One accepted connection of the listener: what was received and not yet parsed,
 // what waits to be sent, its deadlines and its place in the shedding order, and, once
 // the Router handed it a Stream, that stream. State only; the event loop
-// (event_loop.cpp) does the I/O and keeps the bounds (see http_server.h).
+// (event_loop.cpp) does the I/O and keeps the bounds (see http/listener.h).
 #pragma once
 
 #include <sys/epoll.h>

@@ -1,6 +1,6 @@
 // One listening socket of the local API and the thread that serves it: accepts connections,
 // reads request heads in order (pipelining), queues the router's answers, writes watch streams
-// from their Stream, and keeps every bound of ListenerOptions (see http_server.h): the connection
+// from their Stream, and keeps every bound of ListenerOptions (see listener.h): the connection
 // cap and shedding, the request and write deadlines, the output cap, the linger before a close.
 // Sockets, bounds and shedding only: which answer a request gets is the Router's.
 #pragma once

@@ -64,7 +64,7 @@ struct HandlerOptions {
   std::function<std::string()> metrics;
   // The probe listener (--probe-address, reachable on the pod IP): /healthz, /readyz,
   // /is-leader and /metrics only, every other path 404. It never records a promise (see
-  // http_server.h).
+  // localapi/routes.h, kAnswer).
   bool probe_only = false;
 };
 

@@ -12,7 +12,7 @@
 //
 // Nothing a client does can hold up the election or another client: the publisher's thread only
 // appends to queues, and the listener's event loop writes each stream without blocking (see
-// http_server.h for its write timeout and heartbeat).
+// http/listener.h for its write timeout and heartbeat).
 // A client whose queue is full (it stopped reading, or reads too slowly) is disconnected, as is
 // one that hangs up; a disconnected client must treat this replica as not leading until it has
 // reconnected and read the first event again.
@@ -35,7 +35,7 @@ namespace leasehold::localapi {
 
 struct WatchHubOptions {
   // Streams open at once; one more gets 503. Each holds a socket and an eventfd (see
-  // http_server.h). Default 100 (--max-watchers).
+  // http/listener.h). Default 100 (--max-watchers).
   int max_watchers = 100;
   // Events queued for one client before it counts as stalled and is disconnected. Default 64:
   // about two minutes of renewals with the default 2s retry-period.
