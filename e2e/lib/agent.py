@@ -21,17 +21,36 @@ class Agent:
     probe_port = None  # the --probe-address port, where the caller set one
     request_timeout = 0.5  # s, the default of request()
 
+    family = "leasehold"  # what e2e.lib.members calls the kind of elector a member runs
+    kind = "leasehold"
+
     def __init__(self, ns, name, lock_type="leases", timings=FAST, release="safe",
-                 extra=(), sa_dir=None, env=None):
-        port = free_port()
+                 extra=(), sa_dir=None, env=None, port=None, api=None, lock_name=None,
+                 log_level="debug", binary=None, logdir=None, probe=False):
+        """`port`: the /leader port (default: a free one); `api`: (host, port) of the apiserver
+        or of a proxy in front of it (default: the control plane's); `logdir`: where its log goes
+        (default: ns.tmp); `probe`: also serve the probe listener on a free port (probe_port)."""
+        port = port or free_port()
         sa_dir = sa_dir or ns.sa_dir(name)
+        self.lock_type, self.release = lock_type, release
         flags = [
-            f"--lock-name={ns.lock_name}", f"--namespace={ns.name}", f"--identity={name}",
-            f"--lock-type={lock_type}", *timings.flags(),
+            f"--lock-name={lock_name or ns.lock_name}", f"--namespace={ns.name}",
+            f"--identity={name}", f"--lock-type={lock_type}", *timings.flags(),
             f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{port}",
-            f"--serviceaccount-dir={sa_dir}", "--log-level=debug", *extra,
+            f"--serviceaccount-dir={sa_dir}", f"--log-level={log_level}", *extra,
         ]
-        self._setup(ns, name, flags, port, sa_dir, ns.tmp, (ns.cp.host, ns.cp.port), env)
+        if probe:
+            self.probe_port = free_port()
+            flags.append(f"--probe-address=127.0.0.1:{self.probe_port}")
+        self._setup(ns, name, flags, port, sa_dir, ns.tmp, api or (ns.cp.host, ns.cp.port), env)
+        if binary:
+            self.args[0] = binary
+        if logdir:
+            self.log_path = Path(logdir) / f"{name}.log"
+
+    def describe(self):
+        return (f"{self.name} ({self.kind}, {getattr(self, 'lock_type', '?')}, "
+                f"release-on-shutdown={getattr(self, 'release', '?')})")
 
     @classmethod
     def with_flags(cls, name, flags, port, sa_dir, tmp, api, env=None, probe_port=None,
@@ -80,6 +99,11 @@ class Agent:
     def leader(self, timeout=0.5):
         return self.request("GET", "/leader", timeout)
 
+    def view(self, timeout=1.0):
+        """What this member's /leader says now (e2e.lib.members.LeaderView)."""
+        from e2e.lib.members import LeaderView  # members builds on this module
+        return LeaderView.of(*self.leader(timeout))
+
     def is_leader(self):
         st, body = self.leader()
         return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
@@ -119,6 +143,13 @@ class Agent:
 
     def term(self):
         self.signal(signal.SIGTERM)
+
+    def pause(self):
+        """SIGSTOP: a GC pause, CPU starvation, a frozen VM."""
+        self.signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.signal(signal.SIGCONT)
 
     def term_and_wait(self, timeout=15):
         """SIGTERM; asserts that the agent exits with 0 within `timeout` s."""
