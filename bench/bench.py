@@ -39,9 +39,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 from e2e.lib.agent import Agent
 from e2e.lib.fleet import Admin
-from e2e.lib.members import GoPeer, peer_binary
+from e2e.lib.members import GoPeer, peer_binary, peer_version
 from e2e.lib.timings import DEFAULTS, FAST
-from e2e.lib.common import free_port, log, parse_rfc3339
+from e2e.lib.common import free_port, leasehold_binary, log, parse_rfc3339
 from e2e.lib.controlplane import ControlPlane, Namespace
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -198,15 +198,13 @@ class Bench:
             self.cg_bin = None
             self.note(f"client-go peer unavailable: {e}")
         if self.cg_bin:
-            v = subprocess.run([self.cg_bin, "--version"], capture_output=True, text=True)
-            self.results["client_go"] = v.stdout.strip() or "?"
+            self.results["client_go"] = peer_version(self.cg_bin) or "?"
             log(f"client-go peer: {self.cg_bin} (client-go {self.results['client_go']})")
         else:
             self.note("client-go interop peer not available (e2e/interop/build.sh): "
                       "client-go columns are empty")
-        lh = os.environ.get("LEASEHOLD_BIN") or str(REPO / "build" / "leasehold")
-        self.lh_bin = lh
-        v = subprocess.run([lh, "--version"], capture_output=True, text=True)
+        self.lh_bin = leasehold_binary()
+        v = subprocess.run([self.lh_bin, "--version"], capture_output=True, text=True)
         self.results["leasehold"] = v.stdout.strip()
         self.ns_idle = f"bench-idle-{os.getpid() % 10000}"
         policy = self.out / "audit-policy.yaml"

@@ -4,9 +4,35 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_until
 from e2e.lib.timings import FAST
+
+
+class LeaderView(NamedTuple):
+    """One answer of GET /leader: `status` (None: no answer in time) and the body (a dict, {}
+    when there is none). `holder` is who the member thinks leads, `is_leader` whether it says
+    it does itself."""
+
+    status: object
+    body: dict
+
+    @classmethod
+    def of(cls, status, body):
+        return cls(status, body if isinstance(body, dict) else {})
+
+    @property
+    def holder(self):
+        return self.body.get("name")
+
+    @property
+    def is_leader(self):
+        return self.status == 200 and self.body.get("isLeader") is True
+
+    @property
+    def term(self):
+        return self.body.get("term")
 
 
 class Agent:
@@ -100,8 +126,7 @@ class Agent:
         return self.request("GET", "/leader", timeout)
 
     def view(self, timeout=1.0):
-        """What this member's /leader says now (e2e.lib.members.LeaderView)."""
-        from e2e.lib.members import LeaderView  # members builds on this module
+        """What this member's /leader says now."""
         return LeaderView.of(*self.leader(timeout))
 
     def is_leader(self):
@@ -191,8 +216,13 @@ def current_leaders(agents):
     return [a for a in agents if a.alive() and a.is_leader()]
 
 
-def wait_single_leader(agents, timeout):
+def wait_single_leader(agents, timeout, what="exactly one leader", holder=None, interval=0.05):
+    """The one member of `agents` that says it leads; with `holder` (a function returning the
+    lock's current holder) also the one the lock names: a stale "yes" of a resumed leader
+    without fencing is not a leader to count from. Polls every `interval` s."""
     def one():
         ls = current_leaders(agents)
-        return ls[0] if len(ls) == 1 else None
-    return wait_until(one, timeout, what="exactly one leader")
+        if len(ls) != 1 or (holder is not None and holder() != ls[0].identity):
+            return None
+        return ls[0]
+    return wait_until(one, timeout, interval=interval, what=what)

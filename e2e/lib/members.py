@@ -14,36 +14,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
-from e2e.lib.agent import Agent
+from e2e.lib.agent import Agent, LeaderView
 from e2e.lib.common import REPO, free_port, log
 from e2e.lib.timings import MIXED
-
-
-class LeaderView(NamedTuple):
-    """One answer of GET /leader: `status` (None: no answer in time) and the body (a dict, {}
-    when there is none). `holder` is who the member thinks leads, `is_leader` whether it says
-    it does itself."""
-
-    status: object
-    body: dict
-
-    @classmethod
-    def of(cls, status, body):
-        return cls(status, body if isinstance(body, dict) else {})
-
-    @property
-    def holder(self):
-        return self.body.get("name")
-
-    @property
-    def is_leader(self):
-        return self.status == 200 and self.body.get("isLeader") is True
-
-    @property
-    def term(self):
-        return self.body.get("term")
 
 
 class Member(Protocol):
@@ -63,7 +38,7 @@ class Member(Protocol):
     def resume(self): ...           # SIGCONT
     def alive(self): ...
     def wait(self, timeout): ...    # exit code, None if still running after `timeout` s
-    def view(self, timeout=1.0): ...    # LeaderView
+    def view(self, timeout=1.0) -> LeaderView: ...  # what its GET /leader says
     def is_leader(self): ...
     def describe(self): ...
 

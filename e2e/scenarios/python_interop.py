@@ -40,12 +40,14 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
 from e2e.lib import analysis
 from e2e.lib.controlplane import ANNOTATION, RUN, ns_name
 from e2e.lib.timings import MIXED
+from e2e.lib import agent
 from e2e.lib.agent import Agent
 from e2e.lib.common import MONO_TO_WALL, REPO, leasehold_binary, log, wait_until
 from e2e.lib.controlplane import Namespace, follow_watch
@@ -56,6 +58,8 @@ SCENARIOS = Registry()
 scenario = SCENARIOS.add
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150  # as the chaos suite
+# The driver waits for states as often as the sampler asks.
+wait_single_leader = partial(agent.wait_single_leader, interval=SAMPLE_INTERVAL)
 FAILOVER_TIMEOUT = 30.0
 # Slack of the lock history's timestamps when deciding whether a takeover came lease-duration
 # after the previous holder's last write: both are the watch's arrival times in this process,
@@ -93,26 +97,10 @@ def view_of(m):
     return v
 
 
-def leaders(members):
-    return [m for m in members if m.alive() and m.is_leader()]
-
-
 def says_no(m):
     """m answered, and not "I lead" (a question that timed out on a loaded machine is no answer)."""
     st, b = body_of(m)
     return st is not None and b.get("isLeader") is not True
-
-
-def wait_single_leader(members, timeout, what="exactly one leader", holder=None):
-    """The one member of `members` that says it leads; with `holder` (a function returning the
-    lock's current holder) also the one the lock names: a stale "yes" of a resumed Python
-    leader is not a leader to count from."""
-    def one():
-        ls = leaders(members)
-        if len(ls) != 1 or (holder is not None and holder() != ls[0].identity):
-            return None
-        return ls[0]
-    return wait_until(one, timeout, interval=0.02, what=what)
 
 
 # ------------------------------------------------------------------------------- lock history
