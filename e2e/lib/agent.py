@@ -130,8 +130,7 @@ class Agent:
         return LeaderView.of(*self.leader(timeout))
 
     def is_leader(self):
-        st, body = self.leader()
-        return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+        return self.view(0.5).is_leader
 
     def leader_body(self):
         """The /leader body if it says this agent leads, else None."""
