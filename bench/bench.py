@@ -37,9 +37,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-from e2e.lib.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.agent import Agent
+from e2e.lib.fleet import Admin
+from e2e.lib.members import GoPeer, peer_binary, peer_version
 from e2e.lib.timings import DEFAULTS, FAST
-from e2e.lib.common import free_port, log, parse_rfc3339
+from e2e.lib.common import free_port, leasehold_binary, log, parse_rfc3339
 from e2e.lib.controlplane import ControlPlane, Namespace
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -191,20 +193,18 @@ class Bench:
     # ------------------------------------------------------------------ setup
     def setup(self):
         try:
-            self.cg_bin = interop_binary()
+            self.cg_bin = peer_binary(required=False)
         except Exception as e:  # noqa: BLE001
             self.cg_bin = None
             self.note(f"client-go peer unavailable: {e}")
         if self.cg_bin:
-            v = subprocess.run([self.cg_bin, "--version"], capture_output=True, text=True)
-            self.results["client_go"] = v.stdout.strip() or "?"
+            self.results["client_go"] = peer_version(self.cg_bin) or "?"
             log(f"client-go peer: {self.cg_bin} (client-go {self.results['client_go']})")
         else:
             self.note("client-go interop peer not available (e2e/interop/build.sh): "
                       "client-go columns are empty")
-        lh = os.environ.get("LEASEHOLD_BIN") or str(REPO / "build" / "leasehold")
-        self.lh_bin = lh
-        v = subprocess.run([lh, "--version"], capture_output=True, text=True)
+        self.lh_bin = leasehold_binary()
+        v = subprocess.run([self.lh_bin, "--version"], capture_output=True, text=True)
         self.results["leasehold"] = v.stdout.strip()
         self.ns_idle = f"bench-idle-{os.getpid() % 10000}"
         policy = self.out / "audit-policy.yaml"
@@ -247,13 +247,15 @@ class Bench:
               quiet=True):
         port = port or free_port()
         if kind == "lh":
-            p = LeaseholdProc(ns, identity, port, sa_dir, self.cp.port,
-                              release or "safe", self.logdir, timings=timings, lock_name=lock,
-                              log_level="info" if quiet else "debug", binary=self.lh_bin)
+            p = Agent(ns, identity, release=release or "safe", sa_dir=sa_dir, timings=timings,
+                      port=port, api=("127.0.0.1", self.cp.port), lock_name=lock,
+                      log_level="info" if quiet else "debug", binary=self.lh_bin,
+                      logdir=self.logdir)
         else:
-            p = ClientGoProc(ns, identity, port, sa_dir, self.cp.port, release == "release",
-                             self.logdir, self.cg_bin, timings=timings, lock_name=lock,
-                             verbosity=0 if quiet else None)
+            p = GoPeer(ns, identity, release_on_cancel=release == "release", timings=timings,
+                       server=f"127.0.0.1:{self.cp.port}", port=port, sa_dir=sa_dir,
+                       binary=self.cg_bin, logdir=self.logdir, lock_name=lock,
+                       extra=("--v=0",) if quiet else ())
         p.start()
         self.procs.append(p)
         return p

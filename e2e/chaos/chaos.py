@@ -32,7 +32,9 @@ from pathlib import Path
 from e2e.chaos import pngplot
 from e2e.lib import analysis
 from e2e.lib.faultproxy import ProxyLoop
-from e2e.lib.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
+from e2e.lib.agent import Agent
+from e2e.lib.fleet import Admin
+from e2e.lib.members import GoPeer, peer_binary
 from e2e.lib.common import REPO, free_port, log
 from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST
@@ -85,12 +87,15 @@ class Slot:
         if new_identity or not self.identities:
             self.incarnation += 1
         if self.kind == "leasehold":
-            self.proc = LeaseholdProc(self.drv.ns, self.identity, self.port, self.sa_dir,
-                                      self.proxy.port, self.release, self.drv.logdir)
+            self.proc = Agent(self.drv.ns, self.identity, release=self.release,
+                              sa_dir=self.sa_dir, port=self.port,
+                              api=("127.0.0.1", self.proxy.port), logdir=self.drv.logdir)
         else:
-            self.proc = ClientGoProc(self.drv.ns, self.identity, self.port, self.sa_dir,
-                                     self.proxy.port, self.release == "release-on-cancel",
-                                     self.drv.logdir, self.drv.peer_bin)
+            self.proc = GoPeer(self.drv.ns, self.identity, timings=FAST,
+                               release_on_cancel=self.release == "release-on-cancel",
+                               server=f"127.0.0.1:{self.proxy.port}", port=self.port,
+                               sa_dir=self.sa_dir, binary=self.drv.peer_bin,
+                               logdir=self.drv.logdir)
         if self.identity not in self.identities:
             self.identities.append(self.identity)
         self.proc.start()
@@ -151,7 +156,7 @@ class Chaos:
     def setup(self):
         a = self.args
         if a.peers:
-            self.peer_bin = interop_binary()
+            self.peer_bin = peer_binary(required=False)
             if not self.peer_bin:
                 raise SystemExit("--peers needs the client-go interop peer (e2e/interop/build.sh)"
                                  " or LEASEHOLD_INTEROP_BIN")
@@ -764,7 +769,7 @@ def main(argv=None):
     if a.duration is None:
         a.duration = 1800.0 if a.long else 120.0
     if a.peers_if_available:
-        if interop_binary():
+        if peer_binary(required=False):
             a.peers = a.peers_if_available
         else:
             log("client-go interop peer not available (e2e/interop): leasehold agents only")

@@ -4,9 +4,35 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_until
 from e2e.lib.timings import FAST
+
+
+class LeaderView(NamedTuple):
+    """One answer of GET /leader: `status` (None: no answer in time) and the body (a dict, {}
+    when there is none). `holder` is who the member thinks leads, `is_leader` whether it says
+    it does itself."""
+
+    status: object
+    body: dict
+
+    @classmethod
+    def of(cls, status, body):
+        return cls(status, body if isinstance(body, dict) else {})
+
+    @property
+    def holder(self):
+        return self.body.get("name")
+
+    @property
+    def is_leader(self):
+        return self.status == 200 and self.body.get("isLeader") is True
+
+    @property
+    def term(self):
+        return self.body.get("term")
 
 
 class Agent:
@@ -21,17 +47,36 @@ class Agent:
     probe_port = None  # the --probe-address port, where the caller set one
     request_timeout = 0.5  # s, the default of request()
 
+    family = "leasehold"  # what e2e.lib.members calls the kind of elector a member runs
+    kind = "leasehold"
+
     def __init__(self, ns, name, lock_type="leases", timings=FAST, release="safe",
-                 extra=(), sa_dir=None, env=None):
-        port = free_port()
+                 extra=(), sa_dir=None, env=None, port=None, api=None, lock_name=None,
+                 log_level="debug", binary=None, logdir=None, probe=False):
+        """`port`: the /leader port (default: a free one); `api`: (host, port) of the apiserver
+        or of a proxy in front of it (default: the control plane's); `logdir`: where its log goes
+        (default: ns.tmp); `probe`: also serve the probe listener on a free port (probe_port)."""
+        port = port or free_port()
         sa_dir = sa_dir or ns.sa_dir(name)
+        self.lock_type, self.release = lock_type, release
         flags = [
-            f"--lock-name={ns.lock_name}", f"--namespace={ns.name}", f"--identity={name}",
-            f"--lock-type={lock_type}", *timings.flags(),
+            f"--lock-name={lock_name or ns.lock_name}", f"--namespace={ns.name}",
+            f"--identity={name}", f"--lock-type={lock_type}", *timings.flags(),
             f"--release-on-shutdown={release}", f"--http-address=127.0.0.1:{port}",
-            f"--serviceaccount-dir={sa_dir}", "--log-level=debug", *extra,
+            f"--serviceaccount-dir={sa_dir}", f"--log-level={log_level}", *extra,
         ]
-        self._setup(ns, name, flags, port, sa_dir, ns.tmp, (ns.cp.host, ns.cp.port), env)
+        if probe:
+            self.probe_port = free_port()
+            flags.append(f"--probe-address=127.0.0.1:{self.probe_port}")
+        self._setup(ns, name, flags, port, sa_dir, ns.tmp, api or (ns.cp.host, ns.cp.port), env)
+        if binary:
+            self.args[0] = binary
+        if logdir:
+            self.log_path = Path(logdir) / f"{name}.log"
+
+    def describe(self):
+        return (f"{self.name} ({self.kind}, {getattr(self, 'lock_type', '?')}, "
+                f"release-on-shutdown={getattr(self, 'release', '?')})")
 
     @classmethod
     def with_flags(cls, name, flags, port, sa_dir, tmp, api, env=None, probe_port=None,
@@ -80,9 +125,12 @@ class Agent:
     def leader(self, timeout=0.5):
         return self.request("GET", "/leader", timeout)
 
+    def view(self, timeout=1.0):
+        """What this member's /leader says now."""
+        return LeaderView.of(*self.leader(timeout))
+
     def is_leader(self):
-        st, body = self.leader()
-        return st == 200 and isinstance(body, dict) and body.get("isLeader") is True
+        return self.view(0.5).is_leader
 
     def leader_body(self):
         """The /leader body if it says this agent leads, else None."""
@@ -119,6 +167,13 @@ class Agent:
 
     def term(self):
         self.signal(signal.SIGTERM)
+
+    def pause(self):
+        """SIGSTOP: a GC pause, CPU starvation, a frozen VM."""
+        self.signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.signal(signal.SIGCONT)
 
     def term_and_wait(self, timeout=15):
         """SIGTERM; asserts that the agent exits with 0 within `timeout` s."""
@@ -160,8 +215,13 @@ def current_leaders(agents):
     return [a for a in agents if a.alive() and a.is_leader()]
 
 
-def wait_single_leader(agents, timeout):
+def wait_single_leader(agents, timeout, what="exactly one leader", holder=None, interval=0.05):
+    """The one member of `agents` that says it leads; with `holder` (a function returning the
+    lock's current holder) also the one the lock names: a stale "yes" of a resumed leader
+    without fencing is not a leader to count from. Polls every `interval` s."""
     def one():
         ls = current_leaders(agents)
-        return ls[0] if len(ls) == 1 else None
-    return wait_until(one, timeout, what="exactly one leader")
+        if len(ls) != 1 or (holder is not None and holder() != ls[0].identity):
+            return None
+        return ls[0]
+    return wait_until(one, timeout, interval=interval, what=what)

@@ -189,12 +189,12 @@ class Namespace:
     def sa_dir(self, tag, sa=None):
         return self.cp.sa_dir(self.name, sa or self.sa, self.tmp / f"sa-{tag}")
 
-    def peer_kubeconfig(self, tag, sa=None, server=None):
+    def peer_kubeconfig(self, tag, sa=None, server=None, sa_dir=None):
         """A kubeconfig for a non-leasehold peer (e.g. a client-go program) that authenticates as
         a pod would: the service-account token (as tokenFile, which client-go re-reads) and CA of
-        a fresh sa_dir(tag). Never the admin credential. `server` (host:port) overrides the
-        apiserver address, e.g. to put a proxy in between."""
-        d = self.sa_dir(tag, sa)
+        `sa_dir` or a fresh sa_dir(tag). Never the admin credential. `server` (host:port)
+        overrides the apiserver address, e.g. to put a proxy in between."""
+        d = Path(sa_dir) if sa_dir else self.sa_dir(tag, sa)
         path = self.tmp / f"kubeconfig-{tag}"
         cfg = {
             "apiVersion": "v1", "kind": "Config", "current-context": "pod",

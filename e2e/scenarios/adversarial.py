@@ -19,6 +19,7 @@ import time
 from e2e.lib.agent import wait_single_leader
 from e2e.lib.common import free_port, log, parse_rfc3339, wait_until
 from e2e.lib.controlplane import Namespace
+from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 from e2e.lib.timings import FAST
@@ -93,20 +94,14 @@ def probe_ms(port, path, timeout=2.0):
     return (time.monotonic() - t) * 1000, status
 
 
-class Fleet:
-    """Two agents on one Lease, each with a probe listener, a leader among them, and a sampler
-    that proves that the leadership did not move while the attack ran."""
+class Attacked:
+    """The target of an attack: two agents on one Lease, each with a probe listener (members
+    start_fleet), the leader among them, and a sampler and a renewal record that prove that the
+    leadership did not move while the attack ran."""
 
     def __init__(self, s, name, extra=()):
-        cp = s.control_plane()
-        self.ns = Namespace(cp, name)
-        self.agents = []
-        for i in range(2):
-            probe_port = free_port()
-            a = s.agent(self.ns, f"{name}-a{i}",
-                        extra=(f"--probe-address=127.0.0.1:{probe_port}", *extra))
-            a.probe_port = probe_port
-            self.agents.append(a.start())
+        self.agents = start_fleet(s, Namespace(s.control_plane(), name), 2, probe=True,
+                                  extra=extra)
         self.leader = wait_single_leader(self.agents, 30)
         self.follower = [a for a in self.agents if a is not self.leader][0]
         wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in self.agents), 20,
@@ -159,7 +154,7 @@ def header_flood(s):
     """GET /healthz with 10,000 headers of 8,000 bytes, four at once, at the probe listener: on
     main this took RSS from 14 to 494 MiB and the kernel OOM-killed the leader under its 64Mi
     limit. Now each is cut off at 16 KiB with 431."""
-    with Fleet(s, "e2e-adv-flood") as f:
+    with Attacked(s, "e2e-adv-flood") as f:
         pid = f.leader.proc.pid
         time.sleep(1.0)
         base = status_kib(pid, "VmRSS")
@@ -266,7 +261,7 @@ def hold_connections(port, idle, slow, stop, counters):
 
 
 def starve(s, fleet_name, target):
-    with Fleet(s, fleet_name) as f:
+    with Attacked(s, fleet_name) as f:
         pid = f.leader.proc.pid
         port = f.leader.probe_port if target == "probe" else f.leader.port
         fds_before, threads_before = fd_count(pid), thread_count(pid)
@@ -313,7 +308,7 @@ def metrics_flood(s):
     """Eight clients scraping /metrics on the leader's probe listener as fast as they can (any
     pod can): the scrapes take no lock the election takes, so the leader keeps renewing every
     retry-period, and a probe still answers."""
-    with Fleet(s, "e2e-adv-metrics") as f:
+    with Attacked(s, "e2e-adv-metrics") as f:
         port = f.leader.probe_port
         stop = threading.Event()
         counts = {"ok": 0, "bad": 0}
@@ -366,7 +361,7 @@ def slow_connections_local(s):
 @scenario
 def framing(s):
     """Range amplification, pipelining, unread bodies and log forging, on the leader."""
-    with Fleet(s, "e2e-adv-framing", extra=("--log-format=json",)) as f:
+    with Attacked(s, "e2e-adv-framing", extra=("--log-format=json",)) as f:
         port = f.leader.port
         pid = f.leader.proc.pid
         plain = raw_request(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

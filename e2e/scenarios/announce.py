@@ -22,6 +22,7 @@ from e2e.lib.agent import wait_single_leader
 from e2e.lib.common import (DEPLOY, MONO_TO_WALL, free_port, leasehold_binary, log,
                             parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
+from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
 
@@ -167,18 +168,9 @@ class LatencyProbe:
         self._proc.join(5)
 
 
-def start_fleet(s, ns, n=3, **kw):
-    return [s.agent(ns, f"{ns.name}-a{i}", **kw).start() for i in range(n)]
-
-
 def wait_ready(agents, timeout=20):
     wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in agents), timeout,
                what="every agent to be ready")
-
-
-def term_of(agent):
-    st, b = agent.leader(1.0)
-    return b.get("term") if isinstance(b, dict) else None
 
 
 @scenario
@@ -191,7 +183,7 @@ def watch_failover(s):
     old = wait_single_leader(agents, 20)
     wait_ready(agents)
     followers = [a for a in agents if a is not old]
-    term = term_of(old)
+    term = old.view().term
     clients = connect_watchers(followers[0], 25) + connect_watchers(followers[1], 25)
     stalled = [StalledClient(followers[0]), StalledClient(followers[1])]
     probes = [LatencyProbe(followers[0], "/healthz"), LatencyProbe(followers[1], "/is-leader")]

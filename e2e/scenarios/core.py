@@ -17,6 +17,7 @@ from pathlib import Path
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
 from e2e.lib.controlplane import Namespace
+from e2e.lib.members import body_of, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 from e2e.lib.timings import FAST
@@ -27,20 +28,10 @@ SCENARIOS = Registry()
 scenario = SCENARIOS.add
 
 
-def body_of(agent):
-    st, b = agent.leader(1.0)
-    return st, (b if isinstance(b, dict) else {})
-
-
 def assert_no_overlap(smp):
     ov = smp.overlaps()
     assert not ov, f"two leaders at once: {ov[:3]}"
     log(f"no overlap in {smp.count()} samples")
-
-
-def start_fleet(s, ns, n=3, **kw):
-    agents = [s.agent(ns, f"{ns.name}-a{i}", **kw).start() for i in range(n)]
-    return agents
 
 
 @scenario

@@ -24,111 +24,31 @@ import re
 import signal
 import socket
 import ssl
-import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from urllib.parse import quote
 
-from e2e.lib.agent import Agent, current_leaders, wait_single_leader
+from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.timings import DEFAULTS, FAST, MIXED, Timings
-from e2e.lib.common import MONO_TO_WALL, REPO, free_port, log, parse_rfc3339, wait_until
+from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, follow_watch, ns_name
+from e2e.lib.members import Fleet, GoPeer, body_of
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-# ------------------------------------------------------------------------------- client-go peers
-
-_PEER_BIN = None
-
-
-def peer_bin_dir():
-    """The bin dir of the interop peers (built once, cached outside the clone)."""
-    global _PEER_BIN
-    if _PEER_BIN is None:
-        d = os.environ.get("LEASEHOLD_INTEROP_BIN")
-        if not d:
-            t = time.monotonic()
-            r = subprocess.run(["bash", str(REPO / "e2e" / "interop" / "build.sh")],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                raise RuntimeError(f"e2e/interop/build.sh failed:\n{r.stdout}\n{r.stderr}")
-            d = r.stdout.strip().splitlines()[-1]
-            log(f"interop peers ready in {time.monotonic() - t:.1f}s: {d}")
-        _PEER_BIN = Path(d)
-    return _PEER_BIN
-
-
-def peer_binary(which):
-    b = peer_bin_dir() / f"peer-{which}"
-    if not os.access(b, os.X_OK):
-        raise RuntimeError(f"interop peer {b} missing")
-    return str(b)
-
-
-_VERSIONS = {}
-
-
-def peer_version(which):
-    if which not in _VERSIONS:
-        _VERSIONS[which] = subprocess.run([peer_binary(which), "--version"], capture_output=True,
-                                          text=True, check=True).stdout.strip()
-    return _VERSIONS[which]
-
-
-class GoPeer(Agent):
-    """One client-go interop peer, run as a pod would run it: a kubeconfig made of its own
-    service-account token and the CA, no admin credential. Same HTTP API as an Agent, so the
-    Sampler and every Agent helper (kill, term, leader, ...) work unchanged."""
-
-    def __init__(self, ns, name, which="current", lock_type="leases", timings=MIXED,
-                 release_on_cancel=False, extra=(), server=None):
-        self.ns, self.name, self.identity = ns, name, name
-        self.which = which
-        self.version = peer_version(which)
-        self.kind = f"client-go {self.version}"
-        self.lock_type = lock_type
-        self.release_on_cancel = release_on_cancel
-        self.port = free_port()
-        self.url_host = "127.0.0.1"
-        self.kubeconfig = ns.peer_kubeconfig(name, server=server)
-        self.log_path = ns.tmp / f"{name}.log"
-        self.args = [
-            peer_binary(which), f"--identity={name}", f"--lock-type={lock_type}",
-            f"--namespace={ns.name}", f"--lock-name={ns.lock_name}",
-            *timings.flags(),
-            f"--release-on-cancel={'true' if release_on_cancel else 'false'}",
-            f"--http-address=127.0.0.1:{self.port}", f"--kubeconfig={self.kubeconfig}", *extra,
-        ]
-        base = {k: v for k, v in os.environ.items()
-                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
-        base["HOME"] = str(ns.tmp)
-        self.env = base
-        self.proc = None
-
-    def describe(self):
-        return f"{self.name} ({self.kind}, {self.lock_type}, release-on-cancel={self.release_on_cancel})"
 
 
 def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED, extra=()):
-    a = s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
-    a.kind = "leasehold"
-    a.lock_type = lock_type
-    a.describe = lambda: f"{name} (leasehold, {lock_type}, release-on-shutdown={release})"
-    return a
+    return s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
 
 
 def go_peer(s, ns, name, **kw):
     p = GoPeer(ns, name, **kw)
     s.agents.append(p)
     return p
-
-
-def family(m):
-    return "leasehold" if m.kind == "leasehold" else "client-go"
 
 
 # ------------------------------------------------------------------------------- lock watcher
@@ -286,7 +206,7 @@ def transitions(smp, members):
 def direction_counts(pairs):
     counts = {}
     for a, b in pairs:
-        k = f"{family(a)}→{family(b)}"
+        k = f"{a.family}→{b.family}"
         counts[k] = counts.get(k, 0) + 1
     return counts
 
@@ -297,60 +217,12 @@ def check_blanks(watcher, kind, members, released_by_self):
     by_name = {m.name: m for m in members}
     bad = []
     for (t0, h0, _), (t1, h1, _) in zip(watcher.holders(kind), watcher.holders(kind)[1:]):
-        if h1 == "" and h0 in by_name and family(by_name[h0]) == "leasehold" and \
+        if h1 == "" and h0 in by_name and by_name[h0].family == "leasehold" and \
                 h0 not in released_by_self:
             bad.append((t1, h0))
             log(f"!!! the {kind} lock held by leasehold agent {h0} was blanked by another writer "
                 f"at +{t1 - watcher.events[0][0]:.2f}s")
     return bad
-
-
-def body_of(m):
-    st, b = m.leader(1.0)
-    return st, (b if isinstance(b, dict) else {})
-
-
-# ------------------------------------------------------------------------------- fleets
-
-class Fleet:
-    """Members in slots; a stopped member is replaced by a new incarnation (new identity, as a
-    new pod would have) in its slot, so the fleet keeps its size."""
-
-    def __init__(self, s, ns, smp=None):
-        self.s, self.ns, self.smp = s, ns, smp
-        self.members = []       # every incarnation ever started
-        self.slots = {}         # slot -> (factory, generation, current member)
-        self.terminated = set()  # names sent SIGTERM (their own release is expected)
-
-    def add_slot(self, slot, factory):
-        m = factory(f"{slot}-1", 1)
-        self.slots[slot] = [factory, 1, m]
-        self._started(m)
-        return m
-
-    def _started(self, m):
-        m.slot = [k for k, v in self.slots.items() if v[2] is m][0]
-        m.start()
-        self.members.append(m)
-        if self.smp is not None:
-            self.smp.add(m)
-
-    def replace(self, m):
-        f, gen, _ = self.slots[m.slot]
-        gen += 1
-        n = f(f"{m.slot}-{gen}", gen)
-        self.slots[m.slot] = [f, gen, n]
-        self._started(n)
-        return n
-
-    def remove_slot(self, slot):
-        del self.slots[slot]
-
-    def current(self):
-        return [v[2] for v in self.slots.values()]
-
-    def alive(self):
-        return [m for m in self.current() if m.alive()]
 
 
 def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds=14):
@@ -360,18 +232,18 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     ns = Namespace(cp, ns_name(base))
     watcher = LockWatcher(cp, ns, ("lease",) if lh_lock == "leases" else ("configmap",)).start()
     smp = Sampler([]).__enter__()
-    fleet = Fleet(s, ns, smp)
+    fleet = Fleet(s, smp)
     lh_modes = {"lh0": ["immediate", "safe"], "lh1": ["safe", "immediate"]}
     go_roc = {"go0": True, "go1": False}
     rounds = []
     try:
         for slot in ("lh0", "go0", "lh1", "go1"):
             if slot.startswith("lh"):
-                fleet.add_slot(slot, lambda name, gen, slot=slot: lh_agent(
+                fleet.add(slot, lambda name, port, gen, slot=slot: lh_agent(
                     s, ns, name, lh_lock, release=lh_modes[slot][gen % 2]))
             else:
                 # Alternate ReleaseOnCancel with every incarnation.
-                fleet.add_slot(slot, lambda name, gen, slot=slot: go_peer(
+                fleet.add(slot, lambda name, port, gen, slot=slot: go_peer(
                     s, ns, name, which=go_which, lock_type=go_lock,
                     release_on_cancel=(go_roc[slot] if gen % 2 else not go_roc[slot])))
         for m in fleet.current():
@@ -387,10 +259,10 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
             # client-go, the other leasehold followers sit this round out (SIGSTOP; a paused
             # follower says nothing, so it cannot add a "yes").
             held = []
-            if family(leader) == "leasehold" and dirs.get("leasehold→client-go", 0) < 2:
-                held = [m for m in fleet.alive() if m is not leader and family(m) == "leasehold"]
+            if leader.family == "leasehold" and dirs.get("leasehold→client-go", 0) < 2:
+                held = [m for m in fleet.alive() if m is not leader and m.family == "leasehold"]
                 for m in held:
-                    m.signal(signal.SIGSTOP)
+                    fleet.pause(m)
             t0 = time.monotonic()
             if how == "SIGKILL":
                 leader.kill()
@@ -402,12 +274,12 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
                 new = wait_single_leader(rest, 30)
             finally:
                 for m in held:
-                    m.signal(signal.SIGCONT)
+                    fleet.resume(m)
             took = time.monotonic() - t0
             if how == "SIGTERM":
                 rc = leader.wait(MIXED.renew + 10)
                 assert rc == 0, f"{leader.name} exited with {rc} after SIGTERM"
-            d = f"{family(leader)}→{family(new)}"
+            d = f"{leader.family}→{new.family}"
             dirs[d] = dirs.get(d, 0) + 1
             rounds.append((how, leader, new, took))
             log(f"round {r + 1}: {how} {leader.describe()} -> {new.describe()} after {took:.2f}s")
@@ -488,7 +360,7 @@ def migration(s):
     ns = Namespace(cp, ns_name("e2e-ix-migrate"))
     watcher = LockWatcher(cp, ns, ("configmap", "lease")).start()
     smp = Sampler([]).__enter__()
-    fleet = Fleet(s, ns, smp)
+    fleet = Fleet(s, smp)
     moves = []
 
     def one_leader(what, timeout=40):
@@ -498,32 +370,32 @@ def migration(s):
 
     def leave(slot):
         time.sleep(1.0)  # no rolling update stops a member within milliseconds of its election
-        m = fleet.slots[slot][2]
+        m = fleet.member(slot)
         was = m.is_leader()
         fleet.terminated.add(m.name)
         m.term()
         rc = m.wait(MIXED.renew + 10)
         assert rc == 0, f"{m.name} exited with {rc} after SIGTERM"
-        fleet.remove_slot(slot)
+        fleet.remove(slot)
         ldr = one_leader(f"{m.name} left{' (was leader)' if was else ''}")
         if was:
             moves.append((m, ldr))
         return ldr
 
     def add(slot, factory):
-        m = fleet.add_slot(slot, factory)
+        m = fleet.add(slot, factory)
         log(f"joined: {m.describe()}")
         return m
 
     try:
         # 1. Old cluster: the ConfigMap lock.
-        add("cm-lh0", lambda n, g: lh_agent(s, ns, n, "configmaps"))
-        add("cm-go0", lambda n, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps",
+        add("cm-lh0", lambda n, p, g: lh_agent(s, ns, n, "configmaps"))
+        add("cm-go0", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps",
                                            release_on_cancel=True))
-        add("cm-lh1", lambda n, g: lh_agent(s, ns, n, "auto"))
-        add("cm-go1", lambda n, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps"))
+        add("cm-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto"))
+        add("cm-go1", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps"))
         ldr = one_leader("1. ConfigMap fleet on a cluster without Leases")
-        wait_until(lambda: body_of(fleet.slots["cm-lh1"][2])[1].get("lock", {}).get("type")
+        wait_until(lambda: body_of(fleet.member("cm-lh1"))[1].get("lock", {}).get("type")
                    == "configmaps", 15, what="auto agent to settle on configmaps")
         time.sleep(MIXED.lease)
         # 2. Cluster upgrade.
@@ -533,13 +405,13 @@ def migration(s):
         assert "leases" in cp.kubectl("get", "--raw", "/apis/coordination.k8s.io/v1")
         ldr = one_leader("2. after the apiserver restart")
         # 3. Multilock members join.
-        add("ml-lh0", lambda n, g: lh_agent(s, ns, n, "auto"))
-        add("ml-go0", lambda n, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases",
+        add("ml-lh0", lambda n, p, g: lh_agent(s, ns, n, "auto"))
+        add("ml-go0", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases",
                                            release_on_cancel=True))
-        add("ml-lh1", lambda n, g: lh_agent(s, ns, n, "auto", release="safe"))
-        add("ml-go1", lambda n, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases"))
+        add("ml-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto", release="safe"))
+        add("ml-go1", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases"))
         for slot in ("ml-lh0", "ml-lh1"):
-            wait_until(lambda: body_of(fleet.slots[slot][2])[1].get("lock", {}).get("type")
+            wait_until(lambda: body_of(fleet.member(slot))[1].get("lock", {}).get("type")
                        == "configmapsleases", 15, what=f"{slot} (auto) to use configmapsleases")
         time.sleep(MIXED.lease)
         one_leader("3. multilock members joined")
@@ -561,11 +433,11 @@ def migration(s):
         cm_rec = json.loads(ns.configmap()["metadata"]["annotations"][ANNOTATION])
         assert lease["holderIdentity"] == cm_rec["holderIdentity"] == new.name, (lease, cm_rec)
         # 5. Lease-only members join.
-        add("ls-lh0", lambda n, g: lh_agent(s, ns, n, "leases"))
-        add("ls-go0", lambda n, g: go_peer(s, ns, n, which="current", lock_type="leases",
+        add("ls-lh0", lambda n, p, g: lh_agent(s, ns, n, "leases"))
+        add("ls-go0", lambda n, p, g: go_peer(s, ns, n, which="current", lock_type="leases",
                                            release_on_cancel=True))
-        add("ls-lh1", lambda n, g: lh_agent(s, ns, n, "leases", release="safe"))
-        add("ls-go1", lambda n, g: go_peer(s, ns, n, which="current", lock_type="leases"))
+        add("ls-lh1", lambda n, p, g: lh_agent(s, ns, n, "leases", release="safe"))
+        add("ls-go1", lambda n, p, g: go_peer(s, ns, n, which="current", lock_type="leases"))
         time.sleep(MIXED.lease)
         one_leader("5. lease-only members joined")
         # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.

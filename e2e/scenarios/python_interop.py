@@ -40,21 +40,26 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 from urllib.parse import quote
 
 from e2e.lib import analysis
 from e2e.lib.controlplane import ANNOTATION, RUN, ns_name
 from e2e.lib.timings import MIXED
+from e2e.lib import agent
 from e2e.lib.agent import Agent
-from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, wait_until
+from e2e.lib.common import MONO_TO_WALL, REPO, leasehold_binary, log, wait_until
 from e2e.lib.controlplane import Namespace, follow_watch
+from e2e.lib.members import Fleet, PyPeer, body_of
 from e2e.lib.runner import Registry
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150  # as the chaos suite
+# The driver waits for states as often as the sampler asks.
+wait_single_leader = partial(agent.wait_single_leader, interval=SAMPLE_INTERVAL)
 FAILOVER_TIMEOUT = 30.0
 # Slack of the lock history's timestamps when deciding whether a takeover came lease-duration
 # after the previous holder's last write: both are the watch's arrival times in this process,
@@ -65,144 +70,21 @@ TAKEOVER_TOLERANCE = 0.5
 # which a reader must not mistake for the lease's expiry.
 PY_TZ = ("PYT-5:30", "QYT+3:30")
 
-LH, PY = "leasehold", "python"
+LH, PY = Agent.family, PyPeer.family
 
 
 # ------------------------------------------------------------------------------- members
 
-_PEER_PY = None
-
-
-def peer_python():
-    """The interpreter of the Python peer's venv (created on demand, cached outside the clone)."""
-    global _PEER_PY
-    if _PEER_PY is None:
-        p = os.environ.get("LEASEHOLD_PYTHON_PEER_PY")
-        if not p:
-            t = time.monotonic()
-            # The interpreter running the scenarios is the venv's base, as CTest's fixture
-            # passes its own (PYTHON3): both name the same venv.
-            env = dict(os.environ)
-            env.setdefault("PYTHON3", sys.executable)
-            r = subprocess.run(["bash", str(REPO / "e2e" / "interop" / "python_venv.sh")],
-                               capture_output=True, text=True, env=env)
-            if r.returncode != 0:
-                raise RuntimeError(f"e2e/interop/python_venv.sh failed:\n{r.stdout}\n{r.stderr}")
-            p = r.stdout.strip().splitlines()[-1]
-            log(f"python peer venv ready in {time.monotonic() - t:.1f}s: {p}")
-        _PEER_PY = p
-    return _PEER_PY
-
-
-class PyPeer(Agent):
-    """One Python elector (e2e/interop/python_peer.py) on a fixed port, run as a pod would run it:
-    a kubeconfig of its own service-account token and the CA, no admin credential. Same HTTP API
-    as an Agent, so every Agent helper (kill, term, leader, ...) works unchanged."""
-
-    family = PY
-
-    def __init__(self, ns, name, port, lock_type, tz="UTC0"):
-        self.ns, self.name, self.identity, self.port = ns, name, name, port
-        self.url_host = "127.0.0.1"
-        self.lock_type, self.tz = lock_type, tz
-        self.kubeconfig = ns.peer_kubeconfig(name)
-        self.log_path = ns.tmp / f"{name}.log"
-        self.args = [
-            peer_python(), str(REPO / "e2e" / "interop" / "python_peer.py"),
-            f"--identity={name}", f"--lock-type={lock_type}", f"--namespace={ns.name}",
-            f"--lock-name={ns.lock_name}", *MIXED.flags(),
-            f"--http-address=127.0.0.1:{port}", f"--kubeconfig={self.kubeconfig}",
-        ]
-        base = {k: v for k, v in os.environ.items()
-                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_", "PYTHON"))}
-        base.update(HOME=str(ns.tmp), TZ=tz, PYTHONUNBUFFERED="1")
-        self.env = base
-        self.proc = None
-
-    def describe(self):
-        lock = "ConfigMapLock" if self.lock_type == "configmaps" else "LeaseLock"
-        return f"{self.name} (python kubernetes {lock}, TZ={self.tz})"
-
-
-class LhMember(Agent):
-    """A leasehold agent (e2e.lib.agent.Agent) on a fixed port."""
-
-    family = LH
-
-    def __init__(self, ns, name, port, lock_type, release):
-        super().__init__(ns, name, lock_type=lock_type, timings=MIXED, release=release)
-        self.args = [f"--http-address=127.0.0.1:{port}" if a.startswith("--http-address=")
-                     else a for a in self.args]
-        self.port, self.lock_type, self.release = port, lock_type, release
-
-    def describe(self):
-        return f"{self.name} (leasehold {self.lock_type}, release-on-shutdown={self.release})"
-
-
-class Fleet:
-    """Members in slots with one port each, so that the sampler (whose slots are fixed when it
-    starts) asks every incarnation; a stopped member is replaced by a new incarnation (a new
-    identity, as a new pod would have) on its slot's port."""
-
-    def __init__(self, s, ns, lock_type):
-        self.s, self.ns, self.lock_type = s, ns, lock_type
-        self.slots = {}  # name -> [factory, generation, member, port]
-        self.members = []
-        self.paused = set()
-
-    def add(self, slot, factory):
-        self.slots[slot] = [factory, 0, None, free_port()]
-
-    def start(self, slot):
-        sl = self.slots[slot]
-        sl[1] += 1
-        m = sl[0](f"{slot}-{sl[1]}", sl[3], sl[1])
-        m.slot = slot
-        sl[2] = m
-        self.s.agents.append(m)
-        self.members.append(m)
-        m.start()
-        log(f"started {m.describe()} on :{sl[3]}")
-        return m
-
-    def replace(self, m):
-        assert not m.alive(), f"{m.name} still runs"
-        return self.start(m.slot)
-
-    def current(self):
-        return [sl[2] for sl in self.slots.values() if sl[2] is not None]
-
-    def alive(self):
-        return [m for m in self.current() if m.alive() and m not in self.paused]
-
-    def by_identity(self):
-        return {m.identity: m for m in self.members}
-
-    def pause(self, m):
-        m.signal(signal.SIGSTOP)
-        self.paused.add(m)
-
-    def resume(self, m):
-        m.signal(signal.SIGCONT)
-        self.paused.discard(m)
-
-    def sampler_slots(self):
-        return {k: sl[3] for k, sl in self.slots.items()}
-
-
 def lh_factory(ns, lock_type, first_release):
+    """Fleet factory of leasehold agents; their release-on-shutdown alternates with each
+    incarnation, starting with `first_release`."""
     other = {"immediate": "safe", "safe": "immediate"}[first_release]
-    return lambda name, port, gen: LhMember(ns, name, port, lock_type,
-                                            first_release if gen % 2 else other)
+    return lambda name, port, gen: Agent(ns, name, lock_type=lock_type, timings=MIXED,
+                                         release=first_release if gen % 2 else other, port=port)
 
 
 def py_factory(ns, lock_type, tz):
-    return lambda name, port, gen: PyPeer(ns, name, port, lock_type, tz)
-
-
-def body_of(m):
-    st, b = m.leader(1.0)
-    return st, (b if isinstance(b, dict) else {})
+    return lambda name, port, gen: PyPeer(ns, name, lock_type, tz, port=port)
 
 
 def view_of(m):
@@ -215,26 +97,10 @@ def view_of(m):
     return v
 
 
-def leaders(members):
-    return [m for m in members if m.alive() and m.is_leader()]
-
-
 def says_no(m):
     """m answered, and not "I lead" (a question that timed out on a loaded machine is no answer)."""
     st, b = body_of(m)
     return st is not None and b.get("isLeader") is not True
-
-
-def wait_single_leader(members, timeout, what="exactly one leader", holder=None):
-    """The one member of `members` that says it leads; with `holder` (a function returning the
-    lock's current holder) also the one the lock names: a stale "yes" of a resumed Python
-    leader is not a leader to count from."""
-    def one():
-        ls = leaders(members)
-        if len(ls) != 1 or (holder is not None and holder() != ls[0].identity):
-            return None
-        return ls[0]
-    return wait_until(one, timeout, interval=0.02, what=what)
 
 
 # ------------------------------------------------------------------------------- lock history
@@ -558,7 +424,7 @@ class Run:
         self.s, self.cp, self.name, self.lock_type = s, cp, name, lock_type
         self.ns = Namespace(cp, ns_name(f"e2e-py-{name.replace('_', '-')}"[:40]))
         self.out = out_dir(name)
-        self.fleet = Fleet(s, self.ns, lock_type)
+        self.fleet = Fleet(s)
         self.watcher = RecordWatcher(cp, self.ns, lock_type).start()
         self.smp = None
         self.rounds = []
@@ -571,8 +437,7 @@ class Run:
         self.t0 = time.monotonic()
 
     def close(self):
-        for m in list(self.fleet.paused):
-            self.fleet.resume(m)
+        self.fleet.resume_all()
         if self.smp is not None:
             self.smp.stop()
         self.watcher.stop()
@@ -671,10 +536,10 @@ def mixed(s, name, lock_type, n_python):
     moves each way)."""
     cycles = int(os.environ.get("LEASEHOLD_PY_INTEROP_CYCLES", "2"))
     run = Run(s, s.control_plane(), name, lock_type)
-    run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"))
-    run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"))
+    run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"), start=False)
+    run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
     for i in range(n_python):
-        run.fleet.add(f"py{i}", py_factory(run.ns, lock_type, PY_TZ[i % 2]))
+        run.fleet.add(f"py{i}", py_factory(run.ns, lock_type, PY_TZ[i % 2]), start=False)
     run.begin()
     error = None
     try:
@@ -728,9 +593,9 @@ def python_led_fleet_fails_over(s):
     cp = s.control_plane()
     for lock_type in ("configmaps", "leases"):
         run = Run(s, cp, f"python_led_{lock_type}", lock_type)
-        run.fleet.add("py0", py_factory(run.ns, lock_type, PY_TZ[0]))
-        run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"))
-        run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"))
+        run.fleet.add("py0", py_factory(run.ns, lock_type, PY_TZ[0]), start=False)
+        run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"), start=False)
+        run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
         run.begin()
         error = None
         try:
@@ -755,7 +620,7 @@ def python_led_fleet_fails_over(s):
                 f"{lock_type}: leasehold took over after {took}s > {PY_LED_BOUND:g}s"
             # The killed elector's replacement (fault_round started it) reads leasehold's
             # record as held and follows for two lease durations.
-            py2 = run.fleet.slots["py0"][2]
+            py2 = run.fleet.member("py0")
             wait_until(lambda: body_of(py2)[1].get("name") == lh_leader.identity, 10,
                        what=f"{py2.name} to read {lh_leader.name}'s record")
             t_join = time.monotonic()
