@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from e2e.lib.common import wait_until
+from e2e.lib.lockwatch import KubectlLockWatch, json_objects
 from e2e.node import cluster, judge
 from e2e.node.bounds import SAMPLE_INTERVAL
 from e2e.node.cluster import cluster_time, log
@@ -107,7 +108,7 @@ class Run:
         t = time.time()
         self.deployment = self.deploy()
         kind = "configmap" if self.variant == "classic" else "lease"
-        self.watch = judge.LockWatch(self.node, self.ns, kind, self.lock_name)
+        self.watch = KubectlLockWatch(self.node, self.ns, kind, self.lock_name)
         self.lister = threading.Thread(target=self._list, daemon=True)
         self.lister.start()
         self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
@@ -136,7 +137,7 @@ class Run:
                                     text=True)
             self.pod_watch = proc
             try:
-                for obj in judge.json_objects(proc.stdout):
+                for obj in json_objects(proc.stdout):
                     self._see(obj)
             except Exception as e:
                 log(f"watching pods: {e}")

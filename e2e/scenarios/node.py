@@ -275,7 +275,9 @@ def rollout(variant):
 
 # Issue 24 item 1: the chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
-POST_RENDER = cluster.REPO / "e2e" / "node" / "helm_post_render.py"
+# The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
+POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",
+               "--post-renderer-args=e2e.node.helm_post_render"]
 HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold-example
 
 
@@ -309,7 +311,7 @@ class HelmRun(Run):
         cmd = [str(self.node.bin_dir / "helm"), "--kubeconfig", str(self.node.kubeconfig),
                "-n", self.ns, *args]
         if post:
-            cmd += ["--post-renderer", str(POST_RENDER)]
+            cmd += POST_RENDER
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=400)
         if check and r.returncode != 0:
             raise AssertionError(f"helm {' '.join(args)}: {r.returncode}\n{r.stdout}\n{r.stderr}")
