@@ -273,13 +273,18 @@ class NodeScenario:
 
     def __exit__(self, exc_type, exc, tb):
         failed = exc_type is not None
-        for run in self.runs:  # those the scenario did not stop (not entered as a context)
-            if not run.stopped:
-                run.stop(failed)
-        if not failed:
-            self.node.health()
-        log(f"{'FAIL' if failed else 'PASS'} {self.name} "
-            f"{'after' if failed else 'in'} {time.monotonic() - self.t:.1f}s")
+        try:
+            for run in self.runs:  # those the scenario did not stop (not entered as a context)
+                if not run.stopped:
+                    run.stop(failed)
+            if not failed:
+                self.node.health()
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            log(f"{'FAIL' if failed else 'PASS'} {self.name} "
+                f"{'after' if failed else 'in'} {time.monotonic() - self.t:.1f}s")
         return False
 
 
