@@ -7,6 +7,10 @@ agent         a leasehold agent run as a pod runs it; who leads
 sampler       the in-process sampler: every agent asked who leads every 50 ms, overlaps found
 sampler_process, analysis   the same in its own process for fleets under faults, and its report
 faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
+proxies       a TCP pass-through that can cut its clients off, and a TLS proxy (TLS versions)
+lockwatch     watches of a lock and its holder history (the control plane's API; kubectl)
+prometheus    the pinned Prometheus server with the shipped rules, scaled
 fleet         fleet processes with fixed ports and proxies (leasehold, client-go peers, admin)
-runner        Scenario (stops what it started, judges promises) and a module's Registry
+runner        Scenario (stops what it started, judges promises) and a module's Registry (the
+              node tier's context, NodeScenario, is e2e.node.run's)
 """

@@ -69,7 +69,8 @@ class Scenario:
 class Registry:
     """The scenarios of one e2e module, by name in the order they are defined, and its command
     line. In the module: `SCENARIOS = Registry()`, `scenario = SCENARIOS.add` (a decorator:
-    the function's name is the scenario's), and `sys.exit(SCENARIOS.main())`."""
+    the function's name is the scenario's), `SCENARIOS.param(factory, args...)` for a
+    parameterised one, and `sys.exit(SCENARIOS.main())`."""
 
     def __init__(self):
         self.scenarios = {}
@@ -77,6 +78,14 @@ class Registry:
     def add(self, fn):
         self.scenarios[fn.__name__] = fn
         return fn
+
+    def param(self, factory, *args, name=None):
+        """Adds the scenario `factory(*args)` returns (a function of the context), named `name`
+        or, by default, the factory's name and the arguments joined by "_" (`rollout`, "native":
+        rollout_native). The name is the CTest test's: it must not change once tests use it."""
+        name = name or "_".join([factory.__name__, *map(str, args)])
+        assert name not in self.scenarios, f"scenario {name} registered twice"
+        self.scenarios[name] = factory(*args)
 
     def main(self, argv=None, context=None, program=None):
         """NAME... or `all`: runs each scenario inside `context(name)` (Scenario by default),

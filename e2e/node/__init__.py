@@ -7,7 +7,8 @@ judge         the judge's rules (overlaps, units, non-vacuity, lock history) and
 sampler       the sampler's own process (judge.Sampler starts it)
 lock_rules    the rule a lock's history meets when pods leave gracefully
 bounds        which of e2e.lib.timings' sets the tier runs, and the bounds its modules share
-run           one scenario's process (run_scenario, as_instrument, NODE_REPEAT) and its Run
+lease         the lock's record read during a fault, and LeaseTracker (last renewal, next holder)
+run           one scenario's context (NodeScenario, as_instrument, NODE_REPEAT) and its Run
 pods          the node's view of one pod: containers (ids, restarts, signals), freezer cgroup
 work          the leader-only work the apps logged: units, or the gated program's runs
 handover      the graceful handover round (a deletion or eviction) and the evidence it reads

@@ -1,19 +1,17 @@
-#!/usr/bin/env python3
 """helm --post-renderer of the node tier's `helm` scenario: the chart's example `app` container
 becomes the test's app (lhapp, the one the kustomize scenarios run: cluster.app_container), so
 its units of leader-only work carry microsecond stamps. Nothing else is touched; the scenario
 checks that against `helm template` of the same values (only the app container differs).
-The app's environment comes as JSON in $LHAPP_ENV_JSON."""
+The app's environment comes as JSON in $LHAPP_ENV_JSON. helm runs it as
+`python3 -m e2e.node.helm_post_render` (--post-renderer-args), PYTHONPATH the repository."""
 
 import json
 import os
 import sys
-from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from e2e.node.cluster import app_container  # noqa: E402
+from e2e.node.cluster import app_container
 
 
 def main():

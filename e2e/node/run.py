@@ -1,21 +1,20 @@
-"""One node scenario's run: its process (run_scenario: into the node's network namespace, the
-fixture's health before and after; as_instrument; NODE_REPEAT) and its Run (the namespace with
-the shipped overlay applied, the sampler, the lock's watch, the containers' log followers; the
-judge's rules over a window; the evidence kept on failure).
+"""One node scenario's run: its context (NodeScenario: into the node's network namespace, the
+fixture's health before and after, PASS/FAIL; as_instrument; NODE_REPEAT) and its Run (the
+namespace with the shipped overlay applied, the sampler, the lock's watch, the containers' log
+followers; the judge's rules over a window; the evidence kept on failure).
 """
 
 import gc
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
-import traceback
 import uuid
 from pathlib import Path
 
 from e2e.lib.common import wait_until
+from e2e.lib.lockwatch import KubectlLockWatch, json_objects
 from e2e.node import cluster, judge
 from e2e.node.bounds import SAMPLE_INTERVAL
 from e2e.node.cluster import cluster_time, log
@@ -76,6 +75,19 @@ class Run:
         self.sampler = self.watch = None
         self.pod_ips = {}
         self.stopping = threading.Event()
+        self.stopped = False
+
+    def __enter__(self):
+        """Starts the run; one that fails to start is stopped (its evidence kept)."""
+        try:
+            return self.start()
+        except BaseException:
+            self.stop(True)
+            raise
+
+    def __exit__(self, exc_type, exc, tb):
+        self.stop(exc_type is not None)
+        return False
 
     def app_env_full(self):
         env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20, **self.app_env}
@@ -96,7 +108,7 @@ class Run:
         t = time.time()
         self.deployment = self.deploy()
         kind = "configmap" if self.variant == "classic" else "lease"
-        self.watch = judge.LockWatch(self.node, self.ns, kind, self.lock_name)
+        self.watch = KubectlLockWatch(self.node, self.ns, kind, self.lock_name)
         self.lister = threading.Thread(target=self._list, daemon=True)
         self.lister.start()
         self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()
@@ -125,7 +137,7 @@ class Run:
                                     text=True)
             self.pod_watch = proc
             try:
-                for obj in judge.json_objects(proc.stdout):
+                for obj in json_objects(proc.stdout):
                     self._see(obj)
             except Exception as e:
                 log(f"watching pods: {e}")
@@ -188,7 +200,11 @@ class Run:
 
     def stop(self, failed):
         """Stops what the run started and keeps the evidence; the namespace goes whatever
-        fails on the way (a sampler report that raised once left one behind)."""
+        fails on the way (a sampler report that raised once left one behind). Once: a Run
+        stopped by its `with` is not stopped again by its NodeScenario."""
+        if self.stopped:
+            return
+        self.stopped = True
         try:
             self._stop(failed)
         finally:
@@ -224,23 +240,52 @@ class Run:
             log(f"evidence kept in {out}")
 
 
-def run_scenario(scenarios, name, banner=None):
-    """Runs scenarios[name] on the node (entered from here): the node's health before and after,
-    PASS/FAIL with the time taken, exit 1 on failure. `banner` is logged once healthy."""
-    cluster.enter_netns()
-    node = cluster.Node()
-    node.health()
-    t = time.monotonic()
-    if banner:
-        log(banner)
-    try:
-        scenarios[name](node)
-    except Exception:
-        traceback.print_exc()
-        log(f"FAIL {name} after {time.monotonic() - t:.1f}s")
-        sys.exit(1)
-    node.health()
-    log(f"PASS {name} in {time.monotonic() - t:.1f}s")
+class NodeScenario:
+    """The context of one node scenario (Registry.main(context=...)): enters the node's network
+    namespace (once per process, before any thread), checks the fixture's health before and
+    after, hands the scenario its Runs (`with s.run(variant) as run:`: each stops on the way out
+    and keeps the evidence if the scenario failed), logs PASS/FAIL with the time taken.
+    It lives here, not in e2e/lib/runner.py: it is the node tier's (cluster, Run), and e2e/lib
+    does not import the tiers."""
+
+    entered = False  # the process is in the node's network namespace
+
+    def __init__(self, name, banner=None):
+        self.name, self.banner, self.runs = name, banner, []
+
+    def __enter__(self):
+        if not NodeScenario.entered:
+            cluster.enter_netns()
+            NodeScenario.entered = True
+        self.node = cluster.Node()
+        self.node.health()
+        self.t = time.monotonic()
+        if self.banner:
+            log(self.banner)
+        return self
+
+    def run(self, variant, cls=None, node=None, name=None, **kw):
+        """A Run (or `cls`, a Run subclass) of `variant` on this scenario's node, named after
+        the scenario unless `name` is given; started when entered as a context."""
+        run = (cls or Run)(node or self.node, name or self.name, variant, **kw)
+        self.runs.append(run)
+        return run
+
+    def __exit__(self, exc_type, exc, tb):
+        failed = exc_type is not None
+        try:
+            for run in self.runs:  # those the scenario did not stop (not entered as a context)
+                if not run.stopped:
+                    run.stop(failed)
+            if not failed:
+                self.node.health()
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            log(f"{'FAIL' if failed else 'PASS'} {self.name} "
+                f"{'after' if failed else 'in'} {time.monotonic() - self.t:.1f}s")
+        return False
 
 
 def repeat():

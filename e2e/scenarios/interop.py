@@ -22,18 +22,17 @@ import json
 import os
 import re
 import signal
-import socket
-import ssl
 import sys
 import threading
 import time
-from urllib.parse import quote
 
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.timings import DEFAULTS, FAST, MIXED, Timings
 from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, wait_until
-from e2e.lib.controlplane import ANNOTATION, Namespace, follow_watch, ns_name
+from e2e.lib.controlplane import ANNOTATION, Namespace, ns_name
+from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import Fleet, GoPeer, body_of
+from e2e.lib.proxies import TcpProxy
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 
@@ -51,91 +50,6 @@ def go_peer(s, ns, name, **kw):
     return p
 
 
-# ------------------------------------------------------------------------------- lock watcher
-
-def parse_record(kind, obj):
-    """(holder, transitions, leaseDurationSeconds, renewTime) of a Lease or annotated object."""
-    if obj is None:
-        return None
-    if kind == "lease":
-        sp = obj.get("spec") or {}
-        return (sp.get("holderIdentity") or "", sp.get("leaseTransitions", 0),
-                sp.get("leaseDurationSeconds"), sp.get("renewTime"))
-    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
-    if raw is None:
-        return ("", None, None, None)
-    try:
-        r = json.loads(raw)
-    except ValueError:
-        return ("<unparsable>", None, None, None)
-    return (r.get("holderIdentity") or "", r.get("leaderTransitions"),
-            r.get("leaseDurationSeconds"), r.get("renewTime"))
-
-
-class LockWatcher:
-    """Watches the lock object(s) with the admin credential and keeps every version seen:
-    (monotonic time, kind, event type, resourceVersion, record). A watch, unlike polling, misses
-    no write: every resourceVersion the apiserver produced for the object arrives in order."""
-
-    PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
-             "configmap": "/api/v1/namespaces/{ns}/configmaps"}
-
-    def __init__(self, cp, ns, kinds=("lease",)):
-        self.cp, self.ns, self.kinds = cp, ns, kinds
-        self.events = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._conns = {}
-        self._threads = []
-
-    def _ssl(self):
-        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
-        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
-        return ctx
-
-    def start(self):
-        for k in self.kinds:
-            t = threading.Thread(target=self._run, args=(k,), daemon=True)
-            t.start()
-            self._threads.append(t)
-        return self
-
-    def _run(self, kind):
-        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=120&"
-                "fieldSelector=" + quote(f"metadata.name={self.ns.lock_name}"))
-
-        def on_event(typ, rv, obj):
-            rec = parse_record(kind, obj)
-            with self._lock:
-                self.events.append((time.monotonic(), kind, typ, rv, rec))
-
-        def on_connect(c):
-            self._conns[kind] = c
-
-        follow_watch(self.cp, path, self._stop, on_event, on_connect)
-
-    def stop(self):
-        self._stop.set()
-        for c in list(self._conns.values()):
-            try:
-                c.sock and c.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for t in self._threads:
-            t.join(2)
-
-    def history(self, kind):
-        with self._lock:
-            return [e for e in self.events if e[1] == kind]
-
-    def holders(self, kind):
-        """The sequence of (time, holder, transitions) at each change of holder."""
-        out = []
-        for t, _, typ, _, rec in self.history(kind):
-            h = "<deleted>" if typ == "DELETED" else rec[0]
-            if not out or out[-1][1] != h:
-                out.append((t, h, rec[1] if rec else None))
-        return out
 
 
 # ------------------------------------------------------------------------------- analysis
@@ -579,77 +493,6 @@ def soak(s):
 
 
 # ------------------------------------------------------------------------------- release race
-
-class TcpProxy:
-    """A TCP pass-through to the apiserver (TLS stays end to end) that can cut one client off:
-    block() closes every proxied connection and refuses new ones until unblock()."""
-
-    def __init__(self, host, port):
-        self.target = (host, int(port))
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(64)
-        self.addr = f"127.0.0.1:{self.ls.getsockname()[1]}"
-        self.blocked = False
-        self.conns = set()
-        self._lock = threading.Lock()
-
-    def start(self):
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            if self.blocked:
-                c.close()
-                continue
-            try:
-                u = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                c.close()
-                continue
-            with self._lock:
-                self.conns.update((c, u))
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data or self.blocked:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def block(self):
-        self.blocked = True
-        with self._lock:
-            conns, self.conns = list(self.conns), set()
-        for s in conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def unblock(self):
-        self.blocked = False
-
-    def close(self):
-        self.block()
-        self.ls.close()
-
 
 @scenario
 def release_race(s):

@@ -18,6 +18,7 @@ import sys
 import time
 
 from e2e.lib.common import wait_until
+from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
 from e2e.node.bounds import FAILOVER_BOUND, RELEASE_TO_YES_BOUND
@@ -26,11 +27,14 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
                                log_stop_delay, sidecar_log_events, wait_gone)
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
-from e2e.node.run import Run, repeat, run_scenario
+from e2e.node.run import NodeScenario, Run, repeat
 from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
+
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 
 
 def sidecar_events(run, pod):
@@ -41,10 +45,9 @@ def sidecar_events(run, pod):
     return term, rel
 
 
-def native_delete_leader(node):
-    run = Run(node, "native_delete_leader", "native").start()
-    failed = True
-    try:
+@scenario
+def native_delete_leader(s):
+    with s.run("native") as run:
         t0 = time.time()
         leader = run.single_leader()
         log(f"leader {leader}; label on {leader_label(run, leader)}")
@@ -63,19 +66,15 @@ def native_delete_leader(node):
         log(f"failover (s): {[round(x, 3) for x in fo]}; pods Ready in {run.ready_s:.1f}s")
         log("results: " + json.dumps(results))
         assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
-        failed = False
-    finally:
-        run.stop(failed)
 
 
-def gate_handovers(node):
+@scenario
+def gate_handovers(s):
     """The gate component on the native overlay: the install init container, followers Ready
     without CMD (exec probes), exactly one CMD; deletion of the leader pod; SIGKILL of the
     sidecar alone (the kubelet restarts it); a liveness restart of a SIGSTOPped sidecar. The
     gated runs never intersect."""
-    run = Run(node, "gate_handovers", "gate").start()
-    failed = True
-    try:
+    with s.run("gate") as run:
         t0 = time.time()
         leader = run.single_leader()
         wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD running on {leader} only")
@@ -133,23 +132,19 @@ def gate_handovers(node):
             f"{sigkill_stop:.3f}s after its sidecar's SIGKILL")
         worst = max(x for _, x in results)
         assert worst <= FAILOVER_BOUND, f"graceful failover {worst:.3f}s > {FAILOVER_BOUND}s"
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
 
 
-def classic_delete_leader(node):
+@scenario
+def classic_delete_leader(s):
     """The shipped classic overlay unchanged (ConfigMap lock, release-on-shutdown safe, the
     app's preStop hook: stop file, then POST /release): deletion of the leader's pod. The kubelet
     SIGTERMs the sidecar while the hook runs; the sidecar stops saying yes at once and releases
     only on the hook's POST, which comes after the app stopped: never before the promises it
     gave were dead."""
-    run = Run(node, "classic_delete_leader", "classic").start()
-    failed = True
-    try:
+    with s.run("classic") as run:
         t0 = time.time()
         results = []
         for i in range(repeat()):
@@ -183,12 +178,10 @@ def classic_delete_leader(node):
         fo = [r["failover_s"] for r in results]
         log(f"classic: failover (s) {[round(x, 3) for x in fo]}")
         assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
-        failed = False
-    finally:
-        run.stop(failed)
 
 
-def native_sidecar_alone(node):
+@scenario
+def native_sidecar_alone(s):
     """Issue 20, item 3: SIGTERM of the native sidecar alone (what a liveness failure, `crictl
     stop` or an in-place resize that restarts it does) while `app` keeps running, inside a unit
     of leader-only work it began on a "yes" still valid for seconds. No acknowledgement comes
@@ -201,10 +194,7 @@ def native_sidecar_alone(node):
     later than renew-deadline + RELEASE_TO_YES_BOUND after the SIGTERM; the kubelet restarts the
     sidecar and it follows.
         LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_sidecar_alone"""
-    run = Run(node, "native_sidecar_alone", "native",
-              app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}).start()
-    failed = True
-    try:
+    with s.run("native", app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}) as run:
         leader = run.single_leader()
         run.wait_units(leader, 1, timeout=60)
         n0 = len(run.units()[leader])
@@ -242,9 +232,6 @@ def native_sidecar_alone(node):
             f"rival's yes {nxt.recv - t:.3f}s after the SIGTERM > renew-deadline + {RELEASE_TO_YES_BOUND}s"
         holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
         assert leader in holders and nxt.pod in holders, (leader, nxt.pod, holders)
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 # Issue 24 item 2 (rollouts) and item 1's upgrade: one rolling update and the rules after it are
@@ -267,14 +254,12 @@ def resolved_strategy(run):
 
 
 def rollout(variant):
-    def scenario(node):
+    def scenario(s):
         """Issue 24 item 2: `kubectl rollout restart` of the shipped variant (maxSurge 1,
         maxUnavailable 0, checked), NODE_REPEAT times in one namespace. Per rollout: the
         leaderless gap <= GAP_BOUND, the lock changes at most twice (release, acquisition), a
         new pod leads and works. The judge's rules over the whole run."""
-        run = Run(node, f"rollout_{variant}", variant).start()
-        failed = True
-        try:
+        with s.run(variant) as run:
             t0 = time.time()
             assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
             results = []
@@ -285,16 +270,14 @@ def rollout(variant):
             holders = judge_rollouts(run, t0)
             log(f"rollout {variant}: lock history {holders}")
             log("results: " + json.dumps(results))
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = f"rollout_{variant}"
     return scenario
 
 
 # Issue 24 item 1: the chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
-POST_RENDER = cluster.REPO / "e2e" / "node" / "helm_post_render.py"
+# The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
+POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",
+               "--post-renderer-args=e2e.node.helm_post_render"]
 HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold-example
 
 
@@ -304,6 +287,14 @@ class HelmRun(Run):
     container becomes the test's app (post-renderer; checked: nothing else differs)."""
 
     lock_name = HELM_RELEASE
+    release = HELM_RELEASE
+
+    def stop(self, failed):
+        """On failure the release goes first (whatever it left would outlive the namespace)."""
+        if failed and not self.stopped:
+            self.helm("uninstall", self.release, "--wait", "--timeout", "60s", check=False,
+                      post=False)
+        super().stop(failed)
 
     def values(self, extra=()):
         return ["--set", "exampleDeployment.enabled=true", "--set", f"replicas={self.replicas}",
@@ -320,7 +311,7 @@ class HelmRun(Run):
         cmd = [str(self.node.bin_dir / "helm"), "--kubeconfig", str(self.node.kubeconfig),
                "-n", self.ns, *args]
         if post:
-            cmd += ["--post-renderer", str(POST_RENDER)]
+            cmd += POST_RENDER
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=400)
         if check and r.returncode != 0:
             raise AssertionError(f"helm {' '.join(args)}: {r.returncode}\n{r.stdout}\n{r.stderr}")
@@ -403,15 +394,13 @@ def check_chart_choices(run):
         f"({len(chose)} pods), Lease {HELM_RELEASE} held by {lease['spec'].get('holderIdentity')}")
 
 
-def helm(node):
+@scenario
+def helm(s):
     """Issue 24 item 1: helm install (exampleDeployment, 3 replicas, local images, the cluster's
     capabilities), the chart's choices against what ran, helm upgrade with a changed value (a
     rolling update: the rollout bounds), helm uninstall (everything it created is gone). The
     judge's rules over the whole run."""
-    run = HelmRun(node, "helm", "native")
-    failed = True
-    try:
-        run.start()
+    with s.run("native", cls=HelmRun) as run:
         t0 = time.time()
         leader = run.single_leader()
         run.wait_units(leader, 3)
@@ -446,11 +435,6 @@ def helm(node):
         rest = run.node.kubectl("get", "lease,configmap", "-n", run.ns, "-o", "name")
         log(f"helm uninstall: {len(created)} objects created, none left ({created}); the "
             f"namespace still holds: {rest.split()} (the Lease is the sidecars', not the chart's)")
-        failed = False
-    finally:
-        if failed:
-            run.helm("uninstall", HELM_RELEASE, "--wait", "--timeout", "60s", check=False, post=False)
-        run.stop(failed)
 
 
 # Issue 24 item 1, the parent-chart use: leasehold as a dependency of a small parent chart whose
@@ -504,6 +488,7 @@ class ParentHelmRun(HelmRun):
     post-renderer: the parent's own Deployment is the test's."""
 
     lock_name = "op-lock"
+    release = "op"
 
     def chart(self):
         import shutil
@@ -530,14 +515,12 @@ class ParentHelmRun(HelmRun):
         return "leasehold-example"
 
 
-def helm_parent(node):
+@scenario
+def helm_parent(s):
     """The parent-chart use of the chart on the node: the included sidecar (native on v1.34),
     the gate's install init container and volume; one CMD, gated runs never intersect; a
     `helm upgrade` of the parent (rolling update, the rollout rules); `helm uninstall`."""
-    run = ParentHelmRun(node, "helm_parent", "gate")
-    failed = True
-    try:
-        run.start()
+    with s.run("gate", cls=ParentHelmRun) as run:
         t0 = time.time()
         dep = next(d for d in run.manifest if d["kind"] == "Deployment")
         inits = [c["name"] for c in dep["spec"]["template"]["spec"]["initContainers"]]
@@ -559,20 +542,10 @@ def helm_parent(node):
             "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name").strip()]
         assert not left, f"left after helm uninstall: {left}"
         log(f"helm parent uninstall: {created} gone")
-        failed = False
-    finally:
-        if failed:
-            run.helm("uninstall", "op", "--wait", "--timeout", "60s", check=False, post=False)
-        run.stop(failed)
 
-SCENARIOS = {f.__name__: f for f in (native_delete_leader, gate_handovers, classic_delete_leader,
-                                     native_sidecar_alone, helm, helm_parent, rollout("native"),
-                                     rollout("classic"), rollout("gate"))}
-
-
-def main():
-    run_scenario(SCENARIOS, sys.argv[1])
+for v in ("native", "classic", "gate"):
+    SCENARIOS.param(rollout, v)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(SCENARIOS.main(context=NodeScenario))

@@ -20,6 +20,7 @@ forbids hostPath, and no scenario of the tier needs it).
 import copy
 import json
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -28,6 +29,7 @@ from pathlib import Path
 import yaml
 
 from e2e.lib.common import wait_until
+from e2e.lib.runner import Registry
 from e2e.node import cluster, judge
 from e2e.node.bounds import (CLOCK_SLACK, FAILOVER_BOUND, GAP_BOUND, LEASE, MAX_LOCK_CHANGES,
                              RELEASE_TO_YES_BOUND, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
@@ -37,13 +39,16 @@ from e2e.node.handover import delete_leader_round, sidecar_messages
 from e2e.node.lock_rules import assert_release_acquire
 from e2e.node.pods import container_id, pod_freezer, pod_pids
 from e2e.node.rollout import handovers, judge_lifetimes, judge_rollouts, rolling_update
-from e2e.node.run import Run, as_instrument, repeat, run_scenario
+from e2e.node.run import NodeScenario, Run, as_instrument, repeat
 from e2e.node.work import wait_working
 
 APP_LABEL = "app.kubernetes.io/name"
 APP_NAME = "leasehold-example"
 LABEL_KEY = "leasehold.io/role"  # deploy/rbac/leader-label's LEASEHOLD_LEADER_LABEL
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
 
 
 def timings_note():
@@ -162,7 +167,8 @@ def post_to_yes(r):
     return r["t_delete"] + r["failover_s"] - r["ack"]["ask"]
 
 
-def evict(node):
+@scenario
+def evict(s):
     """Issue 24 item 3: the leader's pod evicted through the Eviction API (policy/v1).
     Per round (NODE_REPEAT): (a) without a PodDisruptionBudget: the eviction is a graceful
     deletion, the handover is delete_leader_round's (the app acknowledges, the sidecar releases,
@@ -173,10 +179,7 @@ def evict(node):
     leader's eviction is allowed and hands over as in (a). Once per run: a second PDB over the
     same pods makes every eviction fail (500; why the chart ships none). The node is not drained:
     a drain cordons the only node, and the replacements would stay Pending."""
-    run = WatchedRun(EvictingNode(node.dir), "evict", "native", configmap=TIMINGS)
-    failed = True
-    try:
-        run.start()
+    with s.run("native", cls=WatchedRun, node=EvictingNode(s.node.dir), configmap=TIMINGS) as run:
         t0 = time.time()
         log(f"evict: {timings_note()}")
         plain, with_pdb, refused = [], [], []
@@ -232,9 +235,6 @@ def evict(node):
         log(f"evict: lock history {holders}")
         fo = [r["failover_s"] for r in plain + with_pdb]
         assert max(fo) <= FAILOVER_BOUND, f"failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 # ------------------------------------------------------------------ 4. scale
@@ -309,7 +309,8 @@ def scale_round(run, keep, results):
     results.append(r)
 
 
-def scale(node):
+@scenario
+def scale(s):
     """Issue 24 item 4: scale 3 -> 1 -> 3, NODE_REPEAT times each way, the outcome forced with
     controller.kubernetes.io/pod-deletion-cost (the ReplicaSet controller deletes the pods of
     lowest cost first): (a) the leader's cost lowest: it is scaled away, the lock goes through
@@ -318,10 +319,7 @@ def scale(node):
     on working. Scaling back to 3 never changes the lock. Then (evidence for the decision in
     e2e/node/README.md): a `kubectl rollout restart` with the leader's cost highest changes the
     lock exactly twice (its release, one new pod's acquisition)."""
-    run = WatchedRun(node, "scale", "native", configmap=TIMINGS)
-    failed = True
-    try:
-        run.start()
+    with s.run("native", cls=WatchedRun, configmap=TIMINGS) as run:
         t0 = time.time()
         log(f"scale: {timings_note()}")
         results, rollouts = [], []
@@ -343,9 +341,6 @@ def scale(node):
         log("results: " + json.dumps({"scale": results, "rollouts": rollouts}))
         holders = judge_rollouts(run, t0)
         log(f"scale: lock history {holders}")
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 # ------------------------------------------------------------------ 5. order
@@ -666,7 +661,8 @@ def order_negative(node):
                      timeout=180)
 
 
-def order(node):
+@scenario
+def order(s):
     """Issue 24 item 5, the native sidecar (overlays/native-sidecar + rbac/leader-label):
     - start: in every pod `app`'s first line follows the sidecar's and its first question is
       answered; with the startupProbe delayed by STARTUP_DELAY, `app` starts no earlier than
@@ -679,13 +675,10 @@ def order(node):
       a foreign holder: the leader says no within STEPDOWN_BOUND; a pod takes over after the foreign lease expired and
       within TAKEOVER_MAX), `leader` on the new one within LABEL_LAG_BOUND of its acquisition.
     NODE_REPEAT rounds of step-down, release and follower deletion."""
-    run = WatchedRun(node, "order", "native", configmap=TIMINGS)
-    failed = True
-    try:
-        run.start()
+    with s.run("native", cls=WatchedRun, configmap=TIMINGS) as run:
         t0 = time.time()
         log(f"order: {timings_note()}")
-        delayed = order_negative(node)
+        delayed = order_negative(s.node)
         check_start_order(run)
         stepdowns, releases, followers = [], [], []
         for i in range(repeat()):
@@ -704,9 +697,6 @@ def order(node):
                                       "followers": followers, "delayed": delayed,
                                       "starts": starts}))
         final_judge(run, t0, foreign=(INTRUDER,))
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 # ------------------------------------------------------------------ 6. security
@@ -793,8 +783,8 @@ class RestrictedRun(Run):
     the pod's securityContext after the shipped check (a named exception). Units of work are
     read from the CRI log files (CriLogs), not from `kubectl logs`."""
 
-    def __init__(self, node, name, pod_security=None, **kw):
-        super().__init__(node, name, "native", **kw)
+    def __init__(self, node, name, variant="native", pod_security=None, **kw):
+        super().__init__(node, name, variant, **kw)
         self.ns = f"restricted-{uuid.uuid4().hex[:6]}"
         self.pod_security, self.warnings = pod_security or {}, None
         self.cri = CriLogs(self.ns)
@@ -889,11 +879,9 @@ def psa_is_enforced(node, ns):
     return warnings
 
 
-def security_run(node, name, pod_security, uid, fs_group, rounds):
-    run = RestrictedRun(node, name, pod_security=pod_security, configmap=TIMINGS)
-    failed = True
-    try:
-        run.start()
+def security_run(s, name, pod_security, uid, fs_group, rounds):
+    with s.run("native", cls=RestrictedRun, name=name, pod_security=pod_security,
+               configmap=TIMINGS) as run:
         t0 = time.time()
         assert run.warnings == [], f"{name}: the apply warned: {run.warnings}"
         ns = run.node.kjson("get", "namespace", run.ns)["metadata"]["labels"]
@@ -921,13 +909,11 @@ def security_run(node, name, pod_security, uid, fs_group, rounds):
                 f"{p}: {len(starts - via_cri.get(p, set()))} units not in the CRI log files"
         n = sum(len(us) for us in run.units().values())
         log(f"{name}: lock history {holders}; {n} units judged from the CRI log files")
-        failed = False
         return results
-    finally:
-        run.stop(failed)
 
 
-def security(node):
+@scenario
+def security(s):
     """Issue 24 item 6, in namespaces enforcing Pod Security `restricted` (no warning at apply;
     non-vacuity: a pod without the context is refused there, and its Deployment warns):
     (a) the shipped securityContext as is: every container's processes run as the image's uid
@@ -937,8 +923,8 @@ def security(node):
     leads, and NODE_REPEAT graceful handovers. The judge's rules over each, the units read from
     the CRI log files."""
     log(f"security: {timings_note()}")
-    a = security_run(node, "security_shipped", {}, IMAGE_UID, None, 1)
-    b = security_run(node, "security_openshift_uid",
+    a = security_run(s, "security_shipped", {}, IMAGE_UID, None, 1)
+    b = security_run(s, "security_openshift_uid",
                      {"runAsUser": OPENSHIFT_UID, "fsGroup": OPENSHIFT_UID}, OPENSHIFT_UID,
                      OPENSHIFT_UID, repeat())
     fo = [r["failover_s"] for r in a + b]
@@ -946,10 +932,7 @@ def security(node):
     assert max(fo) <= FAILOVER_BOUND, f"failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
 
 
-SCENARIOS = {f.__name__: f for f in (evict, scale, order, security)}
-
-
 if __name__ == "__main__":
-    import sys
     as_instrument()  # as node_faults: no cyclic collector, priority above the node's
-    run_scenario(SCENARIOS, sys.argv[1], f"{sys.argv[1]}: {timings_note()}, NODE_REPEAT={repeat()}")
+    sys.exit(SCENARIOS.main(context=lambda name: NodeScenario(
+        name, f"{name}: {timings_note()}, NODE_REPEAT={repeat()}")))

@@ -22,13 +22,15 @@ import time
 from pathlib import Path
 
 from e2e.lib.common import wait_until
+from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
 from e2e.node import cluster, judge
 from e2e.node.bounds import (CLOCK_SLACK, LEASE, RENEW, RETRY, SAMPLE_INTERVAL, SHIPPED,
                              TAKEOVER_MAX, TIMINGS, UNLOADED)
 from e2e.node.cluster import cluster_time, log
+from e2e.node.lease import LeaseTracker, lease, record_slack
 from e2e.node.pods import container_id, pod_freezer, pod_pids, restarts, signal_container
-from e2e.node.run import LogFollower, Run, as_instrument, repeat, run_scenario
+from e2e.node.run import LogFollower, NodeScenario, as_instrument, repeat
 from e2e.node.work import START_RE
 
 # The gate's stop-grace must fit the timings (at most half of renew-deadline - retry-period,
@@ -43,48 +45,6 @@ FREEZE_MAX = LIVENESS_MIN - 0.5
 # the app runs again (its sleep is until an absolute time, long past). Bound on that residual,
 # from the thaw's write to the unit's end stamp (measured 0.3-23 ms; the prototype 14-42 ms).
 RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
-
-LOCK = "leasehold-lock"
-
-
-# ------------------------------------------------------------------ the node's view of one pod
-
-def lease(run):
-    """(holder identity, renewTime, acquireTime) of the lock, times in epoch seconds: the Lease,
-    or for the classic variant the ConfigMap's leader annotation (whole seconds: record_slack)."""
-    if run.variant == "classic":
-        meta = run.node.api("GET", f"/api/v1/namespaces/{run.ns}/configmaps/{LOCK}")["metadata"]
-        ann = (meta.get("annotations") or {}).get("control-plane.alpha.kubernetes.io/leader")
-        spec = json.loads(ann) if ann else {}
-    else:
-        spec = run.node.api("GET", f"/apis/coordination.k8s.io/v1/namespaces/{run.ns}/leases/{LOCK}")["spec"]
-    t = lambda k: cluster_time(spec[k]) if spec.get(k) else None  # noqa: E731
-    return spec.get("holderIdentity") or "", t("renewTime"), t("acquireTime")
-
-
-def record_slack(run):
-    """How far a time read from the lock's record may lie from the instant it stands for: the
-    Lease's MicroTime is written from the pods' clocks (CLOCK_SLACK); the ConfigMap record's
-    times are RFC 3339 in whole seconds, truncated (up to 1 s early)."""
-    return 1.0 + CLOCK_SLACK if run.variant == "classic" else CLOCK_SLACK
-
-
-class LeaseTracker:
-    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
-    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
-    what the rivals saw), and the first record of another holder."""
-
-    def __init__(self, run, holder_pod):
-        self.run, self.pod = run, holder_pod
-        self.last_renew = self.taken = None
-
-    def poll(self):
-        h, renew, acquire = lease(self.run)
-        if judge.pod_of(h, [self.pod]) == self.pod:
-            self.last_renew = renew
-        elif h and self.taken is None:
-            self.taken = (h, acquire)
-        return self.taken
 
 
 def metrics(ip):
@@ -293,13 +253,9 @@ def freeze_round(run, results, alone=False):
 
 
 def pod_freeze(variant, alone=False):
-    name = f"fault_{'sidecar' if alone else 'pod'}_freeze_{variant}"
-
-    def scenario(node):
-        run = Run(node, name, variant, configmap=TIMINGS)
-        failed = True
-        try:
-            run.start()
+    def scenario(s):
+        node = s.node
+        with s.run(variant, configmap=TIMINGS) as run:
             t0 = time.time()
             run.single_leader()
             results, holes, residual = [], [], set()
@@ -313,12 +269,8 @@ def pod_freeze(variant, alone=False):
             fault_judge(run, t0 + 1, time.time() - 1, holes, residual)
             assert_holder_sequence(run, results)
             res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
-            log(f"{name}: {len(results)} rounds; residual (ms) {res}; takeover "
+            log(f"{s.name}: {len(results)} rounds; residual (ms) {res}; takeover "
                 f"after last renew (s) {[r['takeover_after_renew_s'] for r in results]}")
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = name
     return scenario
 
 
@@ -440,19 +392,14 @@ def runs_start(run, pod):
 
 
 def gate_freeze(alone):
-    name = f"fault_{'sidecar' if alone else 'pod'}_freeze_gate"
-
-    def scenario(node):
-        gate_freeze_scenario(node, name, alone)
-    scenario.__name__ = name
+    def scenario(s):
+        gate_freeze_scenario(s, alone)
     return scenario
 
 
-def gate_freeze_scenario(node, name, alone):
-    run = Run(node, name, "gate", configmap=TIMINGS, app_env=GATE_ENV)
-    failed = True
-    try:
-        run.start()
+def gate_freeze_scenario(s, alone):
+    node, name = s.node, s.name
+    with s.run("gate", configmap=TIMINGS, app_env=GATE_ENV) as run:
         t0 = time.time()
         run.single_leader()
         results, holes, residual = [], [], set()
@@ -470,9 +417,6 @@ def gate_freeze_scenario(node, name, alone):
         assert_holder_sequence(run, results)
         log(f"{name}: CMD stopped after the thaw (ms) "
             f"{[r['cmd_stopped_after_thaw_ms'] for r in results]}")
-        failed = False
-    finally:
-        run.stop(failed)
 
 
 # ------------------------------------------------------------------ sidecar SIGKILLed
@@ -487,12 +431,10 @@ CMD_STOP_BOUND = 0.5 if UNLOADED else 1.0
 
 
 def sidecar_kill(variant):
-    def scenario(node):
-        run = Run(node, f"fault_sidecar_kill_{variant}", variant, replicas=5, configmap=TIMINGS,
-                  app_env=GATE_ENV if variant == "gate" else None)
-        failed = True
-        try:
-            run.start()
+    def scenario(s):
+        node = s.node
+        with s.run(variant, replicas=5, configmap=TIMINGS,
+                   app_env=GATE_ENV if variant == "gate" else None) as run:
             t0 = time.time()
             results = []
             for _ in range(repeat()):
@@ -554,10 +496,6 @@ def sidecar_kill(variant):
                 bad = judge.unit_intersections(runs)
                 assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
             assert_holder_sequence(run, results)
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = f"fault_sidecar_kill_{variant}"
     return scenario
 
 
@@ -612,11 +550,9 @@ def component_outage(comp, hold):
     launcher (node.sh, into the node's mount namespace): the pods' processes run on (their
     shims survive), so no change of leader, no container restart, no overlap, and the host's
     sysctls unchanged (a restarted kubelet writes its six into the node's bind mounts)."""
-    def scenario(node):
-        run = Run(node, f"fault_{comp}_restart", "native", configmap=TIMINGS)
-        failed = True
-        try:
-            run.start()
+    def scenario(s):
+        node = s.node
+        with s.run("native", configmap=TIMINGS) as run:
             t0 = time.time()
             results = []
             for _ in range(repeat()):
@@ -651,10 +587,6 @@ def component_outage(comp, hold):
             fault_judge(run, t0 + 1, time.time() - 1)
             seen = holders(run)
             assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = f"fault_{comp}_restart"
     return scenario
 
 
@@ -682,14 +614,12 @@ def apiserver_restart(kind):
     """short: the apiserver SIGKILLed and started again within renew-deadline: no change of
     leader. long: down until the leader stepped down (past renew-deadline): its last yes
     before its validUntil, then a takeover after the recovery, no overlap."""
-    def scenario(node):
+    def scenario(s):
+        node = s.node
         lease_s, renew_s, retry_s = SHORT_TIMINGS if kind == "short" else (LEASE, RENEW, RETRY)
         timings = Timings(lease_s, renew_s, retry_s).env()
-        run = Run(node, f"fault_apiserver_{kind}", "native", configmap=timings)
-        failed = True
         cp = str(node.dir / "cp")
-        try:
-            run.start()
+        with s.run("native", configmap=timings) as run:
             t0 = time.time()
             results = []
             for _ in range(repeat()):
@@ -746,10 +676,6 @@ def apiserver_restart(kind):
             if kind == "short":
                 seen = holders(run)
                 assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = f"fault_apiserver_{kind}"
     return scenario
 
 
@@ -920,12 +846,10 @@ def partition_round(run, mode, results):
 
 
 def partition(variant):
-    def scenario(node):
-        run = Run(node, f"fault_partition_{variant}", variant, configmap=TIMINGS,
-                  app_env=GATE_ENV if variant == "gate" else None)
-        failed = True
-        try:
-            run.start()
+    def scenario(s):
+        node = s.node
+        with s.run(variant, configmap=TIMINGS,
+                   app_env=GATE_ENV if variant == "gate" else None) as run:
             t0 = time.time()
             run.single_leader()
             results = []
@@ -945,27 +869,30 @@ def partition(variant):
             log(f"partition ({variant}): last yes before validUntil (ms) "
                 f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
                 f"renew (s) {[r['takeover_after_renew_s'] for r in results]}")
-            failed = False
-        finally:
-            run.stop(failed)
-    scenario.__name__ = f"fault_partition_{variant}"
     return scenario
 
 
-SCENARIOS = {f.__name__: f for f in (
-    pod_freeze("native"), gate_freeze(False), pod_freeze("native", alone=True), gate_freeze(True),
-    partition("native"), partition("gate"), partition("classic"), sidecar_kill("native"), sidecar_kill("gate"),
-    apiserver_restart("short"), apiserver_restart("long"),
-    component_outage("kubelet", LEASE + 2.0), component_outage("containerd", LEASE + 2.0))}
+SCENARIOS = Registry()
+SCENARIOS.param(pod_freeze, "native", name="fault_pod_freeze_native")
+SCENARIOS.param(gate_freeze, False, name="fault_pod_freeze_gate")
+SCENARIOS.param(pod_freeze, "native", True, name="fault_sidecar_freeze_native")
+SCENARIOS.param(gate_freeze, True, name="fault_sidecar_freeze_gate")
+for v in ("native", "gate", "classic"):
+    SCENARIOS.param(partition, v, name=f"fault_partition_{v}")
+for v in ("native", "gate"):
+    SCENARIOS.param(sidecar_kill, v, name=f"fault_sidecar_kill_{v}")
+for kind in ("short", "long"):
+    SCENARIOS.param(apiserver_restart, kind, name=f"fault_apiserver_{kind}")
+for comp in ("kubelet", "containerd"):
+    SCENARIOS.param(component_outage, comp, LEASE + 2.0, name=f"fault_{comp}_restart")
 
 
-def main():
-    name = sys.argv[1]
-    as_instrument()
-    run_scenario(SCENARIOS, name,
-                 f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, retry-period {RETRY}s "
-                 f"({'shipped' if SHIPPED else 'test'} timings), NODE_REPEAT={repeat()}")
+def context(name):
+    return NodeScenario(name, f"{name}: lease-duration {LEASE}s, renew-deadline {RENEW}s, "
+                        f"retry-period {RETRY}s ({'shipped' if SHIPPED else 'test'} timings), "
+                        f"NODE_REPEAT={repeat()}")
 
 
 if __name__ == "__main__":
-    main()
+    as_instrument()
+    sys.exit(SCENARIOS.main(context=context))

@@ -1,0 +1,166 @@
+"""Watches of a lock object and the holder history they keep: LockWatcher (the control plane's
+apiserver, every version of the record), KubectlLockWatch (the node's, through kubectl: the
+holder at each change). parse_record reads a Lease's or a leader annotation's record for both;
+json_objects splits `kubectl get --watch -o json`'s stream."""
+
+import json
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from urllib.parse import quote
+
+from e2e.lib.controlplane import ANNOTATION, follow_watch
+
+
+def parse_record(kind, obj):
+    """(holder, transitions, leaseDurationSeconds, renewTime) of a Lease or annotated object."""
+    if obj is None:
+        return None
+    if kind == "lease":
+        sp = obj.get("spec") or {}
+        return (sp.get("holderIdentity") or "", sp.get("leaseTransitions", 0),
+                sp.get("leaseDurationSeconds"), sp.get("renewTime"))
+    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+    if raw is None:
+        return ("", None, None, None)
+    try:
+        r = json.loads(raw)
+    except ValueError:
+        return ("<unparsable>", None, None, None)
+    return (r.get("holderIdentity") or "", r.get("leaderTransitions"),
+            r.get("leaseDurationSeconds"), r.get("renewTime"))
+
+
+class LockWatcher:
+    """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
+    admin credential; it keeps every version seen:
+    (monotonic time, kind, event type, resourceVersion, record). A watch, unlike polling, misses
+    no write: every resourceVersion the apiserver produced for the object arrives in order."""
+
+    PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+             "configmap": "/api/v1/namespaces/{ns}/configmaps"}
+
+    def __init__(self, cp, ns, kinds=("lease",)):
+        self.cp, self.ns, self.kinds = cp, ns, kinds
+        self.events = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._conns = {}
+        self._threads = []
+
+    def _ssl(self):
+        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
+        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
+        return ctx
+
+    def start(self):
+        for k in self.kinds:
+            t = threading.Thread(target=self._run, args=(k,), daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def _run(self, kind):
+        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=120&"
+                "fieldSelector=" + quote(f"metadata.name={self.ns.lock_name}"))
+
+        def on_event(typ, rv, obj):
+            rec = parse_record(kind, obj)
+            with self._lock:
+                self.events.append((time.monotonic(), kind, typ, rv, rec))
+
+        def on_connect(c):
+            self._conns[kind] = c
+
+        follow_watch(self.cp, path, self._stop, on_event, on_connect)
+
+    def stop(self):
+        self._stop.set()
+        for c in list(self._conns.values()):
+            try:
+                c.sock and c.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for t in self._threads:
+            t.join(2)
+
+    def history(self, kind):
+        with self._lock:
+            return [e for e in self.events if e[1] == kind]
+
+    def holders(self, kind):
+        """The sequence of (time, holder, transitions) at each change of holder."""
+        out = []
+        for t, _, typ, _, rec in self.history(kind):
+            h = "<deleted>" if typ == "DELETED" else rec[0]
+            if not out or out[-1][1] != h:
+                out.append((t, h, rec[1] if rec else None))
+        return out
+
+
+class KubectlLockWatch:
+    """The node tier's watch of its lock: `kubectl get lease|configmap NAME --watch -o json` (the
+    node's kubeconfig) and the holder history, [(time.time() seen, holder)] at each change."""
+
+    def __init__(self, node, ns, kind, name):
+        self.history, self.lock = [], threading.Lock()
+        # A watch of the list (the object need not exist yet), filtered to `name`.
+        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
+               "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
+        self.kind, self.cmd, self.stopping = kind, cmd, threading.Event()
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        # Watched again when the stream ends (an apiserver restart): the new watch begins with
+        # the object as it is, so a change made while no watch ran is still seen.
+        while True:
+            for obj in json_objects(self.proc.stdout):
+                h = parse_record(self.kind, obj)[0]
+                with self.lock:
+                    if not self.history or self.history[-1][1] != h:
+                        self.history.append((time.time(), h))
+            if self.stopping.wait(0.5):
+                return
+            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, text=True)
+            if self.stopping.is_set():  # stop() ran meanwhile and ended the previous one
+                self.proc.terminate()
+                self.proc.wait(5)
+                return
+
+    def holders(self):
+        with self.lock:
+            return [h for _, h in self.history]
+
+    def stop(self):
+        self.stopping.set()
+        self.proc.terminate()
+        self.proc.wait(5)
+        return self
+
+
+def json_objects(lines):
+    """The JSON documents of a stream such as `kubectl get --watch -o json` (pretty-printed,
+    one after another, no separator), each as soon as its last line has arrived."""
+    dec, buf = json.JSONDecoder(), ""
+    for line in lines:
+        buf += line
+        # A pretty-printed document ends with a "}" in column 0 (nested ones are indented).
+        # Decoding only then keeps this linear: trying at every line re-parsed the whole pod
+        # object hundreds of times per event, holding the GIL for tens of ms during rollouts
+        # and delaying the sampler's threads past 2 x interval.
+        if not (line.startswith("}") or (line.startswith("{") and line.rstrip().endswith("}"))):
+            continue
+        while True:
+            buf = buf.lstrip()
+            try:
+                obj, n = dec.raw_decode(buf)
+            except ValueError:
+                break
+            buf = buf[n:]
+            yield obj
