@@ -580,7 +580,12 @@ def report(out, meta=None):
     claim = analysis.spans(samples, by_term=False)
     lead = analysis.spans(samples, meta["client_timeout"])
     t_last = max((s[1] for ss in samples.values() for s in ss), default=te)
-    ovs = analysis.overlaps(claim)
+    pairs = meta.get("clock_pairs") or [(0.0, o) for o in meta["mono_to_wall"]]
+    to_wall = analysis.mono_to_wall_fn(pairs)
+    ovs = analysis.overlaps(samples, to_wall)
+    # Non-vacuity: every slot asked at least every 2 x interval from its first answer (the
+    # sampler asks on its own clock whatever the agent does: a gap is the sampler's).
+    uncovered, judged = analysis.coverage(samples, tc, te, meta["interval"])
     first_lead = min((s["start"] for ss in lead.values() for s in ss), default=tc)
     no_leader, gaps = analysis.leaderless(lead, first_lead, t_last)
     hand = analysis.handovers(lead)
@@ -602,9 +607,7 @@ def report(out, meta=None):
     for f in faults:
         if f["kind"] == "term" and f["params"].get("release") == "immediate":
             term_imm.setdefault(f["target"], []).append(f["t"])
-    pairs = meta.get("clock_pairs") or [(0.0, o) for o in meta["mono_to_wall"]]
-    promises = analysis.promise_violations(lead, claim, faults, term_imm,
-                                           analysis.mono_to_wall_fn(pairs))
+    promises = analysis.promise_violations(lead, claim, faults, term_imm, to_wall)
     # The peers log the same race themselves (e2e/interop: "RELEASE-RACE ... BLANKED <lock> held
     # by "<holder>""); either source counts.
     import re
@@ -689,11 +692,19 @@ def report(out, meta=None):
         "api_requests": aud.get("requests", {}),
     }
     # leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's own
-    # witness of an overlap, whatever the sampler saw. Reported; the overlap and promise checks
-    # above decide the verdict (a client-go peer may legitimately cause one: see its notes).
+    # witness of an overlap, whatever the sampler saw. Fails the run, unless the slot's promise
+    # was given up on purpose (released with `immediate`) or a client-go peer blanked its lease
+    # (the peer's release race, reported above).
     rep["promise_overtaken_logged"] = sorted(
         p.stem for p in (out / "logs").glob("*.log")
         if "took the lock while this replica's promise to lead runs" in p.read_text(errors="replace"))
+    idents = {s["name"]: set(s["identities"]) for s in meta["slots"]}
+    rep["promise_overtaken_leasehold"] = [
+        slot for slot in rep["promise_overtaken_logged"]
+        if kinds.get(slot) == "leasehold" and slot not in term_imm
+        and not idents.get(slot, set()) & blanked]
+    rep["coverage_failures"] = [m for _, m in uncovered]
+    rep["slots_judged"] = judged
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
 
     # Timeline PNG.
@@ -723,6 +734,9 @@ def print_report(rep, out):
     for o in rep["overlaps"]:
         log(f"  {o['why']}: {o['overlap_s']}s  old {o['old']}  new {o['new']}")
     log(f"promise violations (leasehold, not exempt): {rep['promise_violations_leasehold']}")
+    log(f"promises overtaken (the agents' own log, not exempt): "
+        f"{rep['promise_overtaken_leasehold']} of {rep['promise_overtaken_logged']}")
+    log(f"judged slots {rep['slots_judged']}; sampling gaps: {rep['coverage_failures'] or 'none'}")
     log(f"leader changes {rep['leader_changes']}; handover gap {rep['handover_gap_s']}")
     log(f"fault -> new leader {rep['fault_to_new_leader_s']}")
     for k, v in rep["fault_to_new_leader_by_kind_s"].items():
@@ -760,7 +774,7 @@ def main(argv=None):
     if a.replay:
         rep = report(a.replay)
         print_report(rep, a.replay)
-        return 1 if rep["overlaps_leasehold"] else 0
+        return 1 if failed(rep) else 0
     if a.duration is None:
         a.duration = 1800.0 if a.long else 120.0
     if a.peers_if_available:
@@ -793,10 +807,17 @@ def main(argv=None):
         with open(drv.audit_log, "rb") as src, gzip.open(str(drv.audit_log) + ".gz", "wb") as dst:
             shutil.copyfileobj(src, dst)
         drv.audit_log.unlink()
-    failed = rep["overlaps_leasehold"] > 0 or rep["promise_violations_leasehold"] > 0 or \
-        rep["final_leader"] is None
-    print(f"{0 if failed else 1} passed, {1 if failed else 0} failed")
-    return 1 if failed else 0
+    bad = failed(rep)
+    print(f"{0 if bad else 1} passed, {1 if bad else 0} failed")
+    return 1 if bad else 0
+
+
+def failed(rep):
+    """The verdict: an overlap of a leasehold leader's answers, a promise overtaken (seen by
+    the sampler or logged by the agent), a slot not sampled as stated, or no leader at the end."""
+    return bool(rep["overlaps_leasehold"] or rep["promise_violations_leasehold"] or
+                rep["promise_overtaken_leasehold"] or rep["coverage_failures"] or
+                rep["final_leader"] is None)
 
 
 if __name__ == "__main__":
