@@ -23,13 +23,13 @@ from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
 from e2e.node.bounds import CLOCK_SLACK, FAILOVER_BOUND, RELEASE_TO_YES_BOUND
 from e2e.node.cluster import log
+from e2e.node.lease import GATE_MARGIN, LeaseTracker
 from e2e.node.handover import (delete_leader_round, delete_settled_leader, leader_label,
                                log_stop_delay, sidecar_log_events, wait_gone)
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import Run, repeat, run_scenario
 from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
-from e2e.scenarios.node_faults import GATE_MARGIN, LeaseTracker
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS

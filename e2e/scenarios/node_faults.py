@@ -28,6 +28,7 @@ from e2e.node import cluster, judge
 from e2e.node.bounds import (CLOCK_SLACK, LEASE, RENEW, RETRY, SAMPLE_INTERVAL, SHIPPED,
                              TAKEOVER_MAX, TIMINGS, UNLOADED)
 from e2e.node.cluster import cluster_time, log
+from e2e.node.lease import GATE_MARGIN, LeaseTracker, lease
 from e2e.node.pods import container_id, pod_freezer, pod_pids, restarts, signal_container
 from e2e.node.run import LogFollower, Run, as_instrument, repeat, run_scenario
 from e2e.node.work import START_RE
@@ -45,47 +46,15 @@ FREEZE_MAX = LIVENESS_MIN - 0.5
 # from the thaw's write to the unit's end stamp (measured 0.3-23 ms; the prototype 14-42 ms).
 RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
 
-LOCK = "leasehold-lock"
 
 
 # ------------------------------------------------------------------ the node's view of one pod
-
-def lease(run):
-    """(holder identity, renewTime, acquireTime) of the lock, times in epoch seconds: the Lease,
-    or for the classic variant the ConfigMap's leader annotation (whole seconds: record_slack)."""
-    if run.variant == "classic":
-        meta = run.node.api("GET", f"/api/v1/namespaces/{run.ns}/configmaps/{LOCK}")["metadata"]
-        ann = (meta.get("annotations") or {}).get("control-plane.alpha.kubernetes.io/leader")
-        spec = json.loads(ann) if ann else {}
-    else:
-        spec = run.node.api("GET", f"/apis/coordination.k8s.io/v1/namespaces/{run.ns}/leases/{LOCK}")["spec"]
-    t = lambda k: cluster_time(spec[k]) if spec.get(k) else None  # noqa: E731
-    return spec.get("holderIdentity") or "", t("renewTime"), t("acquireTime")
-
 
 def record_slack(run):
     """How far a time read from the lock's record may lie from the instant it stands for: the
     Lease's MicroTime is written from the pods' clocks (CLOCK_SLACK); the ConfigMap record's
     times are RFC 3339 in whole seconds, truncated (up to 1 s early)."""
     return 1.0 + CLOCK_SLACK if run.variant == "classic" else CLOCK_SLACK
-
-
-class LeaseTracker:
-    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
-    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
-    what the rivals saw), and the first record of another holder."""
-
-    def __init__(self, run, holder_pod):
-        self.run, self.pod = run, holder_pod
-        self.last_renew = self.taken = None
-
-    def poll(self):
-        h, renew, acquire = lease(self.run)
-        if judge.pod_of(h, [self.pod]) == self.pod:
-            self.last_renew = renew
-        elif h and self.taken is None:
-            self.taken = (h, acquire)
-        return self.taken
 
 
 def metrics(ip):
@@ -340,10 +309,6 @@ def gate_runs(run):
 
 def cmd_on(run):
     return sorted(p for p, rs in gate_runs(run).items() if rs and rs[-1][1] is None)
-
-
-# The gate's teardown margin: SIGKILL this long before validUntil (`leasehold gate`).
-GATE_MARGIN = 0.25
 
 
 def gate_freeze_round(run, results, alone=False):
