@@ -38,6 +38,11 @@ from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
+# The interval the judge holds the sampler to (no gap over 2 x this per slot): the node tier's
+# 100 ms. The sampler asks every 20 ms, but on a shared 2-core machine its process was up to
+# 67 ms late (seed 873271377, 5 other jobs): 2 x 20 ms would fail on the machine, not on the
+# sampler's stopping or looking away, which this still catches.
+COVERAGE_INTERVAL = 0.100
 LOCK = "chaos-lock"
 
 # kind: (weight, targets the leader with this probability)
@@ -583,9 +588,9 @@ def report(out, meta=None):
     pairs = meta.get("clock_pairs") or [(0.0, o) for o in meta["mono_to_wall"]]
     to_wall = analysis.mono_to_wall_fn(pairs)
     ovs = analysis.overlaps(samples, to_wall)
-    # Non-vacuity: every slot asked at least every 2 x interval from its first answer (the
+    # Non-vacuity: every slot asked at least every 2 x COVERAGE_INTERVAL from its first answer (the
     # sampler asks on its own clock whatever the agent does: a gap is the sampler's).
-    uncovered, judged = analysis.coverage(samples, tc, te, meta["interval"])
+    uncovered, judged = analysis.coverage(samples, tc, te, COVERAGE_INTERVAL)
     first_lead = min((s["start"] for ss in lead.values() for s in ss), default=tc)
     no_leader, gaps = analysis.leaderless(lead, first_lead, t_last)
     hand = analysis.handovers(lead)
@@ -698,11 +703,11 @@ def report(out, meta=None):
     rep["promise_overtaken_logged"] = sorted(
         p.stem for p in (out / "logs").glob("*.log")
         if "took the lock while this replica's promise to lead runs" in p.read_text(errors="replace"))
-    idents = {s["name"]: set(s["identities"]) for s in meta["slots"]}
+    slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
     rep["promise_overtaken_leasehold"] = [
-        slot for slot in rep["promise_overtaken_logged"]
-        if kinds.get(slot) == "leasehold" and slot not in term_imm
-        and not idents.get(slot, set()) & blanked]
+        ident for ident in rep["promise_overtaken_logged"]
+        if kinds.get(slot_of.get(ident)) == "leasehold" and slot_of[ident] not in term_imm
+        and ident not in blanked]
     rep["coverage_failures"] = [m for _, m in uncovered]
     rep["slots_judged"] = judged
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))

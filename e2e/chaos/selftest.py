@@ -186,7 +186,28 @@ def test_detector():
           [("A", "B"), ("B", "A")], str([(a["slot"], b["slot"], round(g, 3)) for a, b, g in hs]))
 
 
+# The chaos verdict (chaos.failed) on reports: name, the report's findings, must it fail.
+CLEAN = {"overlaps_leasehold": 0, "promise_violations_leasehold": 0,
+         "promise_overtaken_leasehold": [], "coverage_failures": [], "final_leader": "lh0"}
+VERDICTS = [
+    ("a clean run", {}, False),
+    ("a leasehold overlap", {"overlaps_leasehold": 1}, True),
+    ("a promise overtaken, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a promise overtaken, logged by the agent", {"promise_overtaken_leasehold": ["lh1-1"]}, True),
+    ("a slot not sampled as stated", {"coverage_failures": ["lh0: the sampler stopped"]}, True),
+    ("no leader at the end", {"final_leader": None}, True),
+]
+
+
+def test_verdict():
+    from e2e.chaos.chaos import failed
+    for name, findings, must_fail in VERDICTS:
+        check(f"verdict: {name} {'fails' if must_fail else 'passes'}",
+              failed({**CLEAN, **findings}) == must_fail)
+
+
 def main():
+    test_verdict()
     test_proxy()
     test_detector()
     passed = sum(RESULTS)
