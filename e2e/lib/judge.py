@@ -27,6 +27,7 @@ exemption     a killed or frozen pod: an interval with an end (the fault's start
               an answers overlap.
 """
 
+import bisect
 import math
 
 GAP_FACTOR = 2  # a gap over GAP_FACTOR x interval fails (the node tier's rule since it began)
@@ -136,6 +137,8 @@ def yes_runs(samples):
 def overlaps(pods):
     """{pod: samples sorted by send} -> (definite, possible): lists of Overlap; possible ones
     are kind "answers" or "promise" (module doc)."""
+    pods = {p: sorted(ss, key=lambda s: s.send) for p, ss in pods.items()}
+    sends = {p: [s.send for s in ss] for p, ss in pods.items()}
     runs = {p: yes_runs(ss) for p, ss in pods.items()}
     definite, possible = [], []
     names = sorted(runs)
@@ -144,8 +147,11 @@ def overlaps(pods):
             if a == b:
                 continue
             for ra in runs[a]:
-                for s in pods[b]:
-                    if s.yes and ra.first_recv < s.send and s.recv < ra.last_send:
+                # B's questions sent inside (A's first answer, A's last question)
+                inside = pods[b][bisect.bisect_right(sends[b], ra.first_recv):
+                                 bisect.bisect_left(sends[b], ra.last_send)]
+                for s in inside:
+                    if s.yes and s.recv < ra.last_send:
                         definite.append(Overlap("definite", ra, YesRun([s]), s.send,
                                                 s.recv - s.send))
             if a > b:

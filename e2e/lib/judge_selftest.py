@@ -17,6 +17,7 @@ import time
 
 from e2e.lib import judge
 from e2e.lib.common import wait_until
+from e2e.lib.sampler import Sampler
 from e2e.node import judge as node_judge
 from e2e.node.lock_rules import assert_release_acquire
 
@@ -116,6 +117,21 @@ def run_cases():
     except TypeError:
         pass
     print("judge selftest: an exemption without an end: refused")
+    # The control plane's in-process sampler: its overlaps are the judge's answers overlaps,
+    # and a sampler that got no answer judged nothing.
+    smp = Sampler([])
+    smp.samples = {"a": [(1.0, 1.01, True, 1, {"isLeader": True}),
+                         (1.05, 1.06, True, 1, {"isLeader": True})],
+                   "b": [(1.02, 1.03, True, 2, {"isLeader": True})]}
+    ((a, _, b, _),) = smp.overlaps()
+    assert (a, b) == ("a", "b"), smp.overlaps()
+    smp.samples = {"a": [(1.0, 1.3, False, None, {})]}
+    try:
+        smp.overlaps()
+        raise RuntimeError("a sampler without an answer passed")
+    except judge.Verdict as v:
+        assert v.kinds() == {"vacuous"}, v
+    print("judge selftest: the control plane's sampler: an overlap found, no answer fails")
 
 
 # The lock's history while pods leave (rollouts, evictions, scale-down): name, holders since the

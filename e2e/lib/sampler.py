@@ -69,7 +69,8 @@ class Sampler:
                 return None
         with self._lock:
             return {name: [judge.Sample.from_monotonic(name, sent, recv, yes, vu(b), self.to_wall,
-                                                       note=b) for sent, recv, yes, _, b in ss]
+                                                       status=None if b else 0, note=b)
+                           for sent, recv, yes, _, b in ss]
                     for name, ss in self.samples.items()}
 
     def to_wall(self, t):
@@ -87,8 +88,13 @@ class Sampler:
         """The judge's overlaps that fail this tier: two agents' yes runs whose answers
         intersect (definite ones among them), as (a, (start, end), b, (start, end)), monotonic,
         a the one that began first. (Its yes spans that meet only by validUntil are the
-        promise's: e2e/lib/judge.py.)"""
-        _, possible = judge.overlaps(self.judged())
+        promise's: e2e/lib/judge.py.) A sampler that got no answer at all judged nothing:
+        that fails."""
+        pods = self.judged()
+        if not any(s.answered for ss in pods.values() for s in ss):
+            raise judge.Verdict([("vacuous", f"the sampler got no answer from {sorted(pods)}: "
+                                  "no overlap judged")])
+        _, possible = judge.overlaps(pods)
         return [(o.old.pod, (self.to_mono(o.old.start), self.to_mono(o.old.answered)),
                  o.new.pod, (self.to_mono(o.new.start), self.to_mono(o.new.answered)))
                 for o in possible if o.kind == "answers"]
