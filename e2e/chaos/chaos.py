@@ -21,6 +21,7 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -33,7 +34,7 @@ from e2e.chaos import pngplot
 from e2e.lib import analysis
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.fleet import Admin, ClientGoProc, LeaseholdProc, interop_binary
-from e2e.lib.common import REPO, free_port, log
+from e2e.lib.common import REPO, free_port, log, parse_rfc3339
 from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST
 
@@ -615,7 +616,6 @@ def report(out, meta=None):
     promises = analysis.promise_violations(lead, claim, faults, term_imm, to_wall)
     # The peers log the same race themselves (e2e/interop: "RELEASE-RACE ... BLANKED <lock> held
     # by "<holder>""); either source counts.
-    import re
     for f in sorted((out / "logs").glob("cg*.log")):
         for line in f.read_text(errors="replace").splitlines():
             m = re.search(r'RELEASE-RACE .* BLANKED \S+ held by "([^"]*)"', line)
@@ -697,17 +697,26 @@ def report(out, meta=None):
         "api_requests": aud.get("requests", {}),
     }
     # leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's own
-    # witness of an overlap, whatever the sampler saw. Fails the run, unless the slot's promise
-    # was given up on purpose (released with `immediate`) or a client-go peer blanked its lease
-    # (the peer's release race, reported above).
-    rep["promise_overtaken_logged"] = sorted(
-        p.stem for p in (out / "logs").glob("*.log")
-        if "took the lock while this replica's promise to lead runs" in p.read_text(errors="replace"))
+    # witness of an overlap, whatever the sampler saw. Each logged line fails the run, unless it
+    # follows, by at most renew-deadline + retry-period (its promise runs at most renew-deadline
+    # past its last renew; it reads the record again within a retry period), its own release
+    # with `immediate` or a client-go peer's blanking of its lease (the peer's release race).
     slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
-    rep["promise_overtaken_leasehold"] = [
-        ident for ident in rep["promise_overtaken_logged"]
-        if kinds.get(slot_of.get(ident)) == "leasehold" and slot_of[ident] not in term_imm
-        and ident not in blanked]
+    given_up = [(r["overwrote_holder"], blank_time(r)) for r in foreign]
+    given_up += [(i, to_wall(t)) for i, slot in slot_of.items() for t in term_imm.get(slot, [])]
+    logged, unexplained = [], []
+    for p in sorted((out / "logs").glob("*.log")):
+        for line in p.read_text(errors="replace").splitlines():
+            if "took the lock while this replica's promise to lead runs" not in line:
+                continue
+            logged.append(p.stem)
+            t = parse_rfc3339(line.split(" ", 1)[0])
+            if kinds.get(slot_of.get(p.stem)) == "leasehold" and not any(
+                    i == p.stem and tg is not None and tg <= t <= tg + FAST.renew + FAST.retry
+                    for i, tg in given_up):
+                unexplained.append(line[:300])
+    rep["promise_overtaken_logged"] = sorted(set(logged))
+    rep["promise_overtaken_leasehold"] = unexplained
     rep["coverage_failures"] = [m for _, m in uncovered]
     rep["slots_judged"] = judged
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
@@ -731,6 +740,15 @@ def report(out, meta=None):
     return rep
 
 
+def blank_time(release):
+    """When a foreign release blanked the lease (wall clock): the audit's stamp, or the peer's
+    own "... at RFC3339" in its log line; None if neither says."""
+    if release.get("time"):
+        return parse_rfc3339(release["time"])
+    m = re.search(r" at (\S+Z)$", release.get("line", ""))
+    return parse_rfc3339(m.group(1)) if m else None
+
+
 def print_report(rep, out):
     log(f"seed {rep['seed']}: {rep['faults']} faults {rep['faults_by_kind']}")
     log(f"samples {rep['samples']}, answer rtt {rep['answer_rtt_ms']}, "
@@ -740,7 +758,9 @@ def print_report(rep, out):
         log(f"  {o['why']}: {o['overlap_s']}s  old {o['old']}  new {o['new']}")
     log(f"promise violations (leasehold, not exempt): {rep['promise_violations_leasehold']}")
     log(f"promises overtaken (the agents' own log, not exempt): "
-        f"{rep['promise_overtaken_leasehold']} of {rep['promise_overtaken_logged']}")
+        f"{len(rep['promise_overtaken_leasehold'])} (logged by {rep['promise_overtaken_logged']})")
+    for line in rep["promise_overtaken_leasehold"]:
+        log(f"  {line}")
     log(f"judged slots {rep['slots_judged']}; sampling gaps: {rep['coverage_failures'] or 'none'}")
     log(f"leader changes {rep['leader_changes']}; handover gap {rep['handover_gap_s']}")
     log(f"fault -> new leader {rep['fault_to_new_leader_s']}")
