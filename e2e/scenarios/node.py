@@ -54,7 +54,7 @@ def native_delete_leader(node):
         for i in range(repeat()):
             delete_leader_round(run, results)
         t1 = time.time()
-        run.judge(t0 + 1, t1 - 1, require_handover=repeat() > 0)
+        run.judge(t0 + 1, t1 - 1, require_handover=True)
         holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
         log(f"lock history: {holders}")
         for r in results:
@@ -211,7 +211,7 @@ def classic_delete_leader(node):
             results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
                             "stopped": stopped - t_del, "released": rel - t_del,
                             "kubelet_signal_s": stop_delay[1]})
-        run.judge(t0 + 1, time.time() - 1, require_handover=repeat() > 0)
+        run.judge(t0 + 1, time.time() - 1, require_handover=True)
         holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
         log(f"classic: lock history {holders}")
         for r in results:
