@@ -15,7 +15,7 @@ import traceback
 import uuid
 from pathlib import Path
 
-from e2e.lib import judge as rules
+from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.node import cluster, judge
 from e2e.node.bounds import SAMPLE_INTERVAL
@@ -178,7 +178,7 @@ class Run:
         own life (from its first answer to the start of its deletion as the pod watch saw it, or
         t1), outside `exemptions` (judge.Exemption: a fault's hole, with an end); no two pods'
         units intersect, except the `residual` ones ((pod, start): bounded by the caller)."""
-        definite, possible, judged = rules.judge(
+        definite, possible, judged = verdict.judge(
             self.sampler.by_pod(), t0, t1, SAMPLE_INTERVAL, ends=dict(self.deleted),
             exemptions=exemptions, fail_on=("definite",), require_handover=require_handover)
         log(f"judged {len(judged)} pods over their lives in {t1 - t0:.1f}s: {judged}")

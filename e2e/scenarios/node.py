@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from e2e.lib import judge as rules
+from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
@@ -116,8 +116,8 @@ def gate_handovers(node):
         wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
         new = run.single_leader(timeout=LEASE + 30)
         wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
-        holes.append(rules.Exemption(leader, t_kill, time.time(), "sidecar SIGKILLed, until "
-                                     "restarted and a leader followed"))
+        holes.append(verdict.Exemption(leader, t_kill, time.time(), "sidecar SIGKILLed, "
+                                       "until restarted and a leader followed"))
         sigkill_stop = stop_s
         assert_gated_runs_disjoint(run)
         # 3. liveness: SIGSTOP the leader's sidecar past period x failureThreshold + timeout
@@ -137,8 +137,8 @@ def gate_handovers(node):
         log(f"gate: liveness restart {time.time() - t_stop:.1f}s after SIGSTOP")
         new = run.single_leader(timeout=LEASE + 30)
         wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
-        holes.append(rules.Exemption(leader, t_stop, time.time(), "sidecar SIGSTOPped, until "
-                                     "its liveness restart and a leader followed"))
+        holes.append(verdict.Exemption(leader, t_stop, time.time(), "sidecar SIGSTOPped, "
+                                       "until its liveness restart and a leader followed"))
         assert_gated_runs_disjoint(run)
         run.judge(t0 + 1, time.time() - 1, holes, require_handover=True)
         holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
@@ -170,8 +170,8 @@ def cmd_stopped_in_time(run, track):
     gate's margin. Returns the room left (s)."""
     track.poll()
     end = gated_runs(run)[track.pod][track.n_runs - 1][1]
-    return rules.stopped_before(f"CMD of {track.pod}", end, track.last_renew + RENEW + CLOCK_SLACK,
-                                GATE_MARGIN)
+    return verdict.stopped_before(f"CMD of {track.pod}", end,
+                                  track.last_renew + RENEW + CLOCK_SLACK, GATE_MARGIN)
 
 
 STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
@@ -261,7 +261,7 @@ def native_sidecar_alone(node):
         bad = judge.unit_intersections(run.units())
         log(f"intersecting units: {[(a, b, round(x, 3)) for a, b, x in bad]}")
         assert not bad, f"units of two pods intersect after the sidecar stopped alone: {bad[:3]}"
-        definite, _ = rules.overlaps(run.sampler.by_pod())
+        definite, _ = verdict.overlaps(run.sampler.by_pod())
         assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
         given = [u for u in run.units()[leader] if u["ask"] < t]
         valid_lo = max(u["ask"] + u["valid_ms"] / 1000 for u in given)  # validUntil >= this

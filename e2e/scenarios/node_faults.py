@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib import judge as rules
+from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
 from e2e.node import cluster, judge
@@ -109,8 +109,8 @@ def restart_counts(run, pod):
 def frozen(pod, t_freeze, t_thaw):
     """The hole of a frozen pod: it answers nothing from the freeze; the sampler's question
     then times out (1 s) and the next goes out up to 2 x interval after the thaw."""
-    return rules.Exemption(pod, t_freeze - SAMPLE_INTERVAL, t_thaw + 1.0 + 2 * SAMPLE_INTERVAL,
-                           "frozen")
+    return verdict.Exemption(pod, t_freeze - SAMPLE_INTERVAL,
+                             t_thaw + 1.0 + 2 * SAMPLE_INTERVAL, "frozen")
 
 
 def holders(run):
@@ -350,7 +350,7 @@ def gate_freeze_round(run, results, alone=False):
     kill_s = old[1] - t_thaw0
     if alone:
         # validUntil <= the last renew the apiserver stored + renew-deadline
-        rules.stopped_before(f"CMD of {leader}", old[1], track.last_renew + RENEW, GATE_MARGIN)
+        verdict.stopped_before(f"CMD of {leader}", old[1], track.last_renew + RENEW, GATE_MARGIN)
         assert old[1] < runs_start(run, rival), "CMD of the frozen sidecar's pod outlived the rival's start"
     else:
         assert 0 <= kill_s <= GATE_KILL_BOUND, \
@@ -458,8 +458,8 @@ def sidecar_kill(variant):
                 wait_until(lambda: restarts(run, leader, "leasehold") > r0, 150, 0.2,
                            "the kubelet's restart of the sidecar")
                 rejoined_as_follower(run, leader, rival, t_killed)
-                holes.append(rules.Exemption(leader, t_kill, time.time(),
-                                             "sidecar SIGKILLed, until back as a follower"))
+                holes.append(verdict.Exemption(leader, t_kill, time.time(),
+                                               "sidecar SIGKILLed, until back as a follower"))
                 ss = run.sampler.by_pod()[leader]
                 yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
                 last_yes = max(x.send for x in yes) if yes else None
@@ -824,7 +824,7 @@ def partition_round(run, mode, results):
         rival_start = runs[rival][-1][0]
         # The gate's timer: CMD gone by validUntil - margin (stop signal at validUntil - grace
         # - margin, SIGKILL at validUntil - margin), before the rival's first yes and its CMD.
-        rules.stopped_before(f"CMD of {leader}", old[1], v_hi, GATE_MARGIN)
+        verdict.stopped_before(f"CMD of {leader}", old[1], v_hi, GATE_MARGIN)
         assert old[1] < nxt.send and old[1] < rival_start, \
             f"CMD of {leader} ended {old[1] - min(nxt.send, rival_start):.3f}s after the rival led"
         assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the cut"
@@ -842,9 +842,9 @@ def partition_round(run, mode, results):
     during = [s for s in ss if t_cut <= s.send <= t_restore]
     errs = [s.status for s in during if not isinstance(s.status, int)]
     assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"
-    gap, n = rules.sample_gaps(ss, t_cut, t_restore)
+    gap, n = verdict.sample_gaps(ss, t_cut, t_restore)
     assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample " \
-        f"({rules.gap_report({leader: during}, SAMPLE_INTERVAL)})"
+        f"({verdict.gap_report({leader: during}, SAMPLE_INTERVAL)})"
     trouble = probe_trouble(run, leader, t_cut)
     assert not trouble, f"the kubelet's probes did not reach {leader}: {trouble[:3]}"
     assert restart_counts(run, leader) == rc0, f"{leader} restarted during the partition"
