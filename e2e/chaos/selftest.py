@@ -172,22 +172,42 @@ def test_detector():
             p.kill()
             p.wait()
     samples = analysis.load_samples(out)
-    claim = analysis.spans(samples)
     lead = analysis.spans(samples, 0.15)
     late = [s for s in samples.get("A", []) if s[3] and s[1] - s[0] > 0.15]
     check("sampler: questions asked during the pause answered late", len(late) >= 20,
           f"{len(late)} late yes answers")
-    ov = analysis.overlaps(claim)
+    ov = analysis.overlaps(samples)
     check("detector: stale yes after resume counts as overlap", len(ov) >= 1,
           f"{len(ov)} overlaps")
-    check("detector: in-time answers alone show no overlap", not analysis.overlaps(lead))
+    check("detector: in-time answers alone show no overlap", not analysis.overlaps(samples, timeout=0.15))
     # Two lead spans of A (before/after) and one of B: the handover list sees A->B->A.
     hs = analysis.handovers(lead)
     check("handovers A->B->A", [(a["slot"], b["slot"]) for a, b, _ in hs] ==
           [("A", "B"), ("B", "A")], str([(a["slot"], b["slot"], round(g, 3)) for a, b, g in hs]))
 
 
+# The chaos verdict (chaos.failed) on reports: name, the report's findings, must it fail.
+CLEAN = {"overlaps_leasehold": 0, "promise_violations_leasehold": 0,
+         "promise_overtaken_leasehold": [], "coverage_failures": [], "final_leader": "lh0"}
+VERDICTS = [
+    ("a clean run", {}, False),
+    ("a leasehold overlap", {"overlaps_leasehold": 1}, True),
+    ("a promise overtaken, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a promise overtaken, logged by the agent", {"promise_overtaken_leasehold": ["lh1-1"]}, True),
+    ("a slot not sampled as stated", {"coverage_failures": ["lh0: the sampler stopped"]}, True),
+    ("no leader at the end", {"final_leader": None}, True),
+]
+
+
+def test_verdict():
+    from e2e.chaos.chaos import failed
+    for name, findings, must_fail in VERDICTS:
+        check(f"verdict: {name} {'fails' if must_fail else 'passes'}",
+              failed({**CLEAN, **findings}) == must_fail)
+
+
 def main():
+    test_verdict()
     test_proxy()
     test_detector()
     passed = sum(RESULTS)

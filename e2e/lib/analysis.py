@@ -7,9 +7,10 @@ claim span    a maximal run of consecutive "yes" answers (ordered by the instant
               sending to the last such answer's arrival. Every "yes" counts, however late it
               arrived: a question asked while an agent was paused and answered "yes" after it
               resumed makes the span cover the pause.
-overlap       two claim spans of different slots that share an instant. Must be 0. (For this
-              check a span is not cut where the reported term changes: a stale client-go leader
-              that has read the new record still says "yes", and it began first.)
+overlap       e2e/lib/judge.py's: two slots' runs of yes answers whose [first send, last
+              receive] intersect. Must be 0. (A run is not cut where the reported term changes: a
+              stale client-go leader that has read the new record still says "yes", and it began
+              first.)
 lead span     the same, built only from answers that arrived within the client timeout (150 ms):
               what a client with that timeout would have believed. The timeline and the
               leaderless time are made of lead spans.
@@ -29,6 +30,8 @@ promise       a leasehold "yes" carries validUntil. For every handover the new l
 
 import collections
 import json
+
+from e2e.lib import judge
 
 
 def load_samples(path):
@@ -80,17 +83,38 @@ def spans(samples, timeout=None, by_term=True):
     return out
 
 
-def overlaps(claim):
-    """Every pair of claim spans of different slots that share an instant."""
-    flat = sorted((s for ss in claim.values() for s in ss), key=lambda s: s["start"])
-    found = []
-    for i, a in enumerate(flat):
-        for b in flat[i + 1:]:
-            if b["start"] >= a["end"]:
-                break
-            if a["slot"] != b["slot"]:
-                found.append((a, b))
-    return found
+def judged(samples, to_wall=None, timeout=None):
+    """{slot: [judge.Sample]}: the answers as the judge's one sample type. to_wall
+    (mono_to_wall_fn) moves the monotonic stamps to the wall clock of validUntil; without it
+    they stay monotonic and validUntil is dropped (answers judged alone). timeout: an answer
+    that took longer is a "no" (a client with that timeout saw none). Each keeps its raw
+    tuple as note."""
+    move = to_wall or (lambda t: t)
+    return {slot: [judge.Sample(slot, move(r[0]), move(r[1]),
+                                r[3] and (timeout is None or r[1] - r[0] <= timeout),
+                                r[5] if to_wall else None, r[2], r) for r in ss]
+            for slot, ss in samples.items()}
+
+
+def _span(run):
+    """A judge.YesRun as a claim span (module doc), monotonic."""
+    raw = [s.note for s in run.samples]
+    vus = [r[5] for r in raw if r[5] is not None]
+    return {"slot": run.pod, "identity": raw[0][6], "term": raw[0][4], "start": raw[0][0],
+            "end": max(r[1] for r in raw), "n": len(raw), "max_vu": max(vus) if vus else None}
+
+
+def overlaps(samples, to_wall=None, timeout=None):
+    """The judge's overlaps that fail this tier: two slots' yes runs whose answers intersect
+    (e2e/lib/judge.py; the definite ones among them), as (old, new) claim spans."""
+    _, possible = judge.overlaps(judged(samples, to_wall, timeout))
+    return [(_span(o.old), _span(o.new)) for o in possible if o.kind == "answers"]
+
+
+def coverage(samples, t0, t1, interval):
+    """The judge's non-vacuity over [t0, t1] (each slot from its first answer; the sampler asks
+    on its own clock, so a gap is the sampler's): [(kind, message)], judged slots."""
+    return judge.coverage(judged(samples), t0, t1, interval)
 
 
 def samples_near(samples, slot, t0, t1):

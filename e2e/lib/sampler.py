@@ -1,10 +1,11 @@
-"""The in-process sampler: asks every agent who leads every 50 ms and finds any overlap of two
-"yes" answers. (e2e/lib/sampler_process.py is the same idea in its own process, for fleets
+"""The in-process sampler: asks every agent who leads every 50 ms; e2e/lib/judge.py says what its
+answers prove (overlaps()). (e2e/lib/sampler_process.py is the same idea in its own process, for fleets
 under faults.)"""
 
 import threading
 import time
 
+from e2e.lib import judge
 from e2e.lib.common import parse_rfc3339
 
 
@@ -20,6 +21,7 @@ class Sampler:
         self._stop = threading.Event()
         self._threads = []
         self._lock = threading.Lock()
+        self.wall_offset = time.time() - time.monotonic()  # the judge's clock is the wall's
 
     def add(self, agent):
         with self._lock:
@@ -56,35 +58,46 @@ class Sampler:
         for t in self._threads:
             t.join(2)
 
-    def intervals(self):
-        """Per agent, merged [first sent, last received] spans of consecutive "yes" answers."""
-        out = {}
+    def judged(self):
+        """{name: [judge.Sample]}: the answers as the judge's one sample type (wall clock: the
+        monotonic stamps moved by this sampler's offset, taken once so the move is exact and
+        undone by to_mono; validUntil as answered)."""
+        def vu(b):
+            try:
+                return parse_rfc3339(b["validUntil"]) if b.get("validUntil") else None
+            except ValueError:
+                return None
         with self._lock:
-            for name, ss in self.samples.items():
-                spans, cur = [], None
-                for sent, recv, yes, _, _ in ss:
-                    if yes:
-                        cur = [sent, recv] if cur is None else [cur[0], recv]
-                    elif cur is not None:
-                        spans.append(tuple(cur))
-                        cur = None
-                if cur is not None:
-                    spans.append(tuple(cur))
-                out[name] = spans
-        return out
+            return {name: [judge.Sample.from_monotonic(name, sent, recv, yes, vu(b), self.to_wall,
+                                                       status=None if b else 0, note=b)
+                           for sent, recv, yes, _, b in ss]
+                    for name, ss in self.samples.items()}
+
+    def to_wall(self, t):
+        return t + self.wall_offset
+
+    def to_mono(self, t):
+        return t - self.wall_offset
+
+    def intervals(self):
+        """Per agent, [first sent, last received] (monotonic) of its runs of consecutive yes."""
+        return {name: [(self.to_mono(r.start), self.to_mono(r.answered)) for r in judge.yes_runs(ss)]
+                for name, ss in self.judged().items()}
 
     def overlaps(self):
-        """Every pair of spans from different agents that share an instant."""
-        iv = self.intervals()
-        names = sorted(iv)
-        found = []
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                for s1 in iv[a]:
-                    for s2 in iv[b]:
-                        if s1[0] < s2[1] and s2[0] < s1[1]:
-                            found.append((a, s1, b, s2))
-        return found
+        """The judge's overlaps that fail this tier: two agents' yes runs whose answers
+        intersect (definite ones among them), as (a, (start, end), b, (start, end)), monotonic,
+        a the one that began first. (Its yes spans that meet only by validUntil are the
+        promise's: e2e/lib/judge.py.) A sampler that got no answer at all judged nothing:
+        that fails."""
+        pods = self.judged()
+        if not any(s.answered for ss in pods.values() for s in ss):
+            raise judge.Verdict([("vacuous", f"the sampler got no answer from {sorted(pods)}: "
+                                  "no overlap judged")])
+        _, possible = judge.overlaps(pods)
+        return [(o.old.pod, (self.to_mono(o.old.start), self.to_mono(o.old.answered)),
+                 o.new.pod, (self.to_mono(o.new.start), self.to_mono(o.new.answered)))
+                for o in possible if o.kind == "answers"]
 
     def leader_spans(self):
         """All yes-spans as (start, end, name), sorted by start."""

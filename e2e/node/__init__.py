@@ -3,7 +3,8 @@ e2e/scenarios/node.py, node_faults.py and node_disruptions.py, which import from
 e2e.lib, never from each other:
 
 cluster       the one-node cluster: its netns, kubectl and the API, rendering the shipped overlays
-judge         the judge's rules (overlaps, units, non-vacuity, lock history) and the Sampler
+judge         the Sampler, the lock watch, the units' rule (what samples prove: e2e/lib/judge.py)
+lease         the lock's record during a fault (lease, LeaseTracker, the gate's margin)
 sampler       the sampler's own process (judge.Sampler starts it)
 lock_rules    the rule a lock's history meets when pods leave gracefully
 bounds        which of e2e.lib.timings' sets the tier runs, and the bounds its modules share
@@ -13,6 +14,6 @@ pods          the node's view of one pod: containers (ids, restarts, signals), f
 work          the leader-only work the apps logged: units, or the gated program's runs
 handover      the graceful handover round (a deletion or eviction) and the evidence it reads
 rollout       one rolling update, and the judge's rules over a run whose pods were all replaced
-images, render_check, helm_post_render, judge_selftest   the images, the manifests' check, the
-              chart's post-renderer, the judge's self-test
+images, render_check, helm_post_render   the images, the manifests' check, the chart's
+              post-renderer
 """

@@ -1,21 +1,15 @@
-"""The judge of every node scenario: one sampler of every pod's "yes", a watch of the lock's
-history, the apps' own work logs, and the rules they must meet.
+"""The node tier's instruments and its own rules: one sampler of every pod's "yes", a watch of the
+lock's history, the apps' own work logs. What the samples prove (yes spans, overlaps, each pod
+judged over its life, exemptions) is e2e/lib/judge.py's, as for every tier.
 
 - Sampling: GET http://POD_IP:8081/is-leader (the probe listener: a peek, not a promise, so
-  sampling cannot delay a safe release) every `interval` per pod, one thread per pod, with a
-  send and a receive stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too),
-  in a process of its own (sampler.py): a stall of the scenario's process is not a gap.
-- Definite overlap (fails): a yes of pod B lies strictly between two yes answers of pod A with no
-  other answer of A between them (A answered yes before B's request was sent, and again to a
-  request sent after B's answer arrived).
-- Possible overlap (reported with its size): two pods' runs of consecutive yes answers, each
-  spanning [first send, last receive], intersect.
+  sampling cannot delay a safe release; its answer carries no validUntil, so a yes span ends at
+  the answer's receipt) every `interval` per pod, one thread per pod, with a send and a receive
+  stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too), in a process of its
+  own (sampler.py): a stall of the scenario's process is not a gap.
 - Units: each app logs, per unit of leader-only work, when it asked, the answer and when the
   unit started and ended (CLOCK_REALTIME us; one kernel, one clock): no two pods' units may
   intersect.
-- Non-vacuity: per pod and window, a minimum sample count and a maximum gap between samples
-  (<= 2 x interval), at least one unit per leader term, and the expected holders in the lock's
-  history from a watch.
 """
 
 import json
@@ -28,22 +22,14 @@ import threading
 import time
 from pathlib import Path
 
+from e2e.lib.judge import Sample, gap_report
+
 
 PROBE_PORT = 8081
 
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-class Sample:
-    __slots__ = ("pod", "send", "recv", "yes", "status")
-
-    def __init__(self, pod, send, recv, yes, status):
-        self.pod, self.send, self.recv, self.yes, self.status = pod, send, recv, yes, status
-
-    def row(self):
-        return [self.pod, round(self.send, 6), round(self.recv, 6), self.yes, self.status]
 
 
 class Sampler:
@@ -106,7 +92,8 @@ class Sampler:
         cut = data.rfind(b"\n") + 1
         self.partial = data[cut:]
         for line in data[:cut].splitlines():
-            self.samples.append(Sample(*json.loads(line)))
+            pod, send, recv, yes, status = json.loads(line)
+            self.samples.append(Sample(pod, send, recv, yes, status=status))
         if not self.stopping.is_set() and self.proc is not None and self.proc.poll() is not None:
             raise AssertionError(f"the sampler process (pid {self.proc.pid}) exited with "
                                  f"{self.proc.returncode} while sampling")
@@ -162,85 +149,6 @@ class Sampler:
     def report(self):
         """One line on how well the pods were sampled (gap_report over every pod's samples)."""
         return gap_report(self.by_pod(), self.interval)
-
-
-def lateness(samples, interval, t0=float("-inf"), t1=float("inf")):
-    """The most the sampler was late with a request inside [t0, t1]: its send after the later of
-    (the previous send + interval) and (the previous answer): the part of a gap the pod did not
-    cause."""
-    late = [b.send - max(a.send + interval, a.recv) for a, b in zip(samples, samples[1:])
-            if t0 <= b.send <= t1]
-    return max(late, default=0.0)
-
-
-def gap_report(by_pod, interval):
-    """The longest gap between two sends to one pod, and the gaps over 2 x interval, each told
-    apart by the answer before it: "slow answer" when that answer took more than the interval
-    (the pod, or the network, was slow: the sampler was waiting for it), else "sampler late"
-    (it answered in time and the next request still went out late: the sampler did not look)."""
-    worst, slow, late, n = (0.0, None, 0.0), 0, 0, 0
-    for pod, ss in by_pod.items():
-        n += len(ss)
-        for a, b in zip(ss, ss[1:]):
-            gap = b.send - a.send
-            if gap > worst[0]:
-                worst = (gap, pod, a.recv - a.send)
-            if gap > 2 * interval:
-                if a.recv - a.send > interval:
-                    slow += 1
-                else:
-                    late += 1
-    most_late = max((lateness(ss, interval) for ss in by_pod.values()), default=0.0)
-    return (f"{n} samples of {len(by_pod)} pods; longest gap {worst[0] * 1000:.0f} ms "
-            f"({worst[1]}, the answer before it took {worst[2] * 1000:.0f} ms); gaps over "
-            f"{2 * interval * 1000:.0f} ms: {slow} after a slow answer, {late} sampler late; "
-            f"the sampler at most {most_late * 1000:.0f} ms late")
-
-
-def yes_runs(samples):
-    """Per pod: [(first_send, first_recv, last_send, last_recv)] of consecutive yes answers."""
-    runs = []
-    cur = None
-    for s in samples:
-        if s.yes:
-            cur = [s.send, s.recv, s.send, s.recv] if cur is None else [cur[0], cur[1], s.send, s.recv]
-        else:
-            if cur:
-                runs.append(tuple(cur))
-            cur = None
-    if cur:
-        runs.append(tuple(cur))
-    return runs
-
-
-def overlaps(by_pod):
-    """(definite, possible): definite = [(podA, podB, t)], possible = [(podA, podB, seconds)]."""
-    runs = {p: yes_runs(ss) for p, ss in by_pod.items()}
-    definite, possible = [], []
-    pods = sorted(runs)
-    for a in pods:
-        for b in pods:
-            if a == b:
-                continue
-            for (a_fs, a_fr, a_ls, a_lr) in runs[a]:
-                for s in by_pod[b]:
-                    # A answered yes (received a_fr) before B's request, and yes again to a request
-                    # sent (a_ls) after B's answer arrived, with only yes answers of A between.
-                    if s.yes and a_fr < s.send and s.recv < a_ls:
-                        definite.append((a, b, s.send))
-                if a < b:
-                    for (b_fs, b_fr, b_ls, b_lr) in runs[b]:
-                        lo, hi = max(a_fs, b_fs), min(a_lr, b_lr)
-                        if lo < hi:
-                            possible.append((a, b, hi - lo))
-    return definite, possible
-
-
-def sample_gaps(samples, t0, t1):
-    """Max gap between consecutive sample sends inside [t0, t1], and the count there."""
-    ts = [s.send for s in samples if t0 <= s.send <= t1]
-    gaps = [b - a for a, b in zip(ts, ts[1:])]
-    return (max(gaps) if gaps else float("inf")), len(ts)
 
 
 UNIT_RE = re.compile(r"LHUNIT ask=(\d+) ans=(\d+) term=(-?\d+) valid_ms=(\d+) start=(\d+) end=(\d+) cut=(\d)")

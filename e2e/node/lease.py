@@ -8,6 +8,9 @@ from e2e.node import judge
 from e2e.node.bounds import CLOCK_SLACK
 from e2e.node.cluster import cluster_time
 
+# The gate's teardown margin: SIGKILL this long before validUntil (`leasehold gate`).
+GATE_MARGIN = 0.25
+
 
 def lease(run):
     """(holder identity, renewTime, acquireTime) of the lock, times in epoch seconds: the Lease,

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.lib.runner import Registry
 from e2e.node import cluster, judge
@@ -98,7 +99,7 @@ def final_judge(run, t0, foreign=()):
     test's own writes of the Lease)."""
     if not foreign:
         return judge_rollouts(run, t0)
-    definite, possible = judge.overlaps(run.sampler.by_pod())
+    definite, _ = verdict.overlaps(run.sampler.by_pod())
     assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
     bad = judge.unit_intersections(run.units())
     assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"

@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
@@ -28,7 +29,7 @@ from e2e.node import cluster, judge
 from e2e.node.bounds import (CLOCK_SLACK, LEASE, RENEW, RETRY, SAMPLE_INTERVAL, SHIPPED,
                              TAKEOVER_MAX, TIMINGS, UNLOADED)
 from e2e.node.cluster import cluster_time, log
-from e2e.node.lease import LeaseTracker, lease, record_slack
+from e2e.node.lease import GATE_MARGIN, LeaseTracker, lease, record_slack
 from e2e.node.pods import container_id, pod_freezer, pod_pids, restarts, signal_container
 from e2e.node.run import LogFollower, NodeScenario, as_instrument, repeat
 from e2e.node.work import START_RE
@@ -96,35 +97,11 @@ def restart_counts(run, pod):
     return {c: restarts(run, pod, c) for c in ("leasehold", "app")}
 
 
-def fault_judge(run, t0, t1, holes=(), residual=()):
-    """The judge's rules over [t0, t1] with a fault's allowances: no definite overlap; no two
-    pods' units intersect, except the listed residual units (one per whole-pod freeze, bounded
-    by the caller); every pod alive over [t0, t1] sampled at least every 2 x interval outside its
-    holes ((pod, a, b): a frozen pod answers nothing)."""
-    by_pod = run.sampler.by_pod()
-    definite, possible = judge.overlaps(by_pod)
-    assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
-    units = {p: [u for u in us if (p, u["start"]) not in residual] for p, us in run.units().items()}
-    bad = judge.unit_intersections(units)
-    assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
-    for pod, ss in by_pod.items():
-        if not ss or ss[0].send > t0 or ss[-1].send < t1:
-            continue
-        edges = sorted([(a, b) for p, a, b in holes if p == pod])
-        lo, windows = t0, []
-        for a, b in edges:
-            windows.append((lo, a))
-            lo = max(lo, b)
-        windows.append((lo, t1))
-        for a, b in windows:
-            if b - a < 4 * SAMPLE_INTERVAL:
-                continue
-            gap, n = judge.sample_gaps(ss, a, b)
-            assert n >= (b - a) / SAMPLE_INTERVAL / 2, f"{pod}: only {n} samples in {b - a:.1f}s"
-            assert gap <= 2 * SAMPLE_INTERVAL, \
-                f"{pod}: {gap * 1000:.0f} ms without a sample in [{a:.3f}, {b:.3f}] " \
-                f"({judge.gap_report({pod: [s for s in ss if a <= s.send <= b]}, SAMPLE_INTERVAL)})"
-    return possible
+def frozen(pod, t_freeze, t_thaw):
+    """The hole of a frozen pod: it answers nothing from the freeze; the sampler's question
+    then times out (1 s) and the next goes out up to 2 x interval after the thaw."""
+    return verdict.Exemption(pod, t_freeze - SAMPLE_INTERVAL,
+                             t_thaw + 1.0 + 2 * SAMPLE_INTERVAL, "frozen")
 
 
 def holders(run):
@@ -261,12 +238,11 @@ def pod_freeze(variant, alone=False):
             results, holes, residual = [], [], set()
             for _ in range(repeat()):
                 t_f, t_t, pod, res_start, _ = freeze_round(run, results, alone)
-                # The frozen pod answers nothing; the sampler's request then times out (1 s).
-                holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+                holes.append(frozen(pod, t_f, t_t))
                 if res_start is not None:
                     residual.add((pod, res_start))
                 node.health()
-            fault_judge(run, t0 + 1, time.time() - 1, holes, residual)
+            run.judge(t0 + 1, time.time() - 1, holes, residual=residual)
             assert_holder_sequence(run, results)
             res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
             log(f"{s.name}: {len(results)} rounds; residual (ms) {res}; takeover "
@@ -318,10 +294,6 @@ def cmd_on(run):
     return sorted(p for p, rs in gate_runs(run).items() if rs and rs[-1][1] is None)
 
 
-# The gate's teardown margin: SIGKILL this long before validUntil (`leasehold gate`).
-GATE_MARGIN = 0.25
-
-
 def gate_freeze_round(run, results, alone=False):
     """The whole pod frozen (the gate with it: its timer fires only after the thaw), or with
     `alone` the sidecar container only (the gate runs on: its timer stops CMD before
@@ -361,8 +333,7 @@ def gate_freeze_round(run, results, alone=False):
     kill_s = old[1] - t_thaw0
     if alone:
         # validUntil <= the last renew the apiserver stored + renew-deadline
-        before = track.last_renew + RENEW - GATE_MARGIN - old[1]
-        assert before >= 0, f"CMD stopped {-before:.3f}s after validUntil - margin"
+        verdict.stopped_before(f"CMD of {leader}", old[1], track.last_renew + RENEW, GATE_MARGIN)
         assert old[1] < runs_start(run, rival), "CMD of the frozen sidecar's pod outlived the rival's start"
     else:
         assert 0 <= kill_s <= GATE_KILL_BOUND, \
@@ -405,11 +376,11 @@ def gate_freeze_scenario(s, alone):
         results, holes, residual = [], [], set()
         for _ in range(repeat()):
             t_f, t_t, pod, start = gate_freeze_round(run, results, alone)
-            holes.append((pod, t_f - SAMPLE_INTERVAL, t_t + 1.0 + 2 * SAMPLE_INTERVAL))
+            holes.append(frozen(pod, t_f, t_t))
             if start is not None:
                 residual.add((pod, start))
             node.health()
-        fault_judge(run, t0 + 1, time.time() - 1, holes)
+        run.judge(t0 + 1, time.time() - 1, holes)
         runs = {p: [{"start": s, "end": e if e is not None else time.time()} for s, e in rs
                     if (p, s) not in residual] for p, rs in gate_runs(run).items()}
         bad = judge.unit_intersections(runs)
@@ -436,7 +407,7 @@ def sidecar_kill(variant):
         with s.run(variant, replicas=5, configmap=TIMINGS,
                    app_env=GATE_ENV if variant == "gate" else None) as run:
             t0 = time.time()
-            results = []
+            results, holes = [], []
             for _ in range(repeat()):
                 leader = run.single_leader()
                 if variant == "gate":
@@ -460,6 +431,8 @@ def sidecar_kill(variant):
                 wait_until(lambda: restarts(run, leader, "leasehold") > r0, 150, 0.2,
                            "the kubelet's restart of the sidecar")
                 rejoined_as_follower(run, leader, rival, t_killed)
+                holes.append(verdict.Exemption(leader, t_kill, time.time(),
+                                               "sidecar SIGKILLed, until back as a follower"))
                 ss = run.sampler.by_pod()[leader]
                 yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
                 last_yes = max(x.send for x in yes) if yes else None
@@ -488,8 +461,7 @@ def sidecar_kill(variant):
                 results.append(r)
                 log(f"sidecar kill: {json.dumps(r)}")
                 node.health()
-            fault_judge(run, t0 + 1, time.time() - 1,
-                        holes=[(r["leader"], 0, float("inf")) for r in results])
+            run.judge(t0 + 1, time.time() - 1, holes)
             if variant == "gate":
                 runs = {p: [{"start": a, "end": b if b is not None else time.time()} for a, b in rs]
                         for p, rs in gate_runs(run).items()}
@@ -584,7 +556,7 @@ def component_outage(comp, hold):
                 node.health()  # node Ready, rules, host sysctls and ip_forward unchanged
                 results.append({"leader": leader, f"{comp}_down_s": round(t_up - t_stop, 2)})
                 log(f"{comp} restart: {json.dumps(results[-1])}")
-            fault_judge(run, t0 + 1, time.time() - 1)
+            run.judge(t0 + 1, time.time() - 1)
             seen = holders(run)
             assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
     return scenario
@@ -672,7 +644,7 @@ def apiserver_restart(kind):
                 node.health()
                 results.append(r)
                 log(f"apiserver {kind}: {json.dumps(r)}")
-            fault_judge(run, t0 + 1, time.time() - 1)
+            run.judge(t0 + 1, time.time() - 1)
             if kind == "short":
                 seen = holders(run)
                 assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
@@ -809,8 +781,7 @@ def partition_round(run, mode, results):
         rival_start = runs[rival][-1][0]
         # The gate's timer: CMD gone by validUntil - margin (stop signal at validUntil - grace
         # - margin, SIGKILL at validUntil - margin), before the rival's first yes and its CMD.
-        assert old[1] <= v_hi - GATE_MARGIN, \
-            f"CMD stopped {old[1] - (v_hi - GATE_MARGIN):.3f}s after validUntil - margin"
+        verdict.stopped_before(f"CMD of {leader}", old[1], v_hi, GATE_MARGIN)
         assert old[1] < nxt.send and old[1] < rival_start, \
             f"CMD of {leader} ended {old[1] - min(nxt.send, rival_start):.3f}s after the rival led"
         assert len(runs[leader]) == n_runs, f"CMD started again on {leader} after the cut"
@@ -828,9 +799,9 @@ def partition_round(run, mode, results):
     during = [s for s in ss if t_cut <= s.send <= t_restore]
     errs = [s.status for s in during if not isinstance(s.status, int)]
     assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"
-    gap, n = judge.sample_gaps(ss, t_cut, t_restore)
+    gap, n = verdict.sample_gaps(ss, t_cut, t_restore)
     assert gap <= 2 * SAMPLE_INTERVAL, f"{leader}: {gap * 1000:.0f} ms without a sample " \
-        f"({judge.gap_report({leader: during}, SAMPLE_INTERVAL)})"
+        f"({verdict.gap_report({leader: during}, SAMPLE_INTERVAL)})"
     trouble = probe_trouble(run, leader, t_cut)
     assert not trouble, f"the kubelet's probes did not reach {leader}: {trouble[:3]}"
     assert restart_counts(run, leader) == rc0, f"{leader} restarted during the partition"
@@ -857,7 +828,7 @@ def partition(variant):
             for i in range(max(repeat(), len(modes))):
                 partition_round(run, modes[i % len(modes)], results)
                 node.health()
-            fault_judge(run, t0 + 1, time.time() - 1)
+            run.judge(t0 + 1, time.time() - 1)
             if variant == "gate":
                 runs = {p: [{"start": a, "end": b if b is not None else time.time()} for a, b in rs]
                         for p, rs in gate_runs(run).items()}

@@ -280,7 +280,7 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     claim = analysis.spans(samples, None, by_term=False)
     events = watcher.history()
     overlaps = []
-    for a, b in analysis.overlaps(claim):
+    for a, b in analysis.overlaps(samples):
         old, new = (a, b) if a["start"] <= b["start"] else (b, a)
         if old["identity"] not in by_ident or new["identity"] not in by_ident:
             continue

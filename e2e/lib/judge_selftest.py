@@ -1,10 +1,11 @@
-"""The judge's rules on made-up samples and units: each rule must catch what it is for (a judge
-that cannot fail proves nothing). And the sampler's process (judge.Sampler, sampler.py) against
-two answering servers of a process of their own on loopback: it samples them, a stall of this
-process does not show in its samples, and its death fails the reader. Standard library only:
-runs with the unit tests.
+"""The judge's rules (e2e/lib/judge.py) on made-up samples: each rule must catch what it is for,
+for the right reason (a judge that cannot fail proves nothing), and the cases that must pass do.
+Then the node tier's own rules (units, lock history) and its sampler's process (node/judge.Sampler,
+node/sampler.py) against two answering servers of a process of their own on loopback: it samples
+them, a stall of this process does not show in its samples, and its death fails the reader.
+Standard library only: runs with the unit tests.
 
-    python3 -m e2e.node.judge_selftest
+    python3 -m e2e.lib.judge_selftest
 """
 
 import os
@@ -14,31 +15,124 @@ import sys
 import threading
 import time
 
+from e2e.lib import judge
 from e2e.lib.common import wait_until
-from e2e.node import judge
+from e2e.lib.sampler import Sampler
+from e2e.node import judge as node_judge
 from e2e.node.lock_rules import assert_release_acquire
 
-
-def S(pod, send, yes, rtt=0.002):
-    return judge.Sample(pod, send, send + rtt, yes, 200 if yes else 503)
+I = 0.1  # the stated interval of the made-up samplers (s)
 
 
-def by_pod(samples):
-    out = {}
-    for s in sorted(samples, key=lambda s: s.send):
-        out.setdefault(s.pod, []).append(s)
+def S(pod, send, yes, rtt=0.002, vu=None):
+    return judge.Sample(pod, send, send + rtt, yes, vu, 200 if yes else 503)
+
+
+def every(pod, t0, t1, yes, vu_ahead=None, step=I):
+    """pod asked every `step` from t0 up to t1; yes answers carry validUntil send + vu_ahead."""
+    out, t = [], t0
+    while t <= t1 + 1e-9:
+        out.append(S(pod, t, yes, vu=None if vu_ahead is None or not yes else t + vu_ahead))
+        t = round(t + step, 6)
     return out
 
 
+HANDOVER = every("a", 0, 2.0, True) + every("a", 2.1, 4, False) + \
+    every("b", 0, 2.0, False) + every("b", 2.1, 4, True)
+
+# name, samples, kwargs of judge.judge, the reason kinds it must fail for (empty: must pass).
 CASES = [
-    # name, samples, expected definite count > 0, expected possible count > 0
-    ("clean handover", [S("a", 0.0, True), S("a", 0.05, True), S("a", 0.10, False),
-                        S("b", 0.12, True), S("b", 0.17, True)], False, False),
-    ("b inside a's run", [S("a", 0.0, True), S("b", 0.05, True), S("a", 0.10, True)], True, True),
-    ("a said no between", [S("a", 0.0, True), S("a", 0.04, False), S("b", 0.05, True),
-                           S("a", 0.10, True)], False, False),
-    ("spans touch only", [S("a", 0.0, True, rtt=0.02), S("b", 0.01, True, rtt=0.02)], False, True),
+    ("a clean handover", HANDOVER, {}, set()),
+    ("a handover required and seen", HANDOVER, {"require_handover": True}, set()),
+    ("a definite overlap: b says yes inside a's run",
+     every("a", 0, 4, True) + every("b", 0, 0.9, False) + [S("b", 1.0, True)] +
+     every("b", 1.1, 4, False), {}, {"definite", "answers"}),
+    ("two answers' spans intersect, none inside a run",
+     [S("a", 0.0, True, rtt=0.02), S("b", 0.01, True, rtt=0.02)] +
+     every("a", 0.1, 4, False) + every("b", 0.1, 4, False), {}, {"answers"}),
+    ("a promise overtaken fails where promises are judged",
+     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
+     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
+     {"fail_on": ("definite", "answers", "promise")}, {"promise"}),
+    ("a promise overtaken is reported only where answers are judged",
+     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
+     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5), {}, set()),
+    ("a promise overtaken inside an exemption with an end",
+     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
+     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
+     {"fail_on": ("definite", "answers", "promise"),
+      "exemptions": [judge.Exemption("a", 1.05, 1.5, "released at once")]}, set()),
+    ("a pod sampled for half its life",
+     every("a", 0, 4, True) + every("b", 0, 2, False), {"ends": {"b": 4}}, {"gap"}),
+    ("a sampler that stops", every("a", 0, 1.5, True), {}, {"gap"}),
+    ("a pod whose life ended is not judged after it",
+     every("a", 0, 4, True) + every("b", 0, 2, False), {"ends": {"b": 2.05}}, set()),
+    ("a pod that came and went is judged over its life",
+     every("a", 0, 4, True) + every("b", 1, 1.5, False) + every("b", 1.9, 3, False),
+     {"ends": {"b": 3}}, {"gap"}),
+    ("a frozen pod's gap inside its exemption",
+     every("a", 0, 4, True) + every("b", 0, 1, False) + every("b", 3, 4, False),
+     {"exemptions": [judge.Exemption("b", 0.95, 3.0, "frozen")]}, set()),
+    ("a gap after the exemption's end",
+     every("a", 0, 4, True) + every("b", 0, 1, False) + every("b", 3.5, 4, False),
+     {"exemptions": [judge.Exemption("b", 0.95, 3.0, "frozen")]}, {"gap"}),
+    ("no pod judged in the window", every("a", 5, 6, True), {}, {"vacuous"}),
+    ("no handover where one was required", every("a", 0, 4, True) + every("b", 0, 4, False),
+     {"require_handover": True}, {"no-handover"}),
 ]
+
+
+# What the failure's message must say, beyond its kind: the pod and the cause.
+SAYS = {
+    "a pod sampled for half its life": "b: the sampler stopped",
+    "a sampler that stops": "a: the sampler stopped",
+    "a pod that came and went is judged over its life": "b: a gap",
+    "a gap after the exemption's end": "b: a gap",
+    "a definite overlap: b says yes inside a's run": "DEFINITE OVERLAP: definite(a, b",
+}
+
+
+def run_cases():
+    for name, samples, kw, want in CASES:
+        try:
+            judge.judge(judge.by_pod(samples), 0, 4, I, **kw)
+            got = set()
+        except judge.Verdict as v:
+            got = v.kinds()
+            assert want, f"{name}: must pass, failed: {v}"
+            assert SAYS.get(name, "") in str(v), f"{name}: the verdict does not say " \
+                f"{SAYS[name]!r}: {v}"
+        assert got == want, f"{name}: must fail for {sorted(want)}, failed for {sorted(got)}"
+        print(f"judge selftest: {name}: {'fails for ' + ', '.join(sorted(got)) if got else 'passes'}")
+    # An exemption without an end is refused (the judge would hold a hole open for ever).
+    for end in (None, float("inf")):
+        try:
+            judge.Exemption("a", 1.0, end, "SIGKILL")
+            raise RuntimeError(f"an exemption ending at {end} was accepted")
+        except ValueError as e:
+            assert "without an end" in str(e), e
+    try:
+        judge.judge({}, 0, 1, I, exemptions=[("a", 0, float("inf"))])
+        raise RuntimeError("a tuple exemption was accepted")
+    except TypeError:
+        pass
+    print("judge selftest: an exemption without an end: refused")
+    # The control plane's in-process sampler: its overlaps are the judge's answers overlaps,
+    # and a sampler that got no answer judged nothing.
+    smp = Sampler([])
+    smp.samples = {"a": [(1.0, 1.01, True, 1, {"isLeader": True}),
+                         (1.05, 1.06, True, 1, {"isLeader": True})],
+                   "b": [(1.02, 1.03, True, 2, {"isLeader": True})]}
+    ((a, _, b, _),) = smp.overlaps()
+    assert (a, b) == ("a", "b"), smp.overlaps()
+    smp.samples = {"a": [(1.0, 1.3, False, None, {})]}
+    try:
+        smp.overlaps()
+        raise RuntimeError("a sampler without an answer passed")
+    except judge.Verdict as v:
+        assert v.kinds() == {"vacuous"}, v
+    print("judge selftest: the control plane's sampler: an overlap found, no answer fails")
+
 
 # The lock's history while pods leave (rollouts, evictions, scale-down): name, holders since the
 # first pod began to leave, old pods, the expected last holder, whether the rule accepts it.
@@ -54,6 +148,7 @@ LOCK_CASES = [
 
 
 def main():
+    run_cases()
     for name, holders, old, new, ok in LOCK_CASES:
         try:
             assert_release_acquire(name, holders, new, old, 3)
@@ -61,17 +156,12 @@ def main():
         except AssertionError:
             accepted = False
         assert accepted == ok, (name, holders, "accepted" if accepted else "refused")
-    for name, samples, want_def, want_pos in CASES:
-        d, p = judge.overlaps(by_pod(samples))
-        assert bool(d) == want_def, (name, "definite", d)
-        assert bool(p) == want_pos, (name, "possible", p)
     units = {"a": [{"start": 1.0, "end": 2.0}], "b": [{"start": 2.0, "end": 3.0}]}
-    assert not judge.unit_intersections(units), "touching units do not intersect"
+    assert not node_judge.unit_intersections(units), "touching units do not intersect"
     units["b"].append({"start": 1.5, "end": 1.6})
-    assert judge.unit_intersections(units) == [("a", "b", 0.10000000000000009)] or \
-        len(judge.unit_intersections(units)) == 1
+    assert len(node_judge.unit_intersections(units)) == 1
     units = {"a": [{"start": 1.0, "end": 2.0}, {"start": 1.5, "end": 1.7}]}
-    assert not judge.unit_intersections(units), "one pod's own units are not judged"
+    assert not node_judge.unit_intersections(units), "one pod's own units are not judged"
     gap, n = judge.sample_gaps([S("a", t / 10, True) for t in range(10)] + [S("a", 1.5, True)], 0, 2)
     assert n == 11 and abs(gap - 0.6) < 1e-9, (gap, n)
     # lateness: the sampler's part of a gap, not the pod's slow answer
@@ -81,9 +171,9 @@ def main():
     assert judge.lateness(slow, 0.1) <= 0, "a slow answer counted as the sampler's lateness"
     assert "1 after a slow answer, 0 sampler late" in judge.gap_report({"a": slow}, 0.1)
     line = "LHUNIT ask=1000000 ans=1000100 term=3 valid_ms=9000 start=1000200 end=1100200 cut=0"
-    (u,) = judge.parse_units("2026-01-01T00:00:00Z " + line)
+    (u,) = node_judge.parse_units("2026-01-01T00:00:00Z " + line)
     assert u["term"] == 3 and abs(u["end"] - 1.1002) < 1e-9, u
-    assert judge.pod_of("web-1_ab12", ["web-1", "web-10"]) == "web-1"
+    assert node_judge.pod_of("web-1_ab12", ["web-1", "web-10"]) == "web-1"
     sampler_process()
     print("judge selftest: ok")
 
@@ -134,8 +224,8 @@ def sampler_process():
     try:
         yes_port, no_port = (int(p) for p in servers.stdout.readline().split())
         # The pods: name -> "IP"; the port rides along per pod for this test only.
-        samplers = [judge.Sampler(lambda: {"yes": "127.0.0.1"}, INTERVAL, port=yes_port),
-                    judge.Sampler(lambda: {"no": "127.0.0.1"}, INTERVAL, port=no_port)]
+        samplers = [node_judge.Sampler(lambda: {"yes": "127.0.0.1"}, INTERVAL, port=yes_port),
+                    node_judge.Sampler(lambda: {"no": "127.0.0.1"}, INTERVAL, port=no_port)]
         for smp in samplers:
             smp.start()
         smp_yes, smp_no = samplers
