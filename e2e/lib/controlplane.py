@@ -255,8 +255,10 @@ class Namespace:
         if lock_kind(cp) == "endpoints":
             # deploy/rbac covers Leases and ConfigMaps only; an Endpoints lock needs the same
             # rules on endpoints (docs/install.md's table of lock types; the chart renders them).
-            cp.apply(rbac_manifests(lock_name).replace('resources: ["configmaps"]',
-                                                       'resources: ["endpoints"]'), name)
+            # Added to the ConfigMap rules, not instead of them: a ConfigMap scenario may be
+            # using the same namespace's Roles at the same time.
+            cp.apply(rbac_manifests(lock_name).replace(
+                'resources: ["configmaps"]', 'resources: ["configmaps", "endpoints"]'), name)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
 
     def sa_dir(self, tag, sa=None):
