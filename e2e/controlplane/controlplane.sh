@@ -6,8 +6,9 @@
 # Usage: controlplane.sh COMMAND DIR [ARGS...]
 #
 #   start DIR                  certs, free ports, etcd (data on /dev/shm),
-#                              kube-apiserver; waits for /readyz; returns with
-#                              both running in the background (own session).
+#                              kube-apiserver; waits for /readyz (v1.11: /healthz,
+#                              which is all it has) and checks /version; returns
+#                              with both running in the background (own session).
 #   stop DIR                   stop everything started for DIR (TERM, then
 #                              KILL), remove the etcd data dir. Idempotent.
 #   stop-apiserver DIR [--kill]  stop only the apiserver (--kill: SIGKILL, no
@@ -32,6 +33,12 @@
 #   kubectl DIR ARGS...        kubectl with the admin kubeconfig.
 #
 # Env:
+#   CONTROLPLANE_VERSION       kube-apiserver for `start` (kept in DIR/state):
+#                              v1.34 (default: build.sh's v1.34.4) or v1.11.10
+#                              (OpenShift 3.11's Kubernetes, built by
+#                              build-v1.11.sh; etcd and kubectl stay build.sh's).
+#   CONTROLPLANE_APISERVER_BIN the v1.11.10 kube-apiserver's bin dir (default:
+#                              output of build-v1.11.sh).
 #   CONTROLPLANE_BIN           bin dir with etcd/kube-apiserver/kubectl
 #                              (default: output of build.sh, which builds once)
 #   EXTRA_APISERVER_ARGS       extra kube-apiserver args for `start`
@@ -214,12 +221,35 @@ resolve_bin() {
   for b in etcd kube-apiserver kubectl; do
     [[ -x "$BIN_DIR/$b" ]] || die "$BIN_DIR/$b not found (run build.sh or set CONTROLPLANE_BIN)"
   done
+  # Only the apiserver changes with the version: the same etcd and kubectl talk to both.
+  case "$K8S_VERSION" in
+    v1.34) APISERVER_BIN=$BIN_DIR/kube-apiserver ;;
+    v1.11.10)
+      if [[ -n "${CONTROLPLANE_APISERVER_BIN:-}" ]]; then
+        APISERVER_BIN=$CONTROLPLANE_APISERVER_BIN/kube-apiserver
+      else
+        APISERVER_BIN=$(bash "$HERE/build-v1.11.sh" | tail -1)/kube-apiserver
+      fi ;;
+    *) die "unknown CONTROLPLANE_VERSION $K8S_VERSION (v1.34 or v1.11.10)" ;;
+  esac
+  [[ -x "$APISERVER_BIN" ]] || die "$APISERVER_BIN not found (run build-v1.11.sh or set CONTROLPLANE_APISERVER_BIN)"
+}
+
+# The gitVersion /version must report: the fixture proves which server the scenarios ran on.
+expected_git_version() {
+  case "$K8S_VERSION" in
+    v1.34) awk '$1 == "require" && $2 == "k8s.io/kubernetes" { print $3 }' "$HERE/k8s/go.mod" ;;
+    *) echo "$K8S_VERSION" ;;
+  esac
 }
 
 load_state() { # needs DIR
   [[ -f "$DIR/state" ]] || die "$DIR is not a control plane dir (no $DIR/state); run start first"
   # shellcheck disable=SC1091
   source "$DIR/state"
+  # A state written before the version axis is a v1.34 control plane.
+  K8S_VERSION=${K8S_VERSION:-v1.34}
+  APISERVER_BIN=${APISERVER_BIN:-$BIN_DIR/kube-apiserver}
 }
 
 save_state() {
@@ -228,6 +258,7 @@ save_state() {
     printf 'ETCD_PORT=%q\nETCD_PEER_PORT=%q\nAPISERVER_PORT=%q\n' "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"
     printf 'ETCD_DATA_DIR=%q\n' "$ETCD_DATA_DIR"
     printf 'HOST=%q\n' "$HOST"
+    printf 'K8S_VERSION=%q\nAPISERVER_BIN=%q\n' "$K8S_VERSION" "$APISERVER_BIN"
   } >"$DIR/state.tmp"
   mv "$DIR/state.tmp" "$DIR/state"
 }
@@ -247,6 +278,7 @@ write_env() {
     printf 'APISERVER_PORT=%q\n' "$APISERVER_PORT"
     printf 'APISERVER_URL=%q\n' "https://$HOST:$APISERVER_PORT"
     printf 'APISERVER_PID=%q\n' "$ap"
+    printf 'K8S_VERSION=%q\n' "$K8S_VERSION"
     printf 'ETCD_PORT=%q\n' "$ETCD_PORT"
     printf 'ETCD_PEER_PORT=%q\n' "$ETCD_PEER_PORT"
     printf 'ETCD_URL=%q\n' "http://$HOST:$ETCD_PORT"
@@ -425,7 +457,11 @@ coordination_disabled() {
 apiserver_cmd() {
   read_extra_args
   local issuer="https://kubernetes.default.svc.cluster.local"
-  APISERVER_CMD=("$BIN_DIR/kube-apiserver"
+  if [[ "$K8S_VERSION" == v1.11.10 ]]; then
+    apiserver_cmd_v1_11 "$issuer"
+    return 0
+  fi
+  APISERVER_CMD=("$APISERVER_BIN"
     --bind-address="$HOST"
     --advertise-address="$HOST"
     --secure-port="$APISERVER_PORT"
@@ -458,6 +494,50 @@ apiserver_cmd() {
   APISERVER_CMD+=("${EXTRA[@]}")
 }
 
+# The same server as apiserver_cmd's, in v1.11.10's flags (see
+# /work/shared/reference/k8s-1.11/README.md and k8s-1.11/go.mod):
+#   - the audiences flag is --service-account-api-audiences, and TokenRequest (which
+#     `token`/`sa-dir` use, through kubectl create token) is an alpha feature to switch on;
+#   - an insecure port on 127.0.0.1:8080 is on by default: off, or two control planes clash
+#     (and nothing may reach the API unauthenticated);
+#   - no --shutdown-watch-termination-grace-period (SIGTERM ends it at once, watches and all),
+#     no APIServerIdentity gate (and no coordination.k8s.io to switch off).
+apiserver_cmd_v1_11() { # ISSUER
+  APISERVER_CMD=("$APISERVER_BIN"
+    --bind-address="$HOST"
+    --advertise-address="$HOST"
+    --secure-port="$APISERVER_PORT"
+    --insecure-port=0
+    --tls-cert-file="$DIR/pki/apiserver.crt"
+    --tls-private-key-file="$DIR/pki/apiserver.key"
+    --client-ca-file="$DIR/pki/ca.crt"
+    --etcd-servers="http://$HOST:$ETCD_PORT"
+    --authorization-mode=RBAC
+    --feature-gates=TokenRequest=true
+    --service-account-issuer="$1"
+    --service-account-api-audiences="$1"
+    --service-account-signing-key-file="$DIR/pki/sa.key"
+    --service-account-key-file="$DIR/pki/sa.pub"
+    --service-cluster-ip-range=10.0.0.0/24
+    --endpoint-reconciler-type=none
+    --profiling=false
+    --cert-dir="$DIR/pki/generated"
+  )
+  APISERVER_CMD+=("${EXTRA[@]}")
+}
+
+# v1.11 has no /readyz (404): its /healthz turns ok once the post-start hooks (RBAC's bootstrap
+# roles among them) are done, which is what /readyz waits for on v1.34.
+ready_path() { [[ "$K8S_VERSION" == v1.11.10 ]] && echo /healthz || echo /readyz; }
+
+# The server answering is the one asked for (a wrong binary in a cache, a stale bin dir).
+check_version() {
+  local want got
+  want=$(expected_git_version)
+  got=$(curl_admin "https://$HOST:$APISERVER_PORT/version" | sed -n 's/^ *"gitVersion": "\(.*\)",$/\1/p')
+  [[ -n "$want" && "$got" == "$want" ]] || { log "/version says gitVersion '$got', want '$want'"; return 1; }
+}
+
 wait_apiserver_ready() { # LOG_OFFSET
   local pid timeout=${CONTROLPLANE_START_TIMEOUT:-120} deadline out
   pid=$(read_pid apiserver)
@@ -469,12 +549,12 @@ wait_apiserver_ready() { # LOG_OFFSET
       tail -n 40 "$DIR/apiserver.log" >&2
       return 1
     fi
-    out=$(curl_admin --max-time 2 "https://$HOST:$APISERVER_PORT/readyz" 2>/dev/null || true)
-    [[ "$out" == ok ]] && return 0
+    out=$(curl_admin --max-time 2 "https://$HOST:$APISERVER_PORT$(ready_path)" 2>/dev/null || true)
+    [[ "$out" == ok ]] && { check_version; return; }
     sleep 0.25
   done
-  log "kube-apiserver not ready after ${timeout}s; /readyz?verbose:"
-  curl_admin "https://$HOST:$APISERVER_PORT/readyz?verbose" >&2 2>&1 || true
+  log "kube-apiserver not ready after ${timeout}s; $(ready_path)?verbose:"
+  curl_admin "https://$HOST:$APISERVER_PORT$(ready_path)?verbose" >&2 2>&1 || true
   log "last lines of $DIR/apiserver.log:"
   tail -n 40 "$DIR/apiserver.log" >&2
   return 1
@@ -571,6 +651,8 @@ cmd_start() {
     do_stop
   fi
   mkdir -p "$DIR"
+  K8S_VERSION=${CONTROLPLANE_VERSION:-v1.34}
+  [[ "$K8S_VERSION" == v1.34.* ]] && K8S_VERSION=v1.34
   resolve_bin
   command -v curl >/dev/null || die "curl not found"
 

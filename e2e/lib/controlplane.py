@@ -16,6 +16,36 @@ from e2e.lib.common import DEPLOY, REPO, log, wait_until
 
 CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
 
+# The versions of kube-apiserver a control plane can run (controlplane.sh's CONTROLPLANE_VERSION):
+# today's, and v1.11.10, the Kubernetes of OpenShift 3.11, which has no Lease API at all.
+V1_34, V1_11 = "v1.34", "v1.11.10"
+VERSIONS = (V1_34, V1_11)
+
+
+def wanted_version():
+    """The version a scenario's control plane runs: LEASEHOLD_E2E_VERSION (set by a module of
+    scenarios for one version, e.g. e2e/scenarios/v1_11.py), else today's."""
+    v = os.environ.get("LEASEHOLD_E2E_VERSION") or V1_34
+    if v not in VERSIONS:
+        raise ValueError(f"LEASEHOLD_E2E_VERSION={v}: not one of {VERSIONS}")
+    return v
+
+
+def _without_coordination_off(extra_args):
+    """extra_args without what only switches coordination.k8s.io off: on v1.11.10 the group
+    does not exist (the server is the old cluster those args imitate on v1.34), and its
+    --runtime-config would name an unknown group."""
+    kept = []
+    for a in extra_args.split():
+        if a.startswith("--runtime-config="):
+            parts = [p for p in a.split("=", 1)[1].split(",")
+                     if not p.startswith("coordination.k8s.io")]
+            if not parts:
+                continue
+            a = "--runtime-config=" + ",".join(parts)
+        kept.append(a)
+    return " ".join(kept)
+
 
 def follow_watch(cp, path, stop, on_event, on_connect=None):
     """Follows the watch `path` (with its query) as the cluster admin until the threading.Event
@@ -57,22 +87,38 @@ def follow_watch(cp, path, stop, on_event, on_connect=None):
 class ControlPlane:
     """etcd + kube-apiserver on 127.0.0.1, driven through controlplane.sh."""
 
-    def __init__(self, directory=None, extra_args=""):
+    def __init__(self, directory=None, extra_args="", version=None):
         self.owned = directory is None
         self.dir = Path(directory or tempfile.mkdtemp(prefix="leasehold-cp-"))
         self.extra_args = extra_args
+        self.version = version or wanted_version()
         self.env = {}
 
+    @property
+    def has_lease_api(self):
+        return self.version != V1_11
+
     @classmethod
-    def shared_or_new(cls, extra_args=""):
-        """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one."""
+    def shared_or_new(cls, extra_args="", version=None):
+        """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one, of
+        `version` (default wanted_version()). On v1.11.10, args that only switch the Lease API
+        off are dropped: a scenario of an old cluster then shares the old control plane. A
+        shared control plane of another version is an error, not a silent substitute."""
+        version = version or wanted_version()
+        if version == V1_11:
+            extra_args = _without_coordination_off(extra_args) if extra_args.strip() \
+                else extra_args
         d = os.environ.get("LEASEHOLD_E2E_CP")
         if d and not extra_args and (Path(d) / "env").exists():
-            cp = cls(d)
+            cp = cls(d, version=version)
             cp.owned = False
             cp._read_env()
+            got = cp.env.get("K8S_VERSION") or V1_34
+            if got != version:
+                raise RuntimeError(f"shared control plane {d} runs {got}, the scenario wants "
+                                   f"{version} (LEASEHOLD_E2E_VERSION)")
             return cp
-        cp = cls(None, extra_args)
+        cp = cls(None, extra_args, version=version)
         cp.start()
         return cp
 
@@ -105,9 +151,11 @@ class ControlPlane:
 
     def start(self):
         t = time.monotonic()
-        self._sh("start", str(self.dir), env_extra={"EXTRA_APISERVER_ARGS": self.extra_args})
+        self._sh("start", str(self.dir), env_extra={"EXTRA_APISERVER_ARGS": self.extra_args,
+                                                    "CONTROLPLANE_VERSION": self.version})
         self._read_env()
-        log(f"control plane up on {self.host}:{self.port} in {time.monotonic() - t:.1f}s")
+        log(f"control plane {self.version} up on {self.host}:{self.port} in "
+            f"{time.monotonic() - t:.1f}s")
 
     def stop(self):
         if self.owned:
@@ -116,6 +164,26 @@ class ControlPlane:
 
     def close(self):
         self.stop()
+
+    def request(self, method, path, body=None, timeout=10):
+        """One request to the apiserver as the cluster admin, bypassing kubectl (which would
+        hide what the server answers: its status and its body as sent, a plain-text 404
+        included). Returns (status, the body parsed as JSON, else as text)."""
+        ctx = ssl.create_default_context(cafile=self.env["CA_CRT"])
+        ctx.load_cert_chain(self.env["ADMIN_CRT"], self.env["ADMIN_KEY"])
+        c = http.client.HTTPSConnection(self.host, int(self.port), timeout=timeout, context=ctx)
+        try:
+            data = None if body is None else json.dumps(body)
+            c.request(method, path, body=data,
+                      headers={"Content-Type": "application/json"} if data else {})
+            r = c.getresponse()
+            text = r.read().decode()
+        finally:
+            c.close()
+        try:
+            return r.status, json.loads(text)
+        except ValueError:
+            return r.status, text
 
     def kubectl(self, *args, input=None, check=True):
         r = self._sh("kubectl", str(self.dir), *args, input=input, check=check)
@@ -184,6 +252,13 @@ class Namespace:
         self.cp, self.name, self.lock_name, self.sa = cp, name, lock_name, sa
         cp.ensure_sa(name, sa)
         cp.apply(rbac_manifests(lock_name), name)
+        if lock_kind(cp) == "endpoints":
+            # deploy/rbac covers Leases and ConfigMaps only; an Endpoints lock needs the same
+            # rules on endpoints (docs/install.md's table of lock types; the chart renders them).
+            # Added to the ConfigMap rules, not instead of them: a ConfigMap scenario may be
+            # using the same namespace's Roles at the same time.
+            cp.apply(rbac_manifests(lock_name).replace(
+                'resources: ["configmaps"]', 'resources: ["configmaps", "endpoints"]'), name)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
 
     def sa_dir(self, tag, sa=None):
@@ -215,20 +290,31 @@ class Namespace:
         return self.cp.get_json("configmap", self.lock_name, "-n", self.name)
 
     def watch_holders(self):
-        """A HolderWatch on this namespace's Lease; use as a context manager."""
-        return HolderWatch(self.cp, self.name, self.lock_name)
+        """A HolderWatch on this namespace's lock (the Lease, or the ConfigMap or Endpoints a
+        control plane without the Lease API was given as its lock_kind); a context manager."""
+        return HolderWatch(self.cp, self.name, self.lock_name, lock_kind(self.cp))
+
+
+def lock_kind(cp):
+    """The kind of lock object the scenarios on `cp` use: "leases", unless a scenario context set
+    cp.lock_kind (e2e/scenarios/v1_11.py: "configmaps" or "endpoints", where there is no Lease)."""
+    return getattr(cp, "lock_kind", "leases")
 
 
 class HolderWatch:
-    """Every holderIdentity the apiserver's watch reports for a Lease, in order ("" = released).
+    """Every holderIdentity the apiserver's watch reports for a lock, in order ("" = released).
     A real watch (kubectl get -w), so a release that lasts only until the next follower's write
-    is still seen: the apiserver delivers every resourceVersion of one object."""
+    is still seen: the apiserver delivers every resourceVersion of one object. `kind` "leases"
+    reads spec.holderIdentity; "configmaps" and "endpoints" the leader annotation's record."""
 
-    def __init__(self, cp, namespace, name):
+    def __init__(self, cp, namespace, name, kind="leases"):
         env = dict(os.environ, CONTROLPLANE_OWNER_PID=str(os.getpid()))
+        self.annotation = kind != "leases"
+        path = ("{.metadata.annotations.control-plane\\.alpha\\.kubernetes\\.io/leader}"
+                if self.annotation else "{.spec.holderIdentity}")
         self.proc = subprocess.Popen(
-            ["bash", str(CONTROLPLANE_SH), "kubectl", str(cp.dir), "get", "lease", name, "-n",
-             namespace, "--watch", "-o", "jsonpath={.spec.holderIdentity}{\"\\n\"}"],
+            ["bash", str(CONTROLPLANE_SH), "kubectl", str(cp.dir), "get", kind, name, "-n",
+             namespace, "--watch", "-o", f"jsonpath={path}{{\"\\n\"}}"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.holders = []
         self._thread = threading.Thread(target=self._read, daemon=True)
@@ -236,7 +322,15 @@ class HolderWatch:
 
     def _read(self):
         for line in self.proc.stdout:
-            self.holders.append(line.rstrip("\n"))
+            line = line.rstrip("\n")
+            if self.annotation:
+                if not line:
+                    continue  # the object before its first record: no holder to report
+                try:
+                    line = json.loads(line).get("holderIdentity", "")
+                except ValueError:
+                    continue
+            self.holders.append(line)
 
     def __enter__(self):
         wait_until(lambda: self.holders, 10, what="the Lease watch to report the current holder")

@@ -530,7 +530,8 @@ void Elector::WriteSucceededLocked(const LeaderElectionRecord& rec, const std::s
 Status Elector::Release(MonoTime deadline) {
   // client-go's release() checks only its local view of the holder; a late release could then
   // blank a rival who took over meanwhile. We check the record just fetched, and the PUT is
-  // conditional on its resourceVersion.
+  // conditional on its resourceVersion. Never a conditional DELETE instead: Kubernetes 1.11
+  // ignores a DELETE's resourceVersion precondition (Lock in election/lock.h says more).
   while (true) {
     Result<LockObservation> got = lock_.Get(deadline);
     if (!got.ok()) {

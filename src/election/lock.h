@@ -101,6 +101,13 @@ class Lock {
 
   // What the local API reports under "lock". For `auto`, the type chosen so far.
   virtual LockDescription Describe() const = 0;
+
+  // There is deliberately no Delete. A release is an Update to an empty holder, conditional on
+  // the resourceVersion. A DELETE with a resourceVersion precondition is no substitute: a
+  // Kubernetes 1.11 apiserver (OpenShift 3.11) deletes the object even when that precondition
+  // is stale (only a uid precondition is enforced), so it would remove a record a rival wrote
+  // meanwhile. The e2e test e2e_v1_11_delete_precondition_ignored checks that server fact and
+  // that no agent sends a DELETE.
 };
 
 }  // namespace leasehold::election

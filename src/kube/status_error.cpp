@@ -153,6 +153,10 @@ Status StatusFromResponse(long http_status, std::string_view body, std::string_v
       message += ": " + s;
     }
   }
+  // An apiserver answers a missing object with a NotFound Status; a path it does not serve at
+  // all (an API group or version it lacks: coordination.k8s.io before Kubernetes 1.14) gets its
+  // mux's plain-text "404 page not found". Say which, or "not found" reads like a missing lock.
+  if (http_status == 404 && !parsed) message += kNotServedSuffix;
 
   // A 401 is about who we are, not what we may do: RBAC answers 403. Say so before the server's
   // words (usually just "Unauthorized"), so nobody goes looking in the Role.

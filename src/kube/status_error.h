@@ -32,6 +32,12 @@ Code CodeFromHttpStatus(long http_status);
 Status StatusFromResponse(long http_status, std::string_view body,
                           std::string_view retry_after = {});
 
+// Added to a 404 whose body is not a Status: the server does not serve that API (the code stays
+// kNotFound, which the locks and the elector already treat as "no such object").
+inline constexpr const char* kNotServedSuffix =
+    " (not a Kubernetes Status: the API server does not serve this API, e.g. Leases before "
+    "Kubernetes 1.14, where --lock-type auto uses the ConfigMap lock)";
+
 inline constexpr const char* kUnauthorizedPrefix =
     "authentication failed (the token is expired, revoked or invalid, or the client certificate "
     "is not accepted): ";

@@ -148,7 +148,9 @@ TEST_CASE("the HTTP code decides when the reason is unknown, empty or the body i
     SUBCASE("missing body") {
       const Status s = StatusFromResponse(c.http, "");
       CHECK(s.code() == c.want);
-      CHECK(s.message() == Prefix(c.want) + "HTTP " + std::to_string(c.http));
+      // A bodiless 404 is no Status either: the API itself is not served (the case below).
+      CHECK(s.message() == Prefix(c.want) + "HTTP " + std::to_string(c.http) +
+                               (c.http == 404 ? kNotServedSuffix : ""));
     }
   }
 }
@@ -179,6 +181,23 @@ TEST_CASE("bodies that are not a Status fall back to the HTTP code and quote the
     CHECK(s.code() == Code::kUnavailable);
     CHECK(s.message() == c.want_message);
   }
+}
+
+TEST_CASE("a plain-text 404 says the API is not served, a NotFound Status does not") {
+  // Kubernetes 1.11's answer to GET .../apis/coordination.k8s.io/v1/.../leases/x, verbatim.
+  const Status plain = StatusFromResponse(404, "404 page not found\n");
+  CHECK(plain.code() == Code::kNotFound);
+  CHECK(plain.message() == std::string("HTTP 404: 404 page not found") + kNotServedSuffix);
+  const Status empty = StatusFromResponse(404, "");
+  CHECK(empty.code() == Code::kNotFound);
+  CHECK(empty.message() == std::string("HTTP 404") + kNotServedSuffix);
+  const Status missing = StatusFromResponse(
+      404, StatusBody("NotFound", "configmaps \\\"lock\\\" not found", 404));
+  CHECK(missing.code() == Code::kNotFound);
+  CHECK(missing.message() == "configmaps \"lock\" not found");
+  // A Status without a message is still the server's own answer about an object.
+  const Status bare = StatusFromResponse(404, R"({"kind":"Status","reason":"NotFound"})");
+  CHECK(bare.message() == "HTTP 404 NotFound");
 }
 
 TEST_CASE("a long non-Status body is cut") {

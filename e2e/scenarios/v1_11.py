@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""e2e scenarios on a real kube-apiserver v1.11.10: the Kubernetes of OpenShift 3.11, a cluster
+without the Lease API, which is what the project exists for (docs/install.md, "Versions tested").
+
+Usage: python3 -m e2e.scenarios.v1_11 NAME [NAME...]   (or `all`, `list`).
+Every control plane here runs v1.11.10 (LEASEHOLD_E2E_VERSION, set below; the shared one is
+the CTest fixture e2e_cp_v1_11, whose /version controlplane.sh checks). CTest names the tests
+e2e_v1_11_<name> (e2e/CMakeLists.txt).
+
+The scenarios are today's, run on the old server: core's, announce's and gate's functions are
+called with a context (V111Scenario) whose agents use a ConfigMap or Endpoints lock instead of
+the Lease, and whose holder watches follow that object; what differs on 1.11 is written here,
+and what cannot run on 1.11 is listed in NOT_ON_V1_11 with why (the scenario not_on_v1_11 checks
+each reason on the real server). The overlap judge (the in-process Sampler) runs in every
+scenario that has leaders.
+"""
+
+import json
+import os
+import sys
+import time
+
+os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is made
+
+from e2e.lib.agent import wait_single_leader  # noqa: E402
+from e2e.lib.common import REPO, log, wait_until  # noqa: E402
+from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
+from e2e.lib.runner import Registry  # noqa: E402
+from e2e.lib.sampler import Sampler  # noqa: E402
+from e2e.lib.timings import FAST  # noqa: E402
+from e2e.scenarios import announce, core, gate  # noqa: E402
+
+SCENARIOS = Registry()
+scenario = SCENARIOS.add
+
+
+class V111Scenario(gate.GateScenario):
+    """A scenario on v1.11.10: agents default to `lock_type` (there is no Lease to default to),
+    and the control planes it hands out carry it as their lock_kind, so that Namespace's holder
+    watch follows the same object. A GateScenario, so that gate's scenarios run in it too.
+
+    The overlap judge: core's scenarios and those written here sample their agents themselves
+    (core's Sampler and assert_no_overlap) and call own_judge(s). For the others (announce's,
+    gate's, and those where no agent may lead) the context is the judge: one Sampler, given each
+    agent as it is made, asked at the end. It must have seen a leader (`expect_leader`), or,
+    where no agent may lead (a lock the server lacks, a Role without update), none. Never both
+    at once: a second sampler would double the questions the agents answer, and widen the
+    windows the first one judges by."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.lock_type = "configmaps"
+        self.expect_leader = True
+        self.start_when_read = False
+        self.judge = Sampler([])
+
+    def agent(self, *a, **kw):
+        kw.setdefault("lock_type", self.lock_type)
+        ag = super().agent(*a, **kw)
+        if self.judge:
+            self.judge.add(ag)
+        if self.start_when_read:
+            start = ag.start
+
+            def start_and_read():
+                start()
+                wait_until(lambda: ag.request("GET", "/readyz")[0] == 200, 20,
+                           what=f"{ag.name} to have read the lock")
+                return ag
+            ag.start = start_and_read
+        return ag
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.judge:
+            self.judge.stop()
+        if exc_type is None and self.agents and self.judge:
+            try:
+                yes = sum(1 for ss in self.judge.samples.values() for x in ss if x[2])
+                ov = self.judge.overlaps()
+                assert not ov, f"two leaders at once: {ov[:3]}"
+                assert self.judge.count() > 0, "the judge has no samples"
+                if self.expect_leader:
+                    assert yes > 0, "the judge never saw a leader"
+                else:
+                    assert yes == 0, f"{yes} yes answers where no agent may lead"
+                log(f"judge: no overlap in {self.judge.count()} samples of "
+                    f"{len(self.judge.samples)} agents ({yes} yes)")
+            except AssertionError as e:
+                exc_type, exc, tb = AssertionError, e, None
+        return super().__exit__(exc_type, exc, tb)
+
+    def control_plane(self, extra_args=""):
+        cp = super().control_plane(extra_args)
+        assert cp.version == V1_11 and cp.env.get("K8S_VERSION") == V1_11, cp.env
+        cp.lock_kind = self.lock_type
+        return cp
+
+
+def own_judge(s):
+    """The scenario judges its agents itself (a Sampler of its own): the context does not."""
+    s.judge = None
+
+
+def requests_made(agent, verb):
+    """leasehold_api_requests_total summed over codes for `verb` (GET, PUT, ..., OTHER)."""
+    st, m = agent.request("GET", "/metrics")
+    assert st == 200, (st, m)
+    total = 0
+    for ln in m.splitlines():
+        if ln.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in ln:
+            total += int(float(ln.rsplit(" ", 1)[1]))
+    return total
+
+
+def never_leads(agent):
+    """Watches `agent` for a lease duration and more (a yes would come within it) and fails on
+    any yes; the context's judge samples it meanwhile too."""
+    end = time.monotonic() + FAST.lease + 2 * FAST.retry
+    while time.monotonic() < end:
+        assert not agent.is_leader(), f"{agent.name} leads"
+        time.sleep(FAST.retry / 4)
+
+
+# -------------------------------------------------------------- locks and discovery
+
+@scenario
+def auto_detect_configmaps(s):
+    """--lock-type auto on real 1.11 discovery: GET /apis/coordination.k8s.io/v1 is a plain-text
+    404, so auto takes the ConfigMap lock (core's old-cluster scenario, which on v1.34 imitates
+    this with coordination.k8s.io switched off, here on the shared old control plane)."""
+    own_judge(s)
+    core.old_cluster_configmaps(s)
+    said = "is 404: the cluster has no Lease API"
+    assert any(said in a.log_text() for a in s.agents), "auto did not log why it chose configmaps"
+
+
+@scenario
+def configmaps_kill_leader(s):
+    """SIGKILL of the leader on the ConfigMap lock: taken over at expiry, no release."""
+    own_judge(s)
+    core.kill_leader(s)
+
+
+@scenario
+def endpoints_kill_leader(s):
+    """SIGKILL of the leader on the Endpoints lock (deploy/rbac's rules on endpoints)."""
+    own_judge(s)
+    s.lock_type = "endpoints"
+    core.kill_leader(s)
+
+
+@scenario
+def configmaps_term_leader_immediate(s):
+    """SIGTERM, release at once: the followers' watch of the ConfigMap wakes them, the new leader
+    is there within less than a retry-period."""
+    own_judge(s)
+    core.term_leader_immediate(s)
+
+
+@scenario
+def endpoints_term_leader_immediate(s):
+    """The same on the Endpoints lock: its watch too wakes the followers."""
+    own_judge(s)
+    s.lock_type = "endpoints"
+    core.term_leader_immediate(s)
+
+
+@scenario
+def configmaps_term_leader_safe(s):
+    """SIGTERM, release after the promise runs out: no new leader before the last validUntil."""
+    own_judge(s)
+    core.term_leader_safe(s)
+
+
+@scenario
+def configmaps_term_leader_safe_acknowledged(s):
+    """POST /release, then SIGTERM: released at once."""
+    own_judge(s)
+    core.term_leader_safe_acknowledged(s)
+
+
+@scenario
+def configmaps_pause_leader(s):
+    """SIGSTOP of the leader: a follower takes over; the resumed one says no, then follows."""
+    own_judge(s)
+    core.pause_leader(s)
+
+
+@scenario
+def lease_lock_not_served(s):
+    """--lock-type leases where there is no Lease API: every Lease URL is a plain-text 404 (not a
+    Status). The agent must not lead, must say it is not ready, and its error must say that the
+    server does not serve the API (not merely "not found", which reads like a missing lock)."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-v111-nolease")
+    st, body = cp.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{ns.name}/leases/x")
+    assert st == 404 and body.strip() == "404 page not found", (st, body)
+    s.expect_leader = False
+    a = s.agent(ns, "leases-only", lock_type="leases").start()
+    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and
+               "does not serve this API" in a.log_text(), 20,
+               what="the Lease-only agent to be not ready, saying why")
+    st, b = a.request("GET", "/readyz")
+    log(f"Lease-only agent on 1.11: /readyz {st} {b}")
+    assert "does not serve this API" in json.dumps(b), b
+    never_leads(a)
+
+
+# -------------------------------------------------------------- the watch and the apiserver
+
+@scenario
+def apiserver_restart_watch_410(s):
+    """The apiserver stopped for 20 s, etcd compacted, the apiserver started again (its own old
+    control plane): the leader steps down within renew-deadline, every agent stays ready, one
+    leads again, and every follower's watch, resumed from a version before the compaction, is
+    answered as 1.11 answers it (HTTP 200, then an ERROR event with a 410 Status) and starts
+    over, logged and counted as expired (core's api_outage, on 1.11)."""
+    own_judge(s)
+    # core's scenario stops the apiserver once one agent leads. v1.34 finishes the requests in
+    # flight at SIGTERM; 1.11 drops them, so an agent whose first read was in flight would
+    # never have read the lock and be rightly "not ready" in the outage. Each agent here has
+    # read the lock before the next starts, and so before the apiserver stops.
+    s.start_when_read = True
+    core.api_outage(s)
+    # The same request the agents' watches made, raw: 1.11 answers 200 and puts the 410 in an
+    # ERROR event, which the agents read as a Status (src/kube/watch.cpp) like an HTTP 410.
+    cp = s.cps[-1]
+    st, body = cp.request("GET", "/api/v1/namespaces/e2e-outage/configmaps?watch=true&"
+                          "fieldSelector=metadata.name%3Dleasehold-lock&resourceVersion=1&"
+                          "timeoutSeconds=1")
+    first = json.loads(body.splitlines()[0]) if isinstance(body, str) else body
+    assert st == 200 and first["type"] == "ERROR" and first["object"]["code"] == 410, (st, body)
+    log(f"a watch from resourceVersion 1: HTTP {st}, then {first['type']} "
+        f"{first['object']['code']}: {first['object']['message']}")
+
+
+# -------------------------------------------------------------- announcements
+
+@scenario
+def events_configmap(s):
+    """The LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) about the
+    ConfigMap lock, through a SIGTERM failover."""
+    own_judge(s)
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-v111-events")
+    agents = core.start_fleet(s, ns, 2, release="immediate")
+    with Sampler(agents) as smp:
+        old = wait_single_leader(agents, 20)
+        old.term()
+        assert old.wait(FAST.renew + 5) == 0
+        new = wait_single_leader([a for a in agents if a is not old], 20)
+    core.assert_no_overlap(smp)
+    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
+
+    def got():
+        ev = announce.leader_events(cp, ns)
+        return {e["message"] for e in ev} >= want and ev
+    events = wait_until(got, 10, what=f"events {want}")
+    for e in events:
+        assert e["type"] == "Normal", e
+        assert e["involvedObject"]["kind"] == "ConfigMap", e
+        assert e["involvedObject"]["apiVersion"] == "v1", e
+        assert e["involvedObject"]["name"] == ns.lock_name, e
+        assert e["source"]["component"] == "leasehold", e
+    log(f"{len(events)} LeaderElection events on the ConfigMap lock")
+
+
+@scenario
+def leader_label_failover(s):
+    """The leader label follows leadership through a SIGTERM failover (announce's scenario,
+    on Pod objects of 1.11), judged by the context's Sampler."""
+    announce.leader_label_failover(s)
+
+
+# -------------------------------------------------------------- credentials
+
+@scenario
+def rbac_configmaps(s):
+    """deploy/rbac on 1.11: the ServiceAccount may get/update/watch the named ConfigMap and
+    create ConfigMaps, nothing else; an agent whose Role lacks update is not ready and names
+    the refused permission and the Role to fix."""
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-v111-rbac")
+    sa = f"system:serviceaccount:{ns.name}:leasehold"
+
+    def can(verb, res, name=None):
+        r = cp.kubectl("auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name,
+                       "--as", sa, check=False)
+        return r.stdout.strip() == "yes"
+    for verb in ("get", "update", "watch"):
+        assert can(verb, "configmaps", ns.lock_name), verb
+    assert can("create", "configmaps")
+    assert not can("get", "configmaps", "someone-else")
+    assert not can("delete", "configmaps", ns.lock_name)
+    assert not can("list", "configmaps")
+    assert not can("get", "secrets")
+    limited = REPO / "e2e" / "controlplane" / "testdata" / "rbac-no-update.yaml"
+    cp.apply(limited.read_text(), ns.name)
+    # The lock exists (as one created at install time would): the agent must update, not create.
+    cp.kubectl("create", "configmap", ns.lock_name, "-n", ns.name)
+    s.expect_leader = False
+    a = s.agent(ns, "limited", sa_dir=ns.sa_dir("limited", sa="leasehold-noupdate")).start()
+    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and
+               'needs verb "update" on configmaps "leasehold-lock"' in a.log_text(), 20,
+               what="the limited agent to be not ready, naming the permission")
+    assert "deploy/rbac" in a.log_text()
+    never_leads(a)
+
+
+# kube-apiserver's --token-success-cache-ttl default (10s in 1.11's
+# pkg/kubeapiserver/options/authentication.go): how long a revoked token may still be accepted.
+TOKEN_SUCCESS_CACHE = 10
+
+
+@scenario
+def rotating_token(s):
+    """Service-account tokens from 1.11's TokenRequest (alpha there), rotated in the agents'
+    token directories the way the kubelet swaps them (..data). Deleting the ServiceAccount
+    revokes its tokens (401): the leader steps down. The ServiceAccount is made again and new
+    tokens are put in the agents' directories; the agents read them at their next 401 and one
+    leads again, without a restart. The apiserver caches a token's successful authentication
+    for TOKEN_SUCCESS_CACHE: the refusal comes that much later than the deletion."""
+    own_judge(s)
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-v111-token")
+    agents = core.start_fleet(s, ns, 2)
+    with Sampler(agents) as smp:
+        old = wait_single_leader(agents, 20)
+        cp.kubectl("delete", "serviceaccount", ns.sa, "-n", ns.name)
+        t_revoked = time.monotonic()
+        wait_until(lambda: all("authentication failed" in a.log_text() for a in agents),
+                   TOKEN_SUCCESS_CACHE + 2 * FAST.retry + 2,
+                   what="every agent's old token to be refused")
+        wait_until(lambda: not old.is_leader(), FAST.renew + 1,
+                   what="the leader to step down without a valid token")
+        log(f"old tokens refused; leader stepped down {time.monotonic() - t_revoked:.2f}s "
+            "after the ServiceAccount was deleted")
+        cp.ensure_sa(ns.name, ns.sa)
+        for a in agents:
+            ns.sa_dir(a.name)  # the same directory the agent reads: a rotation
+        t_rotated = time.monotonic()
+        new = wait_single_leader(agents, FAST.lease + 2 * 2.2 * FAST.retry)
+        log(f"{new.name} leads {time.monotonic() - t_rotated:.2f}s after the rotation")
+        assert all(a.alive() for a in agents)
+    core.assert_no_overlap(smp)
+
+
+# -------------------------------------------------------------- the gate
+
+@scenario
+def gate_kill_sidecar(s):
+    """gate's kill -9 of the leader's sidecar, on the ConfigMap lock: the gate stops the program
+    at once, the other pod's program runs after expiry, never two at once."""
+    gate.kill_sidecar(s)
+
+
+@scenario
+def gate_api_outage(s):
+    """gate's API outage (each sidecar behind a blackholed proxy for 8 s) on 1.11: the leader's
+    program is stopped before its validUntil; after the outage one program runs."""
+    gate.api_outage(s)
+
+
+# -------------------------------------------------------------- what 1.11 does not honour
+
+@scenario
+def delete_precondition_ignored(s):
+    """1.11 deletes an object whose DELETE carries a stale resourceVersion precondition (a uid
+    precondition it still enforces). Nothing in leasehold may rely on the former: it never
+    deletes a lock (release is a conditional PUT of an empty holder), shown here by the request
+    counters of agents through a release and a takeover, while the server's behaviour is
+    checked so that this scenario fails the day it changes."""
+    own_judge(s)
+    cp = s.control_plane()
+    ns = Namespace(cp, "e2e-v111-delete")
+    path = f"/api/v1/namespaces/{ns.name}/configmaps/precondition"
+    st, body = cp.request("POST", f"/api/v1/namespaces/{ns.name}/configmaps",
+                          {"metadata": {"name": "precondition"}})
+    assert st == 201, (st, body)
+    uid, rv = body["metadata"]["uid"], body["metadata"]["resourceVersion"]
+    st, body = cp.request("PUT", path, {"metadata": {"name": "precondition",
+                                                     "resourceVersion": rv}, "data": {"a": "1"}})
+    assert st == 200, (st, body)
+    st, body = cp.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1",
+                                           "preconditions": {"uid": "not-" + uid}})
+    assert st == 409, f"a wrong uid precondition was not refused: {st} {body}"
+    st, body = cp.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1",
+                                           "preconditions": {"resourceVersion": rv}})
+    assert st == 200, f"1.11 refused a stale resourceVersion precondition: {st} {body}"
+    assert cp.request("GET", path)[0] == 404
+    log(f"1.11 deleted the object despite the stale resourceVersion {rv} in the precondition")
+    # A release (SIGTERM, immediate), then a takeover at expiry (SIGKILL): the two ways a lock
+    # changes hands. Each agent's counters are read while it runs (OTHER counts DELETE).
+    agents = core.start_fleet(s, ns, 3, release="immediate")
+    with Sampler(agents) as smp:
+        old = wait_single_leader(agents, 20)
+        old.term()
+        assert old.wait(FAST.renew + 5) == 0
+        assert "released lease" in old.log_text()
+        rest = [a for a in agents if a is not old]
+        new = wait_single_leader(rest, 20)
+        for a in rest:
+            assert requests_made(a, "OTHER") == 0, f"{a.name} sent a DELETE (or another verb)"
+        new.kill()
+        last = wait_single_leader([a for a in rest if a is not new], FAST.lease + 2 * 2.2 *
+                                  FAST.retry + 1)
+        assert requests_made(last, "PUT") > 0
+        assert requests_made(last, "OTHER") == 0, f"{last.name} sent a DELETE (or another verb)"
+    core.assert_no_overlap(smp)
+
+
+# -------------------------------------------------------------- what cannot run on 1.11
+
+# Scenarios of other modules that cannot run on 1.11, each with why. not_on_v1_11 checks that
+# each still exists and that what it needs is still missing on the real server.
+NOT_ON_V1_11 = {
+    ("core", "three_agents_on_lease"): "checks the Lease's spec fields: no coordination.k8s.io",
+    ("core", "rbac"): "asks can-i about leases and pre-creates a Lease: no coordination.k8s.io "
+                      "(rbac_configmaps is its ConfigMap counterpart here)",
+    ("core", "manifests_dry_run"): "kubectl apply --dry-run=server: 1.11 answers dryRun with 400",
+    ("announce", "events_recorded"): "expects a Lease as the involvedObject (events_configmap "
+                                     "is its ConfigMap counterpart here)",
+    ("announce", "metrics_parse"): "expects the series of lock_type=\"leases\"",
+}
+
+
+@scenario
+def not_on_v1_11(s):
+    """Each entry of NOT_ON_V1_11 names a registered scenario, and its reason holds on the real
+    1.11 server (otherwise the scenario should run here instead)."""
+    cp = s.control_plane()
+    modules = {"core": core, "announce": announce}
+    for (m, name), why in NOT_ON_V1_11.items():
+        assert name in modules[m].SCENARIOS.scenarios, f"{m}.{name} is gone: drop it ({why})"
+        log(f"not on 1.11: {m}.{name}: {why}")
+    st, apis = cp.request("GET", "/apis")
+    groups = {g["name"] for g in apis["groups"]}
+    assert "coordination.k8s.io" not in groups, groups
+    ev = next(g for g in apis["groups"] if g["name"] == "events.k8s.io")
+    assert [v["version"] for v in ev["versions"]] == ["v1beta1"], ev
+    ns = Namespace(cp, "e2e-v111-absent")
+    st, body = cp.request("POST", f"/api/v1/namespaces/{ns.name}/configmaps?dryRun=All",
+                          {"metadata": {"name": "dry"}})
+    assert st == 400, f"dryRun answered {st}: run manifests_dry_run on 1.11 ({body})"
+    for path in ("/readyz", "/livez"):
+        assert cp.request("GET", path)[0] == 404, path
+    assert cp.request("GET", "/healthz") == (200, "ok")
+
+
+if __name__ == "__main__":
+    sys.exit(SCENARIOS.main(context=V111Scenario))
