@@ -191,8 +191,8 @@ TEST_CASE("a plain-text 404 says the API is not served, a NotFound Status does n
   const Status empty = StatusFromResponse(404, "");
   CHECK(empty.code() == Code::kNotFound);
   CHECK(empty.message() == std::string("HTTP 404") + kNotServedSuffix);
-  const Status missing = StatusFromResponse(
-      404, StatusBody("NotFound", "configmaps \\\"lock\\\" not found", 404));
+  const Status missing =
+      StatusFromResponse(404, StatusBody("NotFound", "configmaps \\\"lock\\\" not found", 404));
   CHECK(missing.code() == Code::kNotFound);
   CHECK(missing.message() == "configmaps \"lock\" not found");
   // A Status without a message is still the server's own answer about an object.
