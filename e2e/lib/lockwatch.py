@@ -1,11 +1,10 @@
 """Watches of a lock object and the holder history they keep: LockWatcher (the control plane's
 apiserver, every version of the record), KubectlLockWatch (the node's, through kubectl: the
-holder at each change). parse_record reads a Lease's or a leader annotation's record for both;
-json_objects splits `kubectl get --watch -o json`'s stream."""
+holder at each change). parse_record reads a Lease's or a leader annotation's record for both,
+record_of as a dict of every field; json_objects splits `kubectl get --watch -o json`'s stream."""
 
 import json
 import socket
-import ssl
 import subprocess
 import threading
 import time
@@ -33,27 +32,51 @@ def parse_record(kind, obj):
             r.get("leaseDurationSeconds"), r.get("renewTime"))
 
 
+def record_of(kind, obj):
+    """The record of a Lease or annotated object as a dict: holderIdentity, leaseDurationSeconds,
+    acquireTime, renewTime, transitions as the object holds them (None where absent), or
+    {"unparsable": raw} for an annotation that is not a JSON object, or None for a Lease without
+    spec or a missing annotation. Unlike parse_record, it tells an absent field from an empty
+    one, which is what a client that reads only truthy fields (the Python elector) acts on."""
+    if kind == "lease":
+        r = obj.get("spec")
+        if r is None:
+            return None
+        transitions = r.get("leaseTransitions")
+    else:
+        raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+        if not raw:
+            return None
+        try:
+            r = json.loads(raw)
+        except ValueError:
+            r = None
+        if not isinstance(r, dict):
+            return {"unparsable": raw}
+        transitions = r.get("leaderTransitions")
+    return {"holderIdentity": r.get("holderIdentity"),
+            "leaseDurationSeconds": r.get("leaseDurationSeconds"),
+            "acquireTime": r.get("acquireTime"), "renewTime": r.get("renewTime"),
+            "transitions": transitions}
+
+
 class LockWatcher:
     """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
     admin credential; it keeps every version seen:
-    (monotonic time, kind, event type, resourceVersion, record). A watch, unlike polling, misses
+    (monotonic time, kind, event type, resourceVersion, record), the record as `parse(kind,
+    object)` reads it (parse_record by default, or record_of). A watch, unlike polling, misses
     no write: every resourceVersion the apiserver produced for the object arrives in order."""
 
     PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
              "configmap": "/api/v1/namespaces/{ns}/configmaps"}
 
-    def __init__(self, cp, ns, kinds=("lease",)):
-        self.cp, self.ns, self.kinds = cp, ns, kinds
+    def __init__(self, cp, ns, kinds=("lease",), parse=parse_record):
+        self.cp, self.ns, self.kinds, self.parse = cp, ns, kinds, parse
         self.events = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._conns = {}
         self._threads = []
-
-    def _ssl(self):
-        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
-        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
-        return ctx
 
     def start(self):
         for k in self.kinds:
@@ -63,11 +86,11 @@ class LockWatcher:
         return self
 
     def _run(self, kind):
-        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=120&"
+        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=300&"
                 "fieldSelector=" + quote(f"metadata.name={self.ns.lock_name}"))
 
         def on_event(typ, rv, obj):
-            rec = parse_record(kind, obj)
+            rec = self.parse(kind, obj)
             with self._lock:
                 self.events.append((time.monotonic(), kind, typ, rv, rec))
 
