@@ -8,11 +8,10 @@ import shutil
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from e2e.lib.common import DEPLOY, REPO, log, wait_until
+from e2e.lib.common import DEPLOY, REPO, log
 
 CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
 
@@ -213,57 +212,6 @@ class Namespace:
 
     def configmap(self):
         return self.cp.get_json("configmap", self.lock_name, "-n", self.name)
-
-    def watch_holders(self):
-        """A HolderWatch on this namespace's Lease; use as a context manager."""
-        return HolderWatch(self.cp, self.name, self.lock_name)
-
-
-class HolderWatch:
-    """Every holderIdentity the apiserver's watch reports for a Lease, in order ("" = released).
-    A real watch (kubectl get -w), so a release that lasts only until the next follower's write
-    is still seen: the apiserver delivers every resourceVersion of one object."""
-
-    def __init__(self, cp, namespace, name):
-        env = dict(os.environ, CONTROLPLANE_OWNER_PID=str(os.getpid()))
-        self.proc = subprocess.Popen(
-            ["bash", str(CONTROLPLANE_SH), "kubectl", str(cp.dir), "get", "lease", name, "-n",
-             namespace, "--watch", "-o", "jsonpath={.spec.holderIdentity}{\"\\n\"}"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.holders = []
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.holders.append(line.rstrip("\n"))
-
-    def __enter__(self):
-        wait_until(lambda: self.holders, 10, what="the Lease watch to report the current holder")
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._thread.join(5)
-
-    def released_between(self, old, new):
-        """Whether the Lease went from `old` through "" to `new`, in that order."""
-        h = self.holders
-        for i, x in enumerate(h):
-            if x == old and "" in h[i + 1:]:
-                j = h.index("", i + 1)
-                if new in h[j + 1:]:
-                    return True
-        return False
 
 
 # The annotation client-go's ConfigMap and Endpoints locks keep their record in.
