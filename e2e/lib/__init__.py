@@ -10,7 +10,7 @@ faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
 proxies       a TCP pass-through that can cut its clients off, and a TLS proxy (TLS versions)
 lockwatch     watches of a lock and its holder history (the control plane's API; kubectl)
 prometheus    the pinned Prometheus server with the shipped rules, scaled
-fleet         fleet processes with fixed ports and proxies (leasehold, client-go peers, admin)
+fleet         Admin, an HTTPS client straight to the apiserver with the admin credential
 runner        Scenario (stops what it started, judges promises) and a module's Registry (the
               node tier's context, NodeScenario, is e2e.node.run's)
 """
