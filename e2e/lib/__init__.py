@@ -8,7 +8,7 @@ sampler       the in-process sampler: every agent asked who leads every 50 ms, o
 sampler_process, analysis   the same in its own process for fleets under faults, and its report
 faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
 proxies       a TCP pass-through that can cut its clients off, and a TLS proxy (TLS versions)
-lockwatch     watches of a lock and its holder history (the control plane's API; kubectl)
+lockwatch     watches of a lock and its holder history (the control plane's API; the node's)
 prometheus    the pinned Prometheus server with the shipped rules, scaled
 fleet         Admin, an HTTPS client straight to the apiserver with the admin credential
 runner        Scenario (stops what it started, judges promises) and a module's Registry (the

@@ -1,13 +1,13 @@
-"""Watches of a lock object and the holder history they keep: LockWatcher (the control plane's
-apiserver, every version of the record), KubectlLockWatch (the node's, through kubectl: the
-holder at each change). parse_record reads a Lease's or a leader annotation's record for both,
-record_of as a dict of every field; json_objects splits `kubectl get --watch -o json`'s stream."""
+"""Watches of a lock object and the holder history they keep: LockWatcher (an apiserver's,
+every version of the record) and NodeLockWatch (the node's: the holder at each change).
+parse_record reads a Lease's or a leader annotation's record, record_of all of it as a dict;
+json_objects splits `kubectl get --watch -o json`'s stream."""
 
 import json
 import socket
-import subprocess
 import threading
 import time
+from types import SimpleNamespace
 from urllib.parse import quote
 
 from e2e.lib.controlplane import ANNOTATION, follow_watch
@@ -63,15 +63,16 @@ def record_of(kind, obj):
 class LockWatcher:
     """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
     admin credential; it keeps every version seen:
-    (monotonic time, kind, event type, resourceVersion, record), the record as `parse(kind,
-    object)` reads it (parse_record by default, or record_of). A watch, unlike polling, misses
+    (time seen, kind, event type, resourceVersion, record): the time by `clock` (monotonic by
+    default), the record as `parse(kind, object)` reads it (parse_record by default, or
+    record_of). A watch, unlike polling, misses
     no write: every resourceVersion the apiserver produced for the object arrives in order."""
 
     PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
              "configmap": "/api/v1/namespaces/{ns}/configmaps"}
 
-    def __init__(self, cp, ns, kinds=("lease",), parse=parse_record):
-        self.cp, self.ns, self.kinds, self.parse = cp, ns, kinds, parse
+    def __init__(self, cp, ns, kinds=("lease",), parse=parse_record, clock=time.monotonic):
+        self.cp, self.ns, self.kinds, self.parse, self.clock = cp, ns, kinds, parse, clock
         self.events = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -92,7 +93,7 @@ class LockWatcher:
         def on_event(typ, rv, obj):
             rec = self.parse(kind, obj)
             with self._lock:
-                self.events.append((time.monotonic(), kind, typ, rv, rec))
+                self.events.append((self.clock(), kind, typ, rv, rec))
 
         def on_connect(c):
             self._conns[kind] = c
@@ -123,48 +124,28 @@ class LockWatcher:
         return out
 
 
-class KubectlLockWatch:
-    """The node tier's watch of its lock: `kubectl get lease|configmap NAME --watch -o json` (the
-    node's kubeconfig) and the holder history, [(time.time() seen, holder)] at each change."""
+class NodeLockWatch(LockWatcher):
+    """The node tier's watch of its lock, a LockWatcher on the node's apiserver (the scenario's
+    process runs in the node's network namespace, where it answers) that starts at once:
+    `history` is [(time.time() seen, holder)] at each change, holders() the holders alone. A
+    deleted object is no change: its last holder did not hand the lock on."""
 
     def __init__(self, node, ns, kind, name):
-        self.history, self.lock = [], threading.Lock()
-        # A watch of the list (the object need not exist yet), filtered to `name`.
-        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
-               "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
-        self.kind, self.cmd, self.stopping = kind, cmd, threading.Event()
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
+        env = node.cp_env
+        api = SimpleNamespace(host=env["APISERVER_HOST"], port=env["APISERVER_PORT"], env=env)
+        super().__init__(api, SimpleNamespace(name=ns, lock_name=name), (kind,), clock=time.time)
+        self.start()
 
-    def _read(self):
-        # Watched again when the stream ends (an apiserver restart): the new watch begins with
-        # the object as it is, so a change made while no watch ran is still seen.
-        while True:
-            for obj in json_objects(self.proc.stdout):
-                h = parse_record(self.kind, obj)[0]
-                with self.lock:
-                    if not self.history or self.history[-1][1] != h:
-                        self.history.append((time.time(), h))
-            if self.stopping.wait(0.5):
-                return
-            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, text=True)
-            if self.stopping.is_set():  # stop() ran meanwhile and ended the previous one
-                self.proc.terminate()
-                self.proc.wait(5)
-                return
+    @property
+    def history(self):
+        out = []
+        for t, _, typ, _, rec in super().history(self.kinds[0]):
+            if typ != "DELETED" and (not out or out[-1][1] != rec[0]):
+                out.append((t, rec[0]))
+        return out
 
     def holders(self):
-        with self.lock:
-            return [h for _, h in self.history]
-
-    def stop(self):
-        self.stopping.set()
-        self.proc.terminate()
-        self.proc.wait(5)
-        return self
+        return [h for _, h in self.history]
 
 
 def json_objects(lines):
