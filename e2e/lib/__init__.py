@@ -2,7 +2,7 @@
 
 common        the repository, the binary, free ports, wait_until, time conversions, log
 timings       every fleet's and tier's election timings (FAST, MIXED, DEFAULTS, LONG_RENEW)
-controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), watches
+controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), watches, Admin
 agent         a leasehold agent run as a pod runs it; who leads
 sampler       the in-process sampler: every agent asked who leads every 50 ms, overlaps found
 sampler_process, analysis   the same in its own process for fleets under faults, and its report
@@ -10,7 +10,7 @@ faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
 proxies       a TCP pass-through that can cut its clients off, and a TLS proxy (TLS versions)
 lockwatch     watches of a lock and its holder history (the control plane's API; the node's)
 prometheus    the pinned Prometheus server with the shipped rules, scaled
-fleet         Admin, an HTTPS client straight to the apiserver with the admin credential
+fleet         controlplane's Admin under its old name, for the chaos suite's import
 runner        Scenario (stops what it started, judges promises) and a module's Registry (the
               node tier's context, NodeScenario, is e2e.node.run's)
 """

@@ -1,5 +1,5 @@
 """The real control plane (etcd + kube-apiserver, e2e/controlplane/controlplane.sh), a test
-namespace with its RBAC and lock, and watches on the apiserver."""
+namespace with its RBAC and lock, watches on the apiserver and an admin client (Admin)."""
 
 import http.client
 import json
@@ -163,6 +163,31 @@ class ControlPlane:
         """Stops and starts `component` ("apiserver" or "etcd"); args go to controlplane.sh
         (restart-apiserver takes apiserver flags)."""
         self._sh(f"restart-{component}", str(self.dir), *args)
+
+
+class Admin:
+    """An HTTPS client straight to the apiserver with the admin credential (not through any
+    proxy), for the chaos suite and the benchmarks."""
+
+    def __init__(self, cp):
+        self.cp = cp
+        self.ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
+        self.ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
+
+    def request(self, method, path, body=None, timeout=3.0):
+        c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), context=self.ctx,
+                                        timeout=timeout)
+        try:
+            hdr = {"Content-Type": "application/json"} if body is not None else {}
+            c.request(method, path, body=None if body is None else json.dumps(body), headers=hdr)
+            r = c.getresponse()
+            data = r.read()
+            try:
+                return r.status, json.loads(data)
+            except ValueError:
+                return r.status, data
+        finally:
+            c.close()
 
 
 def rbac_manifests(lock_name="leasehold-lock", role_file=None):
