@@ -20,7 +20,7 @@ import time
 
 from e2e.lib.agent import wait_single_leader
 from e2e.lib.common import (DEPLOY, MONO_TO_WALL, free_port, leasehold_binary, log,
-                            parse_rfc3339, wait_until)
+                            measured, parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
@@ -29,10 +29,6 @@ from e2e.lib.timings import FAST
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 LABEL = "leasehold.io/role"
-
-
-def measured(msg):
-    log(f"MEASURED {msg}")
 
 
 def percentiles(xs):

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from deploy.monitoring import rules  # the one source of the alerts
 from e2e.lib.agent import current_leaders, wait_single_leader
+from e2e.lib import common
 from e2e.lib.common import REPO, free_port, log, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.prometheus import OVERRIDES, SCALE, SCRAPE, STEP, Prometheus
@@ -54,7 +55,7 @@ RESULTS = []  # (scenario, measurement) for the summary line
 
 def measured(s, text):
     RESULTS.append((s.name, text))
-    log(f"MEASURED {text}")
+    common.measured(text)
 
 
 def fmt(firing):
