@@ -44,8 +44,6 @@ def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED, extra=(
     return s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
 
 
-
-
 # ------------------------------------------------------------------------------- analysis
 
 RACE_AT = re.compile(r"RELEASE-RACE .* at (\S+Z)")
