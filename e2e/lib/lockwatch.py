@@ -62,11 +62,11 @@ def record_of(kind, obj):
 
 class LockWatcher:
     """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
-    admin credential; it keeps every version seen:
-    (time seen, kind, event type, resourceVersion, record): the time by `clock` (monotonic by
-    default), the record as `parse(kind, object)` reads it (parse_record by default, or
-    record_of). A watch, unlike polling, misses
-    no write: every resourceVersion the apiserver produced for the object arrives in order."""
+    admin credential; it keeps every version seen: (time seen, kind, event type,
+    resourceVersion, record), the time by `clock` (monotonic by default), the record as
+    `parse(kind, object)` reads it (parse_record by default, or record_of). A watch, unlike
+    polling, misses no write: every resourceVersion the apiserver produced for the object
+    arrives in order."""
 
     PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
              "configmap": "/api/v1/namespaces/{ns}/configmaps"}
