@@ -6,8 +6,8 @@ controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), wat
 agent         a leasehold agent run as a pod runs it; who leads
 sampler       the in-process sampler: every agent asked who leads every 50 ms, overlaps found
 sampler_process, analysis   the same in its own process for fleets under faults, and its report
-faultproxy    a fault-injecting TCP proxy between an agent and the apiserver
-proxies       a TCP pass-through that can cut its clients off, and a TLS proxy (TLS versions)
+faultproxy    a fault-injecting TCP proxy between a member and the apiserver
+proxies       a TLS proxy limited to a range of TLS versions
 lockwatch     watches of a lock and its holder history (the control plane's API; the node's)
 prometheus    the pinned Prometheus server with the shipped rules, scaled
 fleet         controlplane's Admin under its old name, for the chaos suite's import

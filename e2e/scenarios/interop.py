@@ -32,7 +32,7 @@ from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, ns_name
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import Fleet, GoPeer, body_of
-from e2e.lib.proxies import TcpProxy
+from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 
@@ -504,8 +504,10 @@ def release_race(s):
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-race"))
     watcher = LockWatcher(cp, ns, ("lease",)).start()
-    proxy = TcpProxy(cp.host, cp.port).start()
-    gp = s.member(GoPeer, ns, "race-go", which="current", release_on_cancel=True, server=proxy.addr)
+    proxies = ProxyLoop()
+    proxy = proxies.proxy("race-go", cp.host, cp.port)
+    gp = s.member(GoPeer, ns, "race-go", which="current", release_on_cancel=True,
+                  server=f"127.0.0.1:{proxy.port}")
     members = [gp]
     try:
         with Sampler([]) as smp:
@@ -517,13 +519,13 @@ def release_race(s):
                 smp.add(a)
             members += lhs
             time.sleep(2 * MIXED.retry)
-            proxy.block()
+            proxies.reset(proxy, 3600)  # cut off: every connection and each new one, until healed
             t_block = time.monotonic()
             time.sleep(MIXED.retry + 0.5)  # inside a renew round that fails on every attempt
             still = gp.is_leader()
             gp.signal(signal.SIGSTOP)
             t_stop = time.monotonic()
-            proxy.unblock()
+            proxies.heal(proxy)
             log(f"{gp.name} cut off from the apiserver, then paused {t_stop - t_block:.2f}s later "
                 f"(still leader: {still})")
             new = wait_single_leader(lhs, 20)
@@ -540,7 +542,7 @@ def release_race(s):
             assert current_leaders(members), "nobody leads"
     finally:
         watcher.stop()
-        proxy.close()
+        proxies.close()
     hist = watcher.holders("lease")
     with smp._lock:
         gp_yes = [(sent, recv, b.get("run")) for sent, recv, yes, _, b in smp.samples[gp.name] if yes]
