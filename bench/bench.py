@@ -38,11 +38,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 from e2e.lib.agent import Agent
-from e2e.lib.fleet import Admin
 from e2e.lib.members import GoPeer, peer_binary, peer_version
 from e2e.lib.timings import DEFAULTS, FAST
 from e2e.lib.common import free_port, leasehold_binary, log, parse_rfc3339
-from e2e.lib.controlplane import ControlPlane, Namespace
+from e2e.lib.controlplane import Admin, ControlPlane, Namespace
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

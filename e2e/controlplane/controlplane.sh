@@ -816,7 +816,7 @@ main() {
       write_sa_dir "$1" "$2" "$3" ;;
     kubectl)
       load_state
-      # exec: a caller that stops this command (a watch: HolderWatch.stop) stops kubectl itself,
+      # exec: a caller that stops this command (a `kubectl get --watch`) stops kubectl itself,
       # not a shell that would leave it running.
       kubectl_admin_argv
       exec "${KUBECTL_ADMIN[@]}" "$@" ;;

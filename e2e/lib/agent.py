@@ -55,7 +55,8 @@ class Agent:
                  log_level="debug", binary=None, logdir=None, probe=False):
         """`port`: the /leader port (default: a free one); `api`: (host, port) of the apiserver
         or of a proxy in front of it (default: the control plane's); `logdir`: where its log goes
-        (default: ns.tmp); `probe`: also serve the probe listener on a free port (probe_port)."""
+        (default: ns.tmp); `probe`: also serve the probe listener (probe_port) on a free port, or
+        on port `probe` if it is one (a restarted container keeps its pod's)."""
         port = port or free_port()
         sa_dir = sa_dir or ns.sa_dir(name)
         self.lock_type, self.release = lock_type, release
@@ -66,7 +67,7 @@ class Agent:
             f"--serviceaccount-dir={sa_dir}", f"--log-level={log_level}", *extra,
         ]
         if probe:
-            self.probe_port = free_port()
+            self.probe_port = free_port() if probe is True else probe
             flags.append(f"--probe-address=127.0.0.1:{self.probe_port}")
         self._setup(ns, name, flags, port, sa_dir, ns.tmp, api or (ns.cp.host, ns.cp.port), env)
         if binary:

@@ -133,3 +133,8 @@ def http_request(host, port, method, path, timeout, body=None):
 
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def measured(msg):
+    """Logs a number a scenario measured, on a line starting with "MEASURED"."""
+    log(f"MEASURED {msg}")

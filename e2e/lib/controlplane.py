@@ -1,5 +1,5 @@
 """The real control plane (etcd + kube-apiserver, e2e/controlplane/controlplane.sh), a test
-namespace with its RBAC and lock, and watches on the apiserver."""
+namespace with its RBAC and lock, watches on the apiserver and an admin client (Admin)."""
 
 import http.client
 import json
@@ -8,11 +8,10 @@ import shutil
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from e2e.lib.common import DEPLOY, REPO, log, wait_until
+from e2e.lib.common import DEPLOY, REPO, log
 
 CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
 
@@ -234,6 +233,31 @@ class ControlPlane:
         self._sh(f"restart-{component}", str(self.dir), *args)
 
 
+class Admin:
+    """An HTTPS client straight to the apiserver with the admin credential (not through any
+    proxy), for the chaos suite and the benchmarks."""
+
+    def __init__(self, cp):
+        self.cp = cp
+        self.ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
+        self.ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
+
+    def request(self, method, path, body=None, timeout=3.0):
+        c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), context=self.ctx,
+                                        timeout=timeout)
+        try:
+            hdr = {"Content-Type": "application/json"} if body is not None else {}
+            c.request(method, path, body=None if body is None else json.dumps(body), headers=hdr)
+            r = c.getresponse()
+            data = r.read()
+            try:
+                return r.status, json.loads(data)
+            except ValueError:
+                return r.status, data
+        finally:
+            c.close()
+
+
 def rbac_manifests(lock_name="leasehold-lock", role_file=None):
     """The Role, RoleBinding and ServiceAccount shipped in deploy/rbac, for lock `lock_name`."""
     texts = []
@@ -289,75 +313,11 @@ class Namespace:
     def configmap(self):
         return self.cp.get_json("configmap", self.lock_name, "-n", self.name)
 
-    def watch_holders(self):
-        """A HolderWatch on this namespace's lock (the Lease, or the ConfigMap or Endpoints a
-        control plane without the Lease API was given as its lock_kind); a context manager."""
-        return HolderWatch(self.cp, self.name, self.lock_name, lock_kind(self.cp))
-
 
 def lock_kind(cp):
     """The kind of lock object the scenarios on `cp` use: "leases", unless a scenario context set
     cp.lock_kind (e2e/scenarios/v1_11.py: "configmaps" or "endpoints", where there is no Lease)."""
     return getattr(cp, "lock_kind", "leases")
-
-
-class HolderWatch:
-    """Every holderIdentity the apiserver's watch reports for a lock, in order ("" = released).
-    A real watch (kubectl get -w), so a release that lasts only until the next follower's write
-    is still seen: the apiserver delivers every resourceVersion of one object. `kind` "leases"
-    reads spec.holderIdentity; "configmaps" and "endpoints" the leader annotation's record."""
-
-    def __init__(self, cp, namespace, name, kind="leases"):
-        env = dict(os.environ, CONTROLPLANE_OWNER_PID=str(os.getpid()))
-        self.annotation = kind != "leases"
-        path = ("{.metadata.annotations.control-plane\\.alpha\\.kubernetes\\.io/leader}"
-                if self.annotation else "{.spec.holderIdentity}")
-        self.proc = subprocess.Popen(
-            ["bash", str(CONTROLPLANE_SH), "kubectl", str(cp.dir), "get", kind, name, "-n",
-             namespace, "--watch", "-o", f"jsonpath={path}{{\"\\n\"}}"],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.holders = []
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            line = line.rstrip("\n")
-            if self.annotation:
-                if not line:
-                    continue  # the object before its first record: no holder to report
-                try:
-                    line = json.loads(line).get("holderIdentity", "")
-                except ValueError:
-                    continue
-            self.holders.append(line)
-
-    def __enter__(self):
-        wait_until(lambda: self.holders, 10, what="the Lease watch to report the current holder")
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._thread.join(5)
-
-    def released_between(self, old, new):
-        """Whether the Lease went from `old` through "" to `new`, in that order."""
-        h = self.holders
-        for i, x in enumerate(h):
-            if x == old and "" in h[i + 1:]:
-                j = h.index("", i + 1)
-                if new in h[j + 1:]:
-                    return True
-        return False
 
 
 # The annotation client-go's ConfigMap and Endpoints locks keep their record in.

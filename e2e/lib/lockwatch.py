@@ -1,14 +1,13 @@
-"""Watches of a lock object and the holder history they keep: LockWatcher (the control plane's
-apiserver, every version of the record), KubectlLockWatch (the node's, through kubectl: the
-holder at each change). parse_record reads a Lease's or a leader annotation's record for both;
+"""Watches of a lock object and the holder history they keep: LockWatcher (an apiserver's,
+every version of the record) and NodeLockWatch (the node's: the holder at each change).
+parse_record reads a Lease's or a leader annotation's record, record_of all of it as a dict;
 json_objects splits `kubectl get --watch -o json`'s stream."""
 
 import json
 import socket
-import ssl
-import subprocess
 import threading
 import time
+from types import SimpleNamespace
 from urllib.parse import quote
 
 from e2e.lib.controlplane import ANNOTATION, follow_watch
@@ -33,27 +32,55 @@ def parse_record(kind, obj):
             r.get("leaseDurationSeconds"), r.get("renewTime"))
 
 
+def record_of(kind, obj):
+    """The record of a Lease or annotated object as a dict: holderIdentity, leaseDurationSeconds,
+    acquireTime, renewTime, transitions as the object holds them (None where absent), or
+    {"unparsable": raw} for an annotation that is not a JSON object, or None for a Lease without
+    spec or a missing annotation. Unlike parse_record, it tells an absent field from an empty
+    one, which is what a client that reads only truthy fields (the Python elector) acts on."""
+    if kind == "lease":
+        r = obj.get("spec")
+        if r is None:
+            return None
+        transitions = r.get("leaseTransitions")
+    else:
+        raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+        if not raw:
+            return None
+        try:
+            r = json.loads(raw)
+        except ValueError:
+            r = None
+        if not isinstance(r, dict):
+            return {"unparsable": raw}
+        transitions = r.get("leaderTransitions")
+    return {"holderIdentity": r.get("holderIdentity"),
+            "leaseDurationSeconds": r.get("leaseDurationSeconds"),
+            "acquireTime": r.get("acquireTime"), "renewTime": r.get("renewTime"),
+            "transitions": transitions}
+
+
 class LockWatcher:
     """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
-    admin credential; it keeps every version seen:
-    (monotonic time, kind, event type, resourceVersion, record). A watch, unlike polling, misses
-    no write: every resourceVersion the apiserver produced for the object arrives in order."""
+    admin credential; it keeps every version seen: (time seen, kind, event type,
+    resourceVersion, record), the time by `clock` (monotonic by default), the record as
+    `parse(kind, object)` reads it (parse_record by default, or record_of). A watch, unlike
+    polling, misses no write: every resourceVersion the apiserver produced for the object
+    arrives in order."""
 
     PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
-             "configmap": "/api/v1/namespaces/{ns}/configmaps"}
+             "configmap": "/api/v1/namespaces/{ns}/configmaps",
+             "endpoints": "/api/v1/namespaces/{ns}/endpoints"}
+    # A control plane's lock_kind (controlplane.lock_kind: a resource name) as a kind here.
+    KINDS = {"leases": "lease", "configmaps": "configmap", "endpoints": "endpoints"}
 
-    def __init__(self, cp, ns, kinds=("lease",)):
-        self.cp, self.ns, self.kinds = cp, ns, kinds
+    def __init__(self, cp, ns, kinds=("lease",), parse=parse_record, clock=time.monotonic):
+        self.cp, self.ns, self.kinds, self.parse, self.clock = cp, ns, kinds, parse, clock
         self.events = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._conns = {}
         self._threads = []
-
-    def _ssl(self):
-        ctx = ssl.create_default_context(cafile=self.cp.env["CA_CRT"])
-        ctx.load_cert_chain(self.cp.env["ADMIN_CRT"], self.cp.env["ADMIN_KEY"])
-        return ctx
 
     def start(self):
         for k in self.kinds:
@@ -63,13 +90,13 @@ class LockWatcher:
         return self
 
     def _run(self, kind):
-        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=120&"
+        path = (self.PATHS[kind].format(ns=self.ns.name) + "?watch=1&timeoutSeconds=300&"
                 "fieldSelector=" + quote(f"metadata.name={self.ns.lock_name}"))
 
         def on_event(typ, rv, obj):
-            rec = parse_record(kind, obj)
+            rec = self.parse(kind, obj)
             with self._lock:
-                self.events.append((time.monotonic(), kind, typ, rv, rec))
+                self.events.append((self.clock(), kind, typ, rv, rec))
 
         def on_connect(c):
             self._conns[kind] = c
@@ -100,48 +127,28 @@ class LockWatcher:
         return out
 
 
-class KubectlLockWatch:
-    """The node tier's watch of its lock: `kubectl get lease|configmap NAME --watch -o json` (the
-    node's kubeconfig) and the holder history, [(time.time() seen, holder)] at each change."""
+class NodeLockWatch(LockWatcher):
+    """The node tier's watch of its lock, a LockWatcher on the node's apiserver (the scenario's
+    process runs in the node's network namespace, where it answers) that starts at once:
+    `history` is [(time.time() seen, holder)] at each change, holders() the holders alone. A
+    deleted object is no change: its last holder did not hand the lock on."""
 
     def __init__(self, node, ns, kind, name):
-        self.history, self.lock = [], threading.Lock()
-        # A watch of the list (the object need not exist yet), filtered to `name`.
-        cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "get", kind,
-               "-n", ns, "--watch", "-o", "json", f"--field-selector=metadata.name={name}"]
-        self.kind, self.cmd, self.stopping = kind, cmd, threading.Event()
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
+        env = node.cp_env
+        api = SimpleNamespace(host=env["APISERVER_HOST"], port=env["APISERVER_PORT"], env=env)
+        super().__init__(api, SimpleNamespace(name=ns, lock_name=name), (kind,), clock=time.time)
+        self.start()
 
-    def _read(self):
-        # Watched again when the stream ends (an apiserver restart): the new watch begins with
-        # the object as it is, so a change made while no watch ran is still seen.
-        while True:
-            for obj in json_objects(self.proc.stdout):
-                h = parse_record(self.kind, obj)[0]
-                with self.lock:
-                    if not self.history or self.history[-1][1] != h:
-                        self.history.append((time.time(), h))
-            if self.stopping.wait(0.5):
-                return
-            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, text=True)
-            if self.stopping.is_set():  # stop() ran meanwhile and ended the previous one
-                self.proc.terminate()
-                self.proc.wait(5)
-                return
+    @property
+    def history(self):
+        out = []
+        for t, _, typ, _, rec in super().history(self.kinds[0]):
+            if typ != "DELETED" and (not out or out[-1][1] != rec[0]):
+                out.append((t, rec[0]))
+        return out
 
     def holders(self):
-        with self.lock:
-            return [h for _, h in self.history]
-
-    def stop(self):
-        self.stopping.set()
-        self.proc.terminate()
-        self.proc.wait(5)
-        return self
+        return [h for _, h in self.history]
 
 
 def json_objects(lines):

@@ -1,86 +1,13 @@
-"""Proxies in front of the control plane's apiserver: TcpProxy, a TCP pass-through (TLS end to
-end) that can cut its clients off; TlsProxy, Go's crypto/tls terminating TLS with the apiserver's
-certificate, limited to a range of TLS versions. (faultproxy: the fault-injecting one per agent.)"""
+"""TlsProxy, Go's crypto/tls in front of the control plane's apiserver, terminating TLS with
+its certificate, limited to a range of TLS versions. (A TCP proxy that passes TLS through and
+injects faults, cutting its clients off among them, is e2e.lib.faultproxy's.)"""
 
 import os
 import shutil
-import socket
 import subprocess
-import threading
 from pathlib import Path
 
 from e2e.lib.common import REPO, wait_until
-
-
-class TcpProxy:
-    """A TCP pass-through to the apiserver (TLS stays end to end) that can cut one client off:
-    block() closes every proxied connection and refuses new ones until unblock()."""
-
-    def __init__(self, host, port):
-        self.target = (host, int(port))
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(64)
-        self.addr = f"127.0.0.1:{self.ls.getsockname()[1]}"
-        self.blocked = False
-        self.conns = set()
-        self._lock = threading.Lock()
-
-    def start(self):
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            if self.blocked:
-                c.close()
-                continue
-            try:
-                u = socket.create_connection(self.target, timeout=5)
-            except OSError:
-                c.close()
-                continue
-            with self._lock:
-                self.conns.update((c, u))
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
-
-    def _pipe(self, src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data or self.blocked:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def block(self):
-        self.blocked = True
-        with self._lock:
-            conns, self.conns = list(self.conns), set()
-        for s in conns:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def unblock(self):
-        self.blocked = False
-
-    def close(self):
-        self.block()
-        self.ls.close()
 
 
 class TlsProxy:

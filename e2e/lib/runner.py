@@ -28,9 +28,13 @@ class Scenario:
         self.start = time.monotonic()
 
     def agent(self, *a, **kw):
-        ag = Agent(*a, **kw)
-        self.agents.append(ag)
-        return ag
+        return self.member(Agent, *a, **kw)
+
+    def member(self, cls, *a, **kw):
+        """A member of class `cls` (Agent, or a peer of e2e.lib.members), which this stops."""
+        m = cls(*a, **kw)
+        self.agents.append(m)
+        return m
 
     def control_plane(self, extra_args=""):
         cp = ControlPlane.shared_or_new(extra_args)

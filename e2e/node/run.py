@@ -15,7 +15,7 @@ from pathlib import Path
 
 from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
-from e2e.lib.lockwatch import KubectlLockWatch, json_objects
+from e2e.lib.lockwatch import NodeLockWatch, json_objects
 from e2e.node import cluster, judge
 from e2e.node.bounds import SAMPLE_INTERVAL
 from e2e.node.cluster import cluster_time, log
@@ -110,7 +110,7 @@ class Run:
         t = time.time()
         self.deployment = self.deploy()
         kind = "configmap" if self.variant == "classic" else "lease"
-        self.watch = KubectlLockWatch(self.node, self.ns, kind, self.lock_name)
+        self.watch = NodeLockWatch(self.node, self.ns, kind, self.lock_name)
         self.lister = threading.Thread(target=self._list, daemon=True)
         self.lister.start()
         self.sampler = judge.Sampler(lambda: dict(self.pod_ips), SAMPLE_INTERVAL).start()

@@ -17,7 +17,7 @@ import threading
 import time
 
 from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import free_port, log, parse_rfc3339, wait_until
+from e2e.lib.common import free_port, measured, parse_rfc3339, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
@@ -27,10 +27,6 @@ from e2e.lib.timings import FAST
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 MIB = 1024 * 1024
-
-
-def measured(msg):
-    log(f"MEASURED {msg}")
 
 
 def status_kib(pid, field):

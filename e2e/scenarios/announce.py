@@ -19,8 +19,8 @@ import threading
 import time
 
 from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import (DEPLOY, MONO_TO_WALL, free_port, leasehold_binary, log,
-                            parse_rfc3339, wait_until)
+from e2e.lib.common import (DEPLOY, MONO_TO_WALL, leasehold_binary, log,
+                            measured, parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
@@ -29,10 +29,6 @@ from e2e.lib.timings import FAST
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 LABEL = "leasehold.io/role"
-
-
-def measured(msg):
-    log(f"MEASURED {msg}")
 
 
 def percentiles(xs):
@@ -485,12 +481,7 @@ def leader_label_failover(s):
 def probe_listener(s):
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-probe")
-    agents = []
-    for i in range(2):
-        port = free_port()  # not bind(0): e2e.lib.common.free_port says why
-        a = s.agent(ns, f"{ns.name}-a{i}", extra=(f"--probe-address=127.0.0.1:{port}",))
-        a.probe_port = port
-        agents.append(a.start())
+    agents = start_fleet(s, ns, 2, probe=True)
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
     wait_ready(agents)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
-from e2e.lib.controlplane import Namespace
+from e2e.lib.controlplane import Namespace, lock_kind
+from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import body_of, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
@@ -64,14 +65,17 @@ def three_agents_on_lease(s):
 def _failover(s, ns_name, how, release="safe", ack=False, n=3):
     """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono,
     t_new_mono, namespace, holders): holders is every holderIdentity the Lease went through
-    (a HolderWatch), to tell a release ("") from a takeover at expiry."""
+    (a LockWatcher's), to tell a release ("") from a takeover at expiry."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name)
     agents = start_fleet(s, ns, n, release=release)
     smp = Sampler(agents).__enter__()
     try:
         old = wait_single_leader(agents, 20)
-        holders = ns.watch_holders().__enter__()
+        kind = LockWatcher.KINDS[lock_kind(cp)]  # the Lease, or v1_11's ConfigMap/Endpoints
+        watch = LockWatcher(cp, ns, kinds=(kind,)).start()
+        wait_until(lambda: watch.holders(kind), 10,
+                   what="the lock's watch to report the current holder")
         time.sleep(1.5)  # a few renews and samples of the settled leader
         _, before = body_of(old)
         t_stop = time.monotonic()
@@ -91,12 +95,22 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
         time.sleep(0.5)
     finally:
         smp.stop()
-        holders.stop()
+        watch.stop()
+    holders = [h for _, h, _ in watch.holders(kind)]
     assert_no_overlap(smp)
     assert after["term"] == before["term"] + 1, (before, after)
     first = smp.first_yes_after(t_stop, exclude=(old.name,))
     assert first and first[1] == new.name, first
     return old, new, smp, t_stop, first[0], ns, holders
+
+
+def released_between(holders, old, new):
+    """Whether the holders went from `old` through "" to `new`, in that order."""
+    for i, x in enumerate(holders):
+        if x == old and "" in holders[i + 1:]:
+            if new in holders[holders.index("", i + 1) + 1:]:
+                return True
+    return False
 
 
 @scenario
@@ -109,7 +123,7 @@ def kill_leader(s):
     log(f"SIGKILL failover: {failover:.2f}s after the last renew (bound {bound}s), "
         f"{t_new - t_stop:.2f}s after the kill")
     assert failover <= bound, failover
-    assert not holders.released_between(old.name, new.name), holders.holders
+    assert not released_between(holders, old.name, new.name), holders
 
 
 @scenario
@@ -117,7 +131,7 @@ def term_leader_immediate(s):
     old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-imm", "term",
                                                           release="immediate")
     assert "released lease" in old.log_text(), "no release logged"
-    assert holders.released_between(old.name, new.name), holders.holders
+    assert released_between(holders, old.name, new.name), holders
     took = t_new - t_stop
     log(f"SIGTERM (immediate) failover: {took:.2f}s (retry-period {FAST.retry}s)")
     assert took <= 2.2 * FAST.retry + 0.5, took
@@ -129,7 +143,7 @@ def term_leader_immediate(s):
 def term_leader_safe_acknowledged(s):
     old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-ack", "term", ack=True)
     assert "released lease" in old.log_text(), "no release logged"
-    assert holders.released_between(old.name, new.name), holders.holders
+    assert released_between(holders, old.name, new.name), holders
     took = t_new - t_stop
     log(f"POST /release + SIGTERM (safe) failover: {took:.2f}s")
     assert took <= 2.2 * FAST.retry + 0.5, took
@@ -139,7 +153,7 @@ def term_leader_safe_acknowledged(s):
 def term_leader_safe(s):
     old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-safe", "term")
     assert "released lease" in old.log_text(), "no release logged"
-    assert holders.released_between(old.name, new.name), holders.holders
+    assert released_between(holders, old.name, new.name), holders
     promised = smp.last_valid_until(old.name)
     new_wall = t_new + MONO_TO_WALL
     took = t_new - t_stop
@@ -154,7 +168,7 @@ def term_leader_off(s):
     old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-off", "term",
                                                           release="off")
     assert "released lease" not in old.log_text()
-    assert not holders.released_between(old.name, new.name), holders.holders
+    assert not released_between(holders, old.name, new.name), holders
     last_renew = smp.last_valid_until(old.name) - FAST.renew
     took = (t_new + MONO_TO_WALL) - last_renew
     log(f"SIGTERM (off) failover: {took:.2f}s after the last renew")

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.common import leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.common import leasehold_binary, measured, parse_rfc3339, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.timings import FAST
@@ -44,10 +44,6 @@ PROGRAM_SETSID = (
     "setsid sh -c 'trap \"\" TERM; while :; do echo \"$POD-daemon $$ $(date +%s.%N)\" "
     ">> \"$SHARED\"; sleep 0.02; done' & "
     "while :; do echo \"$POD $$ $(date +%s.%N)\" >> \"$SHARED\"; sleep 0.02; done")
-
-
-def measured(msg):
-    log(f"MEASURED {msg}")
 
 
 class Pod:

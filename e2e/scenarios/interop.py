@@ -32,7 +32,7 @@ from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, ns_name
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import Fleet, GoPeer, body_of
-from e2e.lib.proxies import TcpProxy
+from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 
@@ -42,14 +42,6 @@ scenario = SCENARIOS.add
 
 def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED, extra=()):
     return s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
-
-
-def go_peer(s, ns, name, **kw):
-    p = GoPeer(ns, name, **kw)
-    s.agents.append(p)
-    return p
-
-
 
 
 # ------------------------------------------------------------------------------- analysis
@@ -157,8 +149,8 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
                     s, ns, name, lh_lock, release=lh_modes[slot][gen % 2]))
             else:
                 # Alternate ReleaseOnCancel with every incarnation.
-                fleet.add(slot, lambda name, port, gen, slot=slot: go_peer(
-                    s, ns, name, which=go_which, lock_type=go_lock,
+                fleet.add(slot, lambda name, port, gen, slot=slot: s.member(
+                    GoPeer, ns, name, which=go_which, lock_type=go_lock,
                     release_on_cancel=(go_roc[slot] if gen % 2 else not go_roc[slot])))
         for m in fleet.current():
             log(f"member {m.describe()}")
@@ -304,10 +296,11 @@ def migration(s):
     try:
         # 1. Old cluster: the ConfigMap lock.
         add("cm-lh0", lambda n, p, g: lh_agent(s, ns, n, "configmaps"))
-        add("cm-go0", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps",
+        add("cm-go0", lambda n, p, g: s.member(GoPeer, ns, n, which="v0.23", lock_type="configmaps",
                                            release_on_cancel=True))
         add("cm-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto"))
-        add("cm-go1", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmaps"))
+        add("cm-go1", lambda n, p, g: s.member(GoPeer, ns, n,
+                                               which="v0.23", lock_type="configmaps"))
         ldr = one_leader("1. ConfigMap fleet on a cluster without Leases")
         wait_until(lambda: body_of(fleet.member("cm-lh1"))[1].get("lock", {}).get("type")
                    == "configmaps", 15, what="auto agent to settle on configmaps")
@@ -320,10 +313,12 @@ def migration(s):
         ldr = one_leader("2. after the apiserver restart")
         # 3. Multilock members join.
         add("ml-lh0", lambda n, p, g: lh_agent(s, ns, n, "auto"))
-        add("ml-go0", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases",
+        add("ml-go0", lambda n, p, g: s.member(GoPeer, ns, n,
+                                               which="v0.23", lock_type="configmapsleases",
                                            release_on_cancel=True))
         add("ml-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto", release="safe"))
-        add("ml-go1", lambda n, p, g: go_peer(s, ns, n, which="v0.23", lock_type="configmapsleases"))
+        add("ml-go1", lambda n, p, g: s.member(GoPeer, ns, n,
+                                               which="v0.23", lock_type="configmapsleases"))
         for slot in ("ml-lh0", "ml-lh1"):
             wait_until(lambda: body_of(fleet.member(slot))[1].get("lock", {}).get("type")
                        == "configmapsleases", 15, what=f"{slot} (auto) to use configmapsleases")
@@ -348,10 +343,10 @@ def migration(s):
         assert lease["holderIdentity"] == cm_rec["holderIdentity"] == new.name, (lease, cm_rec)
         # 5. Lease-only members join.
         add("ls-lh0", lambda n, p, g: lh_agent(s, ns, n, "leases"))
-        add("ls-go0", lambda n, p, g: go_peer(s, ns, n, which="current", lock_type="leases",
+        add("ls-go0", lambda n, p, g: s.member(GoPeer, ns, n, which="current", lock_type="leases",
                                            release_on_cancel=True))
         add("ls-lh1", lambda n, p, g: lh_agent(s, ns, n, "leases", release="safe"))
-        add("ls-go1", lambda n, p, g: go_peer(s, ns, n, which="current", lock_type="leases"))
+        add("ls-go1", lambda n, p, g: s.member(GoPeer, ns, n, which="current", lock_type="leases"))
         time.sleep(MIXED.lease)
         one_leader("5. lease-only members joined")
         # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.
@@ -424,10 +419,11 @@ def soak_run(s, cp, base, timings, seconds, results):
         wait_until(lh.is_leader, 20, what="the leasehold agent to lead")
         _, b0 = body_of(lh)
         followers = [
-            go_peer(s, ns, f"{base}-go0", which="current", timings=timings,
+            s.member(GoPeer, ns, f"{base}-go0", which="current", timings=timings,
                     release_on_cancel=True),
-            go_peer(s, ns, f"{base}-go1", which="current", timings=timings),
-            go_peer(s, ns, f"{base}-go23", which="v0.23", lock_type="leases", timings=timings),
+            s.member(GoPeer, ns, f"{base}-go1", which="current", timings=timings),
+            s.member(GoPeer, ns, f"{base}-go23",
+                     which="v0.23", lock_type="leases", timings=timings),
         ]
         for f in followers:
             f.start()
@@ -508,8 +504,10 @@ def release_race(s):
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-race"))
     watcher = LockWatcher(cp, ns, ("lease",)).start()
-    proxy = TcpProxy(cp.host, cp.port).start()
-    gp = go_peer(s, ns, "race-go", which="current", release_on_cancel=True, server=proxy.addr)
+    proxies = ProxyLoop()
+    proxy = proxies.proxy("race-go", cp.host, cp.port)
+    gp = s.member(GoPeer, ns, "race-go", which="current", release_on_cancel=True,
+                  server=f"127.0.0.1:{proxy.port}")
     members = [gp]
     try:
         with Sampler([]) as smp:
@@ -521,18 +519,18 @@ def release_race(s):
                 smp.add(a)
             members += lhs
             time.sleep(2 * MIXED.retry)
-            proxy.block()
+            proxies.reset(proxy, 3600)  # cut off: every connection and each new one, until healed
             t_block = time.monotonic()
             time.sleep(MIXED.retry + 0.5)  # inside a renew round that fails on every attempt
             still = gp.is_leader()
             gp.signal(signal.SIGSTOP)
             t_stop = time.monotonic()
-            proxy.unblock()
+            proxies.heal(proxy)
             log(f"{gp.name} cut off from the apiserver, then paused {t_stop - t_block:.2f}s later "
                 f"(still leader: {still})")
             new = wait_single_leader(lhs, 20)
             log(f"{new.name} took over {time.monotonic() - t_stop:.2f}s into the pause")
-            follower = go_peer(s, ns, "race-go-f", which="current")
+            follower = s.member(GoPeer, ns, "race-go-f", which="current")
             follower.start()
             smp.add(follower)
             members.append(follower)
@@ -544,7 +542,7 @@ def release_race(s):
             assert current_leaders(members), "nobody leads"
     finally:
         watcher.stop()
-        proxy.close()
+        proxies.close()
     hist = watcher.holders("lease")
     with smp._lock:
         gp_yes = [(sent, recv, b.get("run")) for sent, recv, yes, _, b in smp.samples[gp.name] if yes]
@@ -586,7 +584,7 @@ def duration_warning(s):
     exactly once, however often it sees such records."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-warn"))
-    goes = [go_peer(s, ns, f"warn-go{i}", which="current", release_on_cancel=bool(i))
+    goes = [s.member(GoPeer, ns, f"warn-go{i}", which="current", release_on_cancel=bool(i))
             for i in range(2)]
     with Sampler([]) as smp:
         for g in goes:

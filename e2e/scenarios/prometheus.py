@@ -33,7 +33,8 @@ from pathlib import Path
 
 from deploy.monitoring import rules  # the one source of the alerts
 from e2e.lib.agent import current_leaders, wait_single_leader
-from e2e.lib.common import REPO, free_port, log, wait_until
+from e2e.lib import common
+from e2e.lib.common import REPO, log, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.prometheus import OVERRIDES, SCALE, SCRAPE, STEP, Prometheus
 from e2e.lib.runner import Registry, Scenario
@@ -54,7 +55,7 @@ RESULTS = []  # (scenario, measurement) for the summary line
 
 def measured(s, text):
     RESULTS.append((s.name, text))
-    log(f"MEASURED {text}")
+    common.measured(text)
 
 
 def fmt(firing):
@@ -109,10 +110,7 @@ def fresh_namespace(s, cp, name):
 def agent(s, ns, name, extra=(), probe_port=None, **kw):
     """An agent with a probe listener (the scrape target); `probe_port` to reuse a target's
     address (a restarted container of the same pod)."""
-    port = probe_port or free_port()
-    a = s.agent(ns, name, extra=(f"--probe-address=127.0.0.1:{port}", *extra), **kw)
-    a.probe_port = port
-    return a
+    return s.agent(ns, name, extra=extra, probe=probe_port or True, **kw)
 
 
 def fleet(s, ns, n=3, extra=(), **kw):

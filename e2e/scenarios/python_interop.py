@@ -35,22 +35,20 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from functools import partial
 from pathlib import Path
-from urllib.parse import quote
 
 from e2e.lib import analysis
-from e2e.lib.controlplane import ANNOTATION, RUN, ns_name
+from e2e.lib.controlplane import RUN, ns_name
 from e2e.lib.timings import MIXED
 from e2e.lib import agent
 from e2e.lib.agent import Agent
 from e2e.lib.common import MONO_TO_WALL, REPO, leasehold_binary, log, wait_until
-from e2e.lib.controlplane import Namespace, follow_watch
+from e2e.lib.controlplane import Namespace
+from e2e.lib.lockwatch import LockWatcher, record_of
 from e2e.lib.members import Fleet, PyPeer, body_of
 from e2e.lib.runner import Registry
 
@@ -88,13 +86,11 @@ def py_factory(ns, lock_type, tz):
 
 
 def view_of(m):
-    """What a member's /leader says, briefly: status, holder, isLeader, reason."""
-    st, b = body_of(m)
-    v = {"status": st, "name": b.get("name"), "isLeader": b.get("isLeader"), "term": b.get("term")}
-    for k in ("reason", "termReliable"):
-        if k in b:
-            v[k] = b[k]
-    return v
+    """What a member's /leader says, briefly (its LeaderView): status, holder, isLeader, term,
+    and reason and termReliable where it says them."""
+    v = m.view()
+    return {"status": v.status, "name": v.holder, "isLeader": v.body.get("isLeader"),
+            "term": v.term, **{k: v.body[k] for k in ("reason", "termReliable") if k in v.body}}
 
 
 def says_no(m):
@@ -115,82 +111,16 @@ def python_sees_unheld(rec):
                 and rec.get("acquireTime") and rec.get("renewTime"))
 
 
-class RecordWatcher:
-    """Watches the lock object with the admin credential and keeps every version seen, in order:
-    (monotonic arrival time, resourceVersion, record). The record is a dict with holderIdentity,
-    leaseDurationSeconds, acquireTime, renewTime, transitions as the object holds them (None where
-    absent), or {"unparsable": raw} for an annotation that is not a JSON object, or None for a
-    deleted object or a missing annotation."""
-
-    PATHS = {"leases": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
-             "configmaps": "/api/v1/namespaces/{ns}/configmaps"}
+class RecordWatcher(LockWatcher):
+    """The LockWatcher of one lock, whose history is (monotonic arrival time, resourceVersion,
+    record): record_of's dict, or None for a deleted object."""
 
     def __init__(self, cp, ns, lock_type):
-        self.cp, self.ns, self.lock_type = cp, ns, lock_type
-        self.events = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._conn = None
-        self._thread = None
-
-    @staticmethod
-    def record(lock_type, obj):
-        if lock_type == "leases":
-            sp = obj.get("spec")
-            if sp is None:
-                return None
-            return {"holderIdentity": sp.get("holderIdentity"),
-                    "leaseDurationSeconds": sp.get("leaseDurationSeconds"),
-                    "acquireTime": sp.get("acquireTime"), "renewTime": sp.get("renewTime"),
-                    "transitions": sp.get("leaseTransitions")}
-        raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
-        if not raw:
-            return None
-        try:
-            r = json.loads(raw)
-        except ValueError:
-            r = None
-        if not isinstance(r, dict):
-            return {"unparsable": raw}
-        return {"holderIdentity": r.get("holderIdentity"),
-                "leaseDurationSeconds": r.get("leaseDurationSeconds"),
-                "acquireTime": r.get("acquireTime"), "renewTime": r.get("renewTime"),
-                "transitions": r.get("leaderTransitions")}
-
-    def start(self):
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        path = (self.PATHS[self.lock_type].format(ns=self.ns.name) +
-                "?watch=1&timeoutSeconds=300&fieldSelector=" +
-                quote(f"metadata.name={self.ns.lock_name}"))
-
-        def on_event(kind, rv, obj):
-            rec = None if kind == "DELETED" else self.record(self.lock_type, obj)
-            with self._lock:
-                self.events.append((time.monotonic(), rv, rec))
-
-        def on_connect(c):
-            self._conn = c
-
-        follow_watch(self.cp, path, self._stop, on_event, on_connect)
-
-    def stop(self):
-        self._stop.set()
-        c = self._conn
-        try:
-            if c is not None and c.sock is not None:
-                c.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        if self._thread:
-            self._thread.join(2)
+        super().__init__(cp, ns, (lock_type.rstrip("s"),), parse=record_of)
 
     def history(self):
-        with self._lock:
-            return list(self.events)
+        return [(t, rv, None if typ == "DELETED" else rec)
+                for t, _, typ, rv, rec in super().history(self.kinds[0])]
 
     @staticmethod
     def holder(rec):
