@@ -34,10 +34,9 @@ from e2e.chaos import pngplot
 from e2e.lib import analysis
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
-from e2e.lib.fleet import Admin
 from e2e.lib.members import GoPeer, peer_binary
 from e2e.lib.common import REPO, free_port, log, parse_rfc3339
-from e2e.lib.controlplane import ControlPlane, Namespace
+from e2e.lib.controlplane import Admin, ControlPlane, Namespace
 from e2e.lib.timings import FAST
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150

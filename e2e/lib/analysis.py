@@ -29,7 +29,6 @@ promise       a leasehold "yes" carries validUntil. For every handover the new l
 """
 
 import collections
-import json
 
 from e2e.lib import judge
 
@@ -117,8 +116,6 @@ def coverage(samples, t0, t1, interval):
     return judge.coverage(judged(samples), t0, t1, interval)
 
 
-def samples_near(samples, slot, t0, t1):
-    return [s for s in samples.get(slot, []) if s[1] >= t0 and s[0] <= t1]
 
 
 def handovers(lead):
@@ -163,12 +160,6 @@ def dist(values):
             "max": round(max(values), 3), "min": round(min(values), 3)}
 
 
-def leader_at(lead, t):
-    for ss in lead.values():
-        for s in ss:
-            if s["start"] <= t <= s["end"]:
-                return s
-    return None
 
 
 def fault_failovers(lead, faults):
@@ -236,6 +227,3 @@ def fmt_span(s, t0):
     return (f"{s['slot']}[{s['identity']} term {s['term']}] "
             f"{s['start'] - t0:.3f}..{s['end'] - t0:.3f}s ({s['n']} answers)")
 
-
-def to_json(obj):
-    return json.dumps(obj, indent=1, default=str)
