@@ -45,11 +45,13 @@ void CheckResponse(long http_status, std::string_view body, std::string_view ret
   if (s.code() == Code::kUnauthorized) {
     FUZZ_CHECK(s.message().rfind(kUnauthorizedPrefix, 0) == 0);
   }
-  // No body, no Retry-After: the code is the HTTP code's.
+  // No body, no Retry-After: the code is the HTTP code's; a 404 without a Status says the API
+  // may not be served (kNotServedSuffix).
   if (body.empty()) {
     FUZZ_CHECK(s.code() == CodeFromHttpStatus(http_status));
     const std::string prefix = s.code() == Code::kUnauthorized ? kUnauthorizedPrefix : "";
-    FUZZ_CHECK(s.message() == prefix + "HTTP " + std::to_string(http_status));
+    const std::string suffix = http_status == 404 ? kNotServedSuffix : "";
+    FUZZ_CHECK(s.message() == prefix + "HTTP " + std::to_string(http_status) + suffix);
   }
 }
 
