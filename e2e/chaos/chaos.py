@@ -24,14 +24,13 @@ import random
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from e2e.chaos import pngplot
-from e2e.lib import analysis
+from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
@@ -202,13 +201,8 @@ class Chaos:
                               "namespace": self.ns_name}]})
                 for role in ("leasehold", "leasehold-create")), self.ns_name)
             self.slots.append(Slot(self, f"cg{i}", "clientgo", rel))
-        self.sampler_out = self.out / "samples.txt"
-        self.sampler_out.write_text("")
-        self.sampler = subprocess.Popen(
-            [sys.executable, "-m", "e2e.lib.sampler_process", str(self.sampler_out),
-             str(SAMPLE_INTERVAL), str(CLIENT_TIMEOUT)] +
-            [f"{s.name}={s.port}" for s in self.slots],
-            start_new_session=True)
+        self.sampler = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
+                                               CLIENT_TIMEOUT, {s.name: s.port for s in self.slots})
         self.t0 = time.monotonic()
         for s in self.slots:
             s.start()
@@ -490,12 +484,8 @@ class Chaos:
             self.cp._sh("resume-apiserver", str(self.cp.dir), check=False)
 
     def teardown(self):
-        if getattr(self, "sampler", None) and self.sampler.poll() is None:
-            self.sampler.send_signal(signal.SIGTERM)
-            try:
-                self.sampler.wait(15)
-            except subprocess.TimeoutExpired:
-                self.sampler.kill()
+        if getattr(self, "sampler", None):
+            self.sampler.stop()
         for s in self.slots:
             try:
                 s.stop()
