@@ -23,7 +23,6 @@ import os
 import random
 import re
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -107,16 +106,18 @@ class Slot:
         return self
 
     def says_leader(self):
-        st, b = self.proc.leader(0.3) if self.proc else (None, None)
-        return st == 200 and isinstance(b, dict) and b.get("isLeader") is True
+        return self.proc is not None and self.proc.view(0.3).is_leader
 
-    def signal(self, sig):
+    # The member's own signals; `paused` keeps a stopped slot out of leaders().
+    def pause(self):
         if self.proc and self.proc.alive():
-            os.kill(self.proc.proc.pid, sig)
-            if sig == signal.SIGSTOP:
-                self.paused = True
-            elif sig == signal.SIGCONT:
-                self.paused = False
+            self.proc.pause()
+            self.paused = True
+
+    def resume(self):
+        if self.proc and self.proc.alive():
+            self.proc.resume()
+            self.paused = False
 
     def stop(self):
         if self.proc:
@@ -270,8 +271,7 @@ class Chaos:
         same = r[3] < 0.3
         old = s.identity
         t = time.monotonic()
-        s.signal(signal.SIGKILL)
-        s.proc.wait(10)
+        s.proc.kill()
         time.sleep(delay)
         s.start(new_identity=not same)
         self.record("kill", s.name, t, {"restart_after_s": round(delay, 2),
@@ -282,14 +282,13 @@ class Chaos:
         delay = 0.5 + 3 * r[2]
         old = s.identity
         t = time.monotonic()
-        s.signal(signal.SIGTERM)
+        s.proc.term()
         rc = s.proc.wait(FAST.renew + 8)
         note = None
         if rc is None:
             note = f"did not exit within {FAST.renew + 8}s of SIGTERM; killed"
             self.notes.append(f"{s.name} ({old}): {note}")
-            s.signal(signal.SIGKILL)
-            s.proc.wait(10)
+            s.proc.kill()
         t_exit = time.monotonic()
         time.sleep(delay)
         s.start(new_identity=True)
@@ -301,9 +300,9 @@ class Chaos:
     def f_stop(self, s, r, was_leader):
         dur = FAST.lease + 0.5 + 2.5 * r[2]
         t = time.monotonic()
-        s.signal(signal.SIGSTOP)
+        s.pause()
         time.sleep(dur)
-        s.signal(signal.SIGCONT)
+        s.resume()
         self.record("stop", s.name, t, {"paused_s": round(dur, 2)}, identity=s.identity,
                     was_leader=was_leader, t_heal=time.monotonic())
 
@@ -476,7 +475,7 @@ class Chaos:
         for s in self.slots:
             self.loop.heal(s.proxy)
             if s.proc and s.proc.alive():
-                s.signal(signal.SIGCONT)
+                s.resume()
             else:
                 s.start(new_identity=True)
         if not self.cp._sh("status", str(self.cp.dir), check=False).returncode == 0:
