@@ -634,9 +634,6 @@ def report(out, meta=None):
             for r in foreign:
                 if r["overwrote_holder"] == old["identity"]:
                     why = "client-go release race (a client-go peer blanked this leader's lease)"
-        if kinds.get(old["slot"]) == "leasehold" and kinds.get(new["slot"]) == "leasehold" \
-                and why.startswith("client-go release race"):
-            pass
         classified.append({"old": old, "new": new, "why": why,
                            "overlap_s": round(min(a["end"], b["end"]) - max(a["start"],
                                                                          b["start"]), 4)})
