@@ -23,15 +23,13 @@ import os
 import random
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from e2e.chaos import pngplot
-from e2e.lib import analysis
+from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
@@ -108,16 +106,18 @@ class Slot:
         return self
 
     def says_leader(self):
-        st, b = self.proc.leader(0.3) if self.proc else (None, None)
-        return st == 200 and isinstance(b, dict) and b.get("isLeader") is True
+        return self.proc is not None and self.proc.view(0.3).is_leader
 
-    def signal(self, sig):
+    # The member's own signals; `paused` keeps a stopped slot out of leaders().
+    def pause(self):
         if self.proc and self.proc.alive():
-            os.kill(self.proc.proc.pid, sig)
-            if sig == signal.SIGSTOP:
-                self.paused = True
-            elif sig == signal.SIGCONT:
-                self.paused = False
+            self.proc.pause()
+            self.paused = True
+
+    def resume(self):
+        if self.proc and self.proc.alive():
+            self.proc.resume()
+            self.paused = False
 
     def stop(self):
         if self.proc:
@@ -202,13 +202,8 @@ class Chaos:
                               "namespace": self.ns_name}]})
                 for role in ("leasehold", "leasehold-create")), self.ns_name)
             self.slots.append(Slot(self, f"cg{i}", "clientgo", rel))
-        self.sampler_out = self.out / "samples.txt"
-        self.sampler_out.write_text("")
-        self.sampler = subprocess.Popen(
-            [sys.executable, "-m", "e2e.lib.sampler_process", str(self.sampler_out),
-             str(SAMPLE_INTERVAL), str(CLIENT_TIMEOUT)] +
-            [f"{s.name}={s.port}" for s in self.slots],
-            start_new_session=True)
+        self.sampler = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
+                                               CLIENT_TIMEOUT, {s.name: s.port for s in self.slots})
         self.t0 = time.monotonic()
         for s in self.slots:
             s.start()
@@ -276,8 +271,7 @@ class Chaos:
         same = r[3] < 0.3
         old = s.identity
         t = time.monotonic()
-        s.signal(signal.SIGKILL)
-        s.proc.wait(10)
+        s.proc.kill()
         time.sleep(delay)
         s.start(new_identity=not same)
         self.record("kill", s.name, t, {"restart_after_s": round(delay, 2),
@@ -288,14 +282,13 @@ class Chaos:
         delay = 0.5 + 3 * r[2]
         old = s.identity
         t = time.monotonic()
-        s.signal(signal.SIGTERM)
+        s.proc.term()
         rc = s.proc.wait(FAST.renew + 8)
         note = None
         if rc is None:
             note = f"did not exit within {FAST.renew + 8}s of SIGTERM; killed"
             self.notes.append(f"{s.name} ({old}): {note}")
-            s.signal(signal.SIGKILL)
-            s.proc.wait(10)
+            s.proc.kill()
         t_exit = time.monotonic()
         time.sleep(delay)
         s.start(new_identity=True)
@@ -307,9 +300,9 @@ class Chaos:
     def f_stop(self, s, r, was_leader):
         dur = FAST.lease + 0.5 + 2.5 * r[2]
         t = time.monotonic()
-        s.signal(signal.SIGSTOP)
+        s.pause()
         time.sleep(dur)
-        s.signal(signal.SIGCONT)
+        s.resume()
         self.record("stop", s.name, t, {"paused_s": round(dur, 2)}, identity=s.identity,
                     was_leader=was_leader, t_heal=time.monotonic())
 
@@ -482,7 +475,7 @@ class Chaos:
         for s in self.slots:
             self.loop.heal(s.proxy)
             if s.proc and s.proc.alive():
-                s.signal(signal.SIGCONT)
+                s.resume()
             else:
                 s.start(new_identity=True)
         if not self.cp._sh("status", str(self.cp.dir), check=False).returncode == 0:
@@ -490,12 +483,8 @@ class Chaos:
             self.cp._sh("resume-apiserver", str(self.cp.dir), check=False)
 
     def teardown(self):
-        if getattr(self, "sampler", None) and self.sampler.poll() is None:
-            self.sampler.send_signal(signal.SIGTERM)
-            try:
-                self.sampler.wait(15)
-            except subprocess.TimeoutExpired:
-                self.sampler.kill()
+        if getattr(self, "sampler", None):
+            self.sampler.stop()
         for s in self.slots:
             try:
                 s.stop()
@@ -645,9 +634,6 @@ def report(out, meta=None):
             for r in foreign:
                 if r["overwrote_holder"] == old["identity"]:
                     why = "client-go release race (a client-go peer blanked this leader's lease)"
-        if kinds.get(old["slot"]) == "leasehold" and kinds.get(new["slot"]) == "leasehold" \
-                and why.startswith("client-go release race"):
-            pass
         classified.append({"old": old, "new": new, "why": why,
                            "overlap_s": round(min(a["end"], b["end"]) - max(a["start"],
                                                                          b["start"]), 4)})

@@ -13,7 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from e2e.lib import analysis
+from e2e.lib import analysis, sampler_process
 from e2e.lib.common import free_port
 from e2e.lib.faultproxy import ProxyLoop
 
@@ -150,8 +150,7 @@ def test_detector():
              for f, n, p in ((fa, "a", pa), (fb, "b", pb))]
     out = d / "samples.txt"
     time.sleep(0.5)
-    smp = subprocess.Popen([sys.executable, "-m", "e2e.lib.sampler_process", str(out), "0.02", "0.15",
-                            f"A={pa}", f"B={pb}"])
+    smp = sampler_process.Started(out, 0.02, 0.15, {"A": pa, "B": pb})
     try:
         time.sleep(0.7)
         # A is paused while still saying "yes"; B says "yes" meanwhile; A resumes and answers the
@@ -165,8 +164,7 @@ def test_detector():
         os.kill(procs[0].pid, signal.SIGCONT)
         time.sleep(1.0)
     finally:
-        smp.send_signal(signal.SIGTERM)
-        smp.wait(10)
+        smp.stop()
         for p in procs:
             os.kill(p.pid, signal.SIGCONT)
             p.kill()

@@ -23,10 +23,11 @@ import json
 import os
 import resource
 import signal
+import subprocess
 import sys
 import time
 
-from e2e.lib.common import parse_rfc3339
+from e2e.lib.common import REPO, parse_rfc3339
 
 MAX_OUTSTANDING = 600
 LATE_LIMIT = 30.0
@@ -136,6 +137,31 @@ def _unchunk(body):
         out += rest[:n]
         body = rest[n + 2:]
     return out
+
+
+class Started:
+    """This sampler started in its own process by a driver (the chaos suite, the mixed fleets):
+    writes OUT_FILE (emptied first) until stop()."""
+
+    def __init__(self, out, interval, timeout, slots):
+        self.path = out
+        out.write_text("")
+        env = dict(os.environ)  # -m needs the repository on the path whatever the cwd
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "e2e.lib.sampler_process", str(out), str(interval),
+             str(timeout)] + [f"{k}={p}" for k, p in slots.items()],
+            env=env, start_new_session=True)
+
+    def stop(self):
+        """SIGTERM (it flushes what is still open), SIGKILL if it has not ended in 15 s."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 def main(argv):

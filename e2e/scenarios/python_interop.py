@@ -35,13 +35,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from functools import partial
 from pathlib import Path
 
-from e2e.lib import analysis
+from e2e.lib import analysis, sampler_process
 from e2e.lib.controlplane import RUN, ns_name
 from e2e.lib.timings import MIXED
 from e2e.lib import agent
@@ -141,34 +140,6 @@ class RecordWatcher(LockWatcher):
         return n
 
 
-# ------------------------------------------------------------------------------- the sampler
-
-class SamplerProc:
-    """e2e/lib/sampler_process.py in its own process: every 20 ms a question to every slot's port."""
-
-    def __init__(self, out, slots):
-        self.path = Path(out) / "samples.txt"
-        self.path.write_text("")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "e2e.lib.sampler_process", str(self.path), str(SAMPLE_INTERVAL),
-             str(CLIENT_TIMEOUT)] + [f"{k}={p}" for k, p in slots.items()],
-            env=env, start_new_session=True)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def samples(self):
-        return analysis.load_samples(self.path)
-
-
 # ------------------------------------------------------------------------------- analysis
 
 def attribute(old, new, events, by_ident):
@@ -205,7 +176,7 @@ def fmt_dist(d):
 
 def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra=None):
     """Overlaps by side, failover times, leadership changes; writes result.json; returns it."""
-    samples = smp.samples()
+    samples = analysis.load_samples(smp.path)
     by_ident = fleet.by_identity()
     claim = analysis.spans(samples, None, by_term=False)
     events = watcher.history()
@@ -363,7 +334,8 @@ class Run:
 
     def begin(self):
         """Starts the sampler on every slot added so far (its slots are fixed from here on)."""
-        self.smp = SamplerProc(self.out, self.fleet.sampler_slots())
+        self.smp = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
+                                           CLIENT_TIMEOUT, self.fleet.sampler_slots())
         self.t0 = time.monotonic()
 
     def close(self):
