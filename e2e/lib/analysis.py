@@ -74,7 +74,8 @@ def spans(samples, timeout=None, by_term=True):
                 res.append(cur)
                 cur = None
             if yes:
-                cur = {"slot": slot, "identity": name, "term": term, "start": sent, "end": recv,
+                cur = {"slot": slot, "identity": name, "term": term, "start": sent,
+                       "first_recv": recv, "end": recv,
                        "n": 1, "max_vu": vu}
         if cur is not None:
             res.append(cur)
@@ -100,7 +101,8 @@ def _span(run):
     raw = [s.note for s in run.samples]
     vus = [r[5] for r in raw if r[5] is not None]
     return {"slot": run.pod, "identity": raw[0][6], "term": raw[0][4], "start": raw[0][0],
-            "end": max(r[1] for r in raw), "n": len(raw), "max_vu": max(vus) if vus else None}
+            "first_recv": raw[0][1], "end": max(r[1] for r in raw), "n": len(raw),
+            "max_vu": max(vus) if vus else None}
 
 
 def overlaps(samples, to_wall=None, timeout=None):
@@ -216,7 +218,11 @@ def promise_violations(lead, claim, faults, exempt_slots_after_term, to_wall):
                 continue
             new_first = to_wall(b["start"])
             if new_first < a["max_vu"] - 0.010:
-                exempt = any(a["start"] <= t <= b["start"] for t in
+                # The release's SIGTERM may come while the new leader's first "yes" is on its
+                # way: that yes holds at some instant up to its answer's arrival, so it counts as
+                # after the release if it arrived after it.
+                last = b.get("first_recv", b["start"])
+                exempt = any(a["start"] <= t <= last for t in
                              exempt_slots_after_term.get(a["slot"], []))
                 bad.append({"old": a, "new": b, "by_s": round(a["max_vu"] - new_first, 3),
                             "exempt_immediate_release": exempt})

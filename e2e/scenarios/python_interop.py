@@ -146,6 +146,14 @@ def attribute(old, new, events, by_ident):
     """(family, why) of the member that started the overlap of claim spans old (began first) and
     new; see the module doc."""
     x, y = by_ident.get(old["identity"]), by_ident.get(new["identity"])
+    # The newer claim begins with an answer that came late (past the client timeout) and only
+    # after the older claim's last answer: that "yes" may hold only from after the old one
+    # ended, so the overlap is the late answerer's doing (a Python peer whose HTTP thread
+    # stalled; a late leasehold answer is blamed on leasehold just the same).
+    late = new.get("first_recv", new["start"]) - new["start"]
+    if late > CLIENT_TIMEOUT and new.get("first_recv", new["start"]) > old.get("end", new["start"]):
+        return y.family, (f"{y.name}'s first yes came {late:.2f}s after its question, after "
+                          f"{x.name}'s last yes: it may be from after it")
     holder = RecordWatcher.holder
     acq = [(i, t) for i, (t, _, rec) in enumerate(events)
            if holder(rec) == y.identity and (i == 0 or holder(events[i - 1][2]) != y.identity)]
@@ -569,8 +577,8 @@ def attribution_selftest(s):
     def ev(*pairs):
         return [(t, str(i), r) for i, (t, r) in enumerate(pairs)]
 
-    def span(name, start):
-        return {"identity": name, "start": start}
+    def span(name, start, **kw):
+        return {"identity": name, "start": start, **kw}
 
     cases = [
         ("py led past its lease", py, lh, ev((0.0, rec("py")), (5.0, rec("lh"))), PY),
@@ -584,6 +592,21 @@ def attribution_selftest(s):
     ]
     for what, x, y, events, want in cases:
         got, why = attribute(span(x.name, -1.0), span(y.name, events[-1][0]), events, ids)
+        log(f"{what}: started by {got} ({why})")
+        assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
+    # A late first answer, received after the other side's last yes, is the late side's; one
+    # received before that, or within the client timeout, is judged by the lock's history.
+    late_cases = [
+        ("py's late yes after lh's last", lh, py, dict(end=1.0), dict(first_recv=1.5), PY),
+        ("lh's late yes after py's last", py, lh, dict(end=1.0), dict(first_recv=1.5), LH),
+        ("py's late yes before lh's last: the history", lh, py, dict(end=2.0),
+         dict(first_recv=1.5), LH),
+        ("py's prompt yes: the history", lh, py, dict(end=1.0), dict(first_recv=0.6), LH),
+    ]
+    for what, x, y, old_kw, new_kw, want in late_cases:
+        events = ev((0.0, rec(x.name)), (0.5, rec("")), (0.6, rec(y.name)))  # x released
+        got, why = attribute(span(x.name, -1.0, **old_kw), span(y.name, 0.5, **new_kw),
+                             events, ids)
         log(f"{what}: started by {got} ({why})")
         assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
     unheld = [None, {"unparsable": "[]"}, rec(""), rec("x", None), rec("x", duration=0),
