@@ -393,6 +393,24 @@ def leader_events(cp, ns):
     return [e for e in items if e.get("reason") == "LeaderElection"]
 
 
+def wait_failover_events(cp, ns, old, new, kind, api_version):
+    """The LeaderElection Events of a failover from `old` to `new` (waited for, 10 s at most),
+    each Normal, about the lock object (`kind`, `api_version`), from component leasehold."""
+    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
+
+    def got():
+        ev = leader_events(cp, ns)
+        return {e["message"] for e in ev} >= want and ev
+    events = wait_until(got, 10, what=f"events {want}")
+    for e in events:
+        assert e["type"] == "Normal", e
+        assert e["involvedObject"]["kind"] == kind, e
+        assert e["involvedObject"]["apiVersion"] == api_version, e
+        assert e["involvedObject"]["name"] == ns.lock_name, e
+        assert e["source"]["component"] == "leasehold", e
+    return events
+
+
 @scenario
 def events_recorded(s):
     cp = s.control_plane()
@@ -403,18 +421,8 @@ def events_recorded(s):
     old.term()
     assert old.wait(FAST.renew + 5) == 0
     new = wait_single_leader([a for a in agents if a is not old], 20)
-    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
-
-    def got():
-        return {e["message"] for e in leader_events(cp, ns)} >= want and leader_events(cp, ns)
-
-    events = wait_until(got, 10, what=f"events {want}")
+    events = wait_failover_events(cp, ns, old, new, "Lease", "coordination.k8s.io/v1")
     for e in events:
-        assert e["type"] == "Normal", e
-        assert e["involvedObject"]["kind"] == "Lease", e
-        assert e["involvedObject"]["apiVersion"] == "coordination.k8s.io/v1", e
-        assert e["involvedObject"]["name"] == ns.lock_name, e
-        assert e["source"]["component"] == "leasehold", e
         assert e["reportingComponent"] == "leasehold", e
     table = cp.kubectl("get", "events", "-n", ns.name, "--field-selector",
                        f"involvedObject.name={ns.lock_name}")

@@ -250,18 +250,7 @@ def events_configmap(s):
         assert old.wait(FAST.renew + 5) == 0
         new = wait_single_leader([a for a in agents if a is not old], 20)
     core.assert_no_overlap(smp)
-    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
-
-    def got():
-        ev = announce.leader_events(cp, ns)
-        return {e["message"] for e in ev} >= want and ev
-    events = wait_until(got, 10, what=f"events {want}")
-    for e in events:
-        assert e["type"] == "Normal", e
-        assert e["involvedObject"]["kind"] == "ConfigMap", e
-        assert e["involvedObject"]["apiVersion"] == "v1", e
-        assert e["involvedObject"]["name"] == ns.lock_name, e
-        assert e["source"]["component"] == "leasehold", e
+    events = announce.wait_failover_events(cp, ns, old, new, "ConfigMap", "v1")
     log(f"{len(events)} LeaderElection events on the ConfigMap lock")
 
 
