@@ -29,6 +29,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { echo "build-v1.11.sh: $*" >&2; }
+# shellcheck source=e2e/go_cache.sh
+source "$HERE/../go_cache.sh"
 
 K8S_VERSION=v1.11.10
 SOURCE_SUM="h1:wCo67+wmguioiYv0ipIiTaXbVPfFBBjOTgIngeGGG+A="
@@ -43,14 +45,8 @@ STAMP="$(cat "$MOD/go.mod" "$MOD/go.sum" "${BASH_SOURCE[0]}" | sha256sum | cut -
 
 present() { [[ -f "$BIN/.stamp" && "$(cat "$BIN/.stamp")" == "$STAMP" && -x "$BIN/kube-apiserver" ]]; }
 
-if [[ "${FORCE:-0}" != 1 ]] && present; then echo "$BIN"; exit 0; fi
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"
-flock 9
-if [[ "${FORCE:-0}" != 1 ]] && present; then echo "$BIN"; exit 0; fi
-
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
-command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin"; exit 1; }
+go_cache_current present
+need_go
 
 start=$SECONDS
 rm -f "$BIN/.stamp" "$BIN/kube-apiserver"

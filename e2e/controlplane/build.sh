@@ -16,6 +16,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 log() { echo "build.sh: $*" >&2; }
+# shellcheck source=e2e/go_cache.sh
+source "$HERE/../go_cache.sh"
 
 # Version of the single module a sub-module requires (read from its go.mod).
 modver() { # DIR MODULE
@@ -47,22 +49,8 @@ all_present() {
   for b in "${BINARIES[@]}"; do [[ -x "$BIN/$b" ]] || return 1; done
 }
 
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then
-  echo "$BIN"; exit 0
-fi
-
-mkdir -p "$OUT"
-# Serialise concurrent builders (parallel CI jobs, two terminals, ...).
-exec 9>"$OUT/.lock"
-flock 9
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then
-  echo "$BIN"; exit 0
-fi
-
-# Go >= 1.21 (on PATH, or the usual /usr/local/go); a newer toolchain that a go.mod asks for is
-# fetched through the module proxy (GOTOOLCHAIN=auto, Go's default).
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
-command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin: install Go >= 1.21"; exit 1; }
+go_cache_current all_present
+need_go
 
 mkdir -p "$BIN"
 if [[ ! -f "$BIN/.stamp" || "$(cat "$BIN/.stamp")" != "$STAMP" ]]; then

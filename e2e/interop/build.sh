@@ -14,6 +14,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { echo "interop/build.sh: $*" >&2; }
+# shellcheck source=e2e/go_cache.sh
+source "$HERE/../go_cache.sh"
 
 modver() { # DIR MODULE: the version DIR/go.mod requires
   awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$HERE/$1/go.mod"
@@ -37,17 +39,8 @@ all_present() {
   for p in "${PEERS[@]}"; do [[ -x "$BIN/peer-$p" ]] || return 1; done
 }
 
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then echo "$BIN"; exit 0; fi
-
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"   # serialise concurrent builders
-flock 9
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then echo "$BIN"; exit 0; fi
-
-# Go >= 1.21 (on PATH, or the usual /usr/local/go); a newer toolchain that a go.mod asks for is
-# fetched through the module proxy (GOTOOLCHAIN=auto, Go's default).
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
-command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin: install Go >= 1.21"; exit 1; }
+go_cache_current all_present
+need_go
 mkdir -p "$BIN"
 rm -f "$BIN/.stamp" "$BIN"/peer-*
 STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"

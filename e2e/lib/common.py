@@ -5,7 +5,9 @@ import http.client
 import json
 import os
 import random
+import signal
 import socket
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -138,3 +140,24 @@ def log(msg):
 def measured(msg):
     """Logs a number a scenario measured, on a line starting with "MEASURED"."""
     log(f"MEASURED {msg}")
+
+
+def terminate(proc, grace, group=False):
+    """Ends a child: SIGTERM (to its process group with `group`), SIGKILL if it has not exited
+    within `grace` seconds; returns its exit status (None if it had not been started)."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        def send(sig):
+            try:
+                os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+            except ProcessLookupError:
+                pass
+        send(signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            send(signal.SIGKILL)
+            proc.wait()
+    return proc.returncode
+

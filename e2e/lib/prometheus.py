@@ -6,7 +6,6 @@ the one source of the alerts) rendered with scaled windows: SCALE of every shipp
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -15,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from deploy.monitoring import rules
-from e2e.lib.common import free_port, log, wait_until
+from e2e.lib.common import free_port, log, terminate, wait_until
 from e2e.lib.timings import FAST
 
 PROMETHEUS = os.environ.get("LEASEHOLD_PROMETHEUS", "/usr/bin/prometheus")
@@ -167,13 +166,7 @@ class Prometheus:
         return out
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        terminate(self.proc, 15, group=True)
         if getattr(self, "logf", None):
             self.logf.close()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 
-from e2e.lib.common import REPO, parse_rfc3339
+from e2e.lib.common import REPO, parse_rfc3339, terminate
 
 MAX_OUTSTANDING = 600
 LATE_LIMIT = 30.0
@@ -155,13 +155,7 @@ class Started:
 
     def stop(self):
         """SIGTERM (it flushes what is still open), SIGKILL if it has not ended in 15 s."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, 15)
 
 
 def main(argv):

@@ -14,6 +14,8 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { echo "node/build.sh: $*" >&2; }
+# shellcheck source=e2e/go_cache.sh
+source "$HERE/../go_cache.sh"
 
 modver() { # GO.MOD MODULE
   awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$1"
@@ -37,15 +39,8 @@ all_present() {
   [[ -f "$BIN/.stamp" && "$(cat "$BIN/.stamp")" == "$STAMP" ]] || return 1
   for b in "${BINARIES[@]}"; do [[ -x "$BIN/$b" ]] || return 1; done
 }
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then echo "$BIN"; exit 0; fi
-
-mkdir -p "$OUT"
-exec 9>"$OUT/.lock"
-flock 9
-if [[ "${FORCE:-0}" != 1 ]] && all_present; then echo "$BIN"; exit 0; fi
-
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
-command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin: install Go >= 1.21"; exit 1; }
+go_cache_current all_present
+need_go
 
 mkdir -p "$BIN"
 rm -f "$BIN/.stamp" "$BIN"/*

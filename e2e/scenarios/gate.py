@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.common import leasehold_binary, measured, parse_rfc3339, wait_until
+from e2e.lib.common import leasehold_binary, measured, parse_rfc3339, terminate, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.timings import FAST
@@ -89,13 +89,7 @@ class Pod:
             return ""
 
     def stop(self):
-        if self.gate and self.gate.poll() is None:
-            self.gate.send_signal(signal.SIGTERM)
-            try:
-                self.gate.wait(5)
-            except subprocess.TimeoutExpired:
-                self.gate.kill()
-                self.gate.wait()
+        terminate(self.gate, 5)
         self.agent.stop()
 
 
