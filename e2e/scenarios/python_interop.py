@@ -609,6 +609,23 @@ def attribution_selftest(s):
                              events, ids)
         log(f"{what}: started by {got} ({why})")
         assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
+    # The promise check's immediate-release exemption runs to the new leader's first yes'
+    # arrival: a SIGTERM between its question and its answer may come before that yes.
+    def claim(slot, start, first_recv, max_vu=None):
+        return {"slot": slot, "identity": slot, "start": start, "first_recv": first_recv,
+                "end": first_recv, "max_vu": max_vu}
+    promise_cases = [  # (what, SIGTERM times of the old slot, new first answer's arrival, exempt)
+        ("SIGTERM before the new yes was asked", [4.0], 5.01, True),
+        ("SIGTERM while a late new yes was on its way", [6.0], 7.0, True),
+        ("SIGTERM after a prompt new yes", [6.0], 5.01, False),
+        ("no SIGTERM", [], 7.0, False),
+    ]
+    for what, terms, first_recv, want in promise_cases:
+        bad = analysis.promise_violations(
+            {}, {"lh": [claim("lh", 0.0, 0.01, max_vu=10.0)], "py": [claim("py", 5.0, first_recv)]},
+            [], {"lh": terms}, lambda t: t)
+        assert len(bad) == 1 and bad[0]["exempt_immediate_release"] == want, (what, bad)
+        log(f"promise, {what}: exempt {want}")
     unheld = [None, {"unparsable": "[]"}, rec(""), rec("x", None), rec("x", duration=0),
               rec("x", duration="")]
     assert all(python_sees_unheld(r) for r in unheld), unheld
