@@ -213,6 +213,12 @@ def api_outage(s):
     agents = start_fleet(s, ns)
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
+        # The state the 410 below counts from: each agent's watch has a version to resume
+        # from. One that opened no stream before the outage starts afresh after it, rightly.
+        def opened():
+            return [a for a in agents if ": open at resourceVersion " in a.log_text()]
+        log(f"{len(opened())} of {len(agents)} watches open when one led")
+        wait_until(lambda: len(opened()) == len(agents), 10, what="every agent's watch to open")
         cp.stop_apiserver()
         t_stop = time.monotonic()
         wait_until(lambda: old.request("GET", "/is-leader")[0] == 503, FAST.renew + 1,
@@ -237,7 +243,8 @@ def api_outage(s):
         time.sleep(2)
         assert current_leaders(agents) == [leader]
         # Each agent's watch resumed from a version before the compaction: it says so once, at
-        # info, and counts it (bounded by the watch's backoff, at most 16 retry-periods).
+        # info, and counts it, once its backoff's pause (LockWatcher::Run caps it at 16
+        # retry-periods) ends.
         expired = 'leasehold_watch_restarts_total{lock_namespace="e2e-outage",' \
             'lock_name="leasehold-lock",reason="expired"} '
 
@@ -245,8 +252,15 @@ def api_outage(s):
             st, m = a.request("GET", "/metrics")
             return st == 200 and expired + "0" not in m and expired in m and \
                 "is too old for the API server (410 Gone)" in a.log_text()
-        wait_until(lambda: all(restarted(a) for a in agents), 16 * FAST.retry + 10,
-                   what="every agent's watch answered 410 and started over")
+        try:
+            wait_until(lambda: all(restarted(a) for a in agents), 16 * FAST.retry + 10,
+                       what="every agent's watch answered 410 and started over")
+        except AssertionError:
+            for a in agents:  # what each watch was told instead
+                tried = [ln for ln in a.log_text().splitlines() if "watch on " in ln]
+                log(f"{a.name}: restarted={restarted(a)}; last watch lines:\n  " +
+                    "\n  ".join(tried[-4:]))
+            raise
         log(f"etcd compacted at revision {rev}: every agent's watch started over (logged, counted)")
     assert_no_overlap(smp)
 

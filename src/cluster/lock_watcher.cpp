@@ -47,6 +47,7 @@ Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, locks::LockType
   const kube::Request request =
       kube::WatchRequest(kind.Ref(d.name_space, d.name), rv, kWatchTimeout);
   Status failure;
+  bool opened = false;  // this stream has delivered an event
   Status st = watcher_.Watch(
       request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
       [&](const std::string& line) {
@@ -56,6 +57,14 @@ Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, locks::LockType
           return false;
         }
         if (!ev->resource_version.empty()) rv = ev->resource_version;
+        if (!opened) {
+          // Once per stream: from here on a lost stream resumes from a version, which a
+          // compaction can expire (the 410 in Run).
+          opened = true;
+          spdlog::debug("watch on {} {}/{}: open at resourceVersion {}", locks::LockTypeName(type),
+                        d.name_space, d.name,
+                        rv.empty() ? std::string("(none)") : EscapeForLog(rv));
+        }
         if (ev->type == "BOOKMARK") return true;
         election::LockObservation obs;
         if (ev->type == "DELETED") {
