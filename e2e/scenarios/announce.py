@@ -29,6 +29,8 @@ from e2e.lib.timings import FAST
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 LABEL = "leasehold.io/role"
+# --deletion-cost: the leader's pod carries it, a follower's none.
+COST, COST_KEY = 10000, "controller.kubernetes.io/pod-deletion-cost"
 
 
 def percentiles(xs):
@@ -439,8 +441,9 @@ def pod_manifest(name, sa):
 
 @scenario
 def leader_label_failover(s):
-    """The pod label follows leadership through a SIGTERM failover. Pod objects stand in for
-    the pods (no kubelet runs them); the agents run with the leader-label Role applied."""
+    """The pod label, and the deletion cost (on the leader's pod only), follow leadership
+    through a SIGTERM failover. Pod objects stand in for the pods (no kubelet runs them); the
+    agents run with the leader-label Role applied."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-label")
     rbac = DEPLOY / "rbac" / "leader-label"
@@ -452,17 +455,22 @@ def leader_label_failover(s):
         name = f"{ns.name}-a{i}"
         pod = f"web-{i}"
         cp.kubectl("create", "-n", ns.name, "-f", "-", input=pod_manifest(pod, ns.sa))
-        a = s.agent(ns, name, release="immediate", extra=(f"--leader-label={LABEL}",),
+        a = s.agent(ns, name, release="immediate",
+                    extra=(f"--leader-label={LABEL}", f"--deletion-cost={COST}"),
                     env={"POD_NAME": pod, "POD_NAMESPACE": ns.name})
         a.pod = pod
         agents.append(a.start())
 
     def labels():
+        """pod -> (its label, its deletion cost or None)"""
         pods = cp.get_json("pods", "-n", ns.name)["items"]
-        return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(LABEL) for p in pods}
+        return {p["metadata"]["name"]: (p["metadata"].get("labels", {}).get(LABEL),
+                                        p["metadata"].get("annotations", {}).get(COST_KEY))
+                for p in pods}
 
     def settled(leader):
-        want = {a.pod: ("leader" if a is leader else "follower") for a in agents if a.alive()}
+        want = {a.pod: ("leader", str(COST)) if a is leader else ("follower", None)
+                for a in agents if a.alive()}
         got = labels()
         return all(got.get(p) == v for p, v in want.items())
 
@@ -475,9 +483,10 @@ def leader_label_failover(s):
     assert old.wait(FAST.renew + 5) == 0
     new = wait_single_leader([a for a in agents if a is not old], 20)
     t_new = time.monotonic()
-    wait_until(lambda: labels().get(new.pod) == "leader", 10, what="the new leader's label")
+    wait_until(lambda: labels().get(new.pod) == ("leader", str(COST)), 10,
+               what="the new leader's label and cost")
     t_label = time.monotonic()
-    assert labels()[old.pod] == "follower", labels()
+    assert labels()[old.pod] == ("follower", None), labels()
     assert settled(new), labels()
     selected = cp.kubectl("get", "pods", "-n", ns.name, "-l", f"{LABEL}=leader", "-o", "name")
     assert selected.split() == [f"pod/{new.pod}"], selected

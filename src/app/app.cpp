@@ -159,6 +159,9 @@ Step MakeElector(Agent& a) {
     if (!config.leader_label.empty()) {
       spdlog::warn("--leader-label is ignored with --lock-type none: it would call the API");
     }
+    if (config.deletion_cost) {
+      spdlog::warn("--deletion-cost is ignored with --lock-type none: it would call the API");
+    }
     a.lock = std::make_unique<locks::LocalLock>(config.name_space, config.lock_name);
   } else {
     auto c = kube::NewCurlApiClient(*a.cluster, a.client_options, a.clock);
@@ -226,6 +229,7 @@ Step MakeSinks(Agent& a) {
     ao.identity = config.election.identity();
     ao.events = true;
     ao.label_key = config.leader_label;
+    ao.deletion_cost = config.deletion_cost;
     ao.pod_name = config.pod_name;
     ao.pod_namespace = a.pod_namespace();
     ao.request_timeout = kAnnounceTimeout;
@@ -333,6 +337,10 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
   if (!config.leader_label.empty()) {
     spdlog::info("leader label: {} on pod {}/{}", config.leader_label, a.pod_namespace(),
                  config.pod_name);
+  }
+  if (config.deletion_cost) {
+    spdlog::info("deletion cost: {} on pod {}/{} while it leads", *config.deletion_cost,
+                 a.pod_namespace(), config.pod_name);
   }
   if (a.announcer) a.announcer->Start();
   a.publisher->Start();

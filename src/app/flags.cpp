@@ -6,6 +6,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <cstdint>
 #include <cxxopts.hpp>
 #include <sstream>
 
@@ -43,6 +44,7 @@ struct Draft {
   std::string status_file;
   std::string probe_address;
   std::string leader_label;
+  std::optional<int32_t> deletion_cost;
   kube::LoadOptions kube;  // --kubeconfig, --context, --serviceaccount-dir
   LogFormat format = LogFormat::kText;
   LogLevel level = LogLevel::kInfo;
@@ -223,6 +225,23 @@ const OptionTable<Draft>& AgentTable() {
      "leader. A routing hint, not a lock. Needs $POD_NAME (and $POD_NAMESPACE when the pod is "
      "not in the lock's namespace) and get/patch on pods (deploy/rbac/leader-label).",
      "label this pod `KEY=leader`/`follower`, e.g. `leasehold.io/role`; needs `POD_NAME`"},
+    {"deletion-cost", "", "COST", kOwnVariable, "", "", nullptr,
+     [](const std::string& t, Draft& d) {
+       const bool digits =
+           !t.empty() && t.size() <= 10 && t.find_first_not_of("0123456789") == std::string::npos;
+       if (!digits || std::stoll(t) < 1 || std::stoll(t) > INT32_MAX) {
+         return Bad(Quote(t) + " is not a deletion cost (1 to " + std::to_string(INT32_MAX) +
+                    "): the leader's pod must cost more than a follower's, which has none");
+       }
+       d.deletion_cost = static_cast<int32_t>(std::stoll(t));
+       return Status::Ok();
+     },
+     "While this pod leads, annotate it controller.kubernetes.io/pod-deletion-cost=COST, and "
+     "remove the annotation when it stops, so that a scale-down keeps the leader and a rollout "
+     "deletes the leader's pod last (one handover). leasehold then owns that annotation on this "
+     "pod. Same needs as --leader-label: $POD_NAME and get/patch on pods.",
+     "annotate the leader's pod `controller.kubernetes.io/pod-deletion-cost=COST` (scale-downs "
+     "keep it, rollouts delete it last); needs `POD_NAME`"},
     {"kubeconfig", "", "PATH", kOwnVariable, "", "",
      [](const Draft&) -> std::string {
        return "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config";
@@ -441,10 +460,11 @@ class Resolver {
     return base + "_" + env_.random_hex8();
   }
 
-  // --leader-label's pod (POD_NAME, POD_NAMESPACE from the downward API).
+  // The pod that --leader-label and --deletion-cost mark (POD_NAME, POD_NAMESPACE from the
+  // downward API).
   Status LabelledPod(const Draft& d, Resolved& out) const {
-    if (d.leader_label.empty()) return Status::Ok();
-    const Given label = GivenFor("leader-label");
+    if (d.leader_label.empty() && !d.deletion_cost) return Status::Ok();
+    const Given label = GivenFor(d.leader_label.empty() ? "deletion-cost" : "leader-label");
     auto pod = FromEnv("POD_NAME");
     if (!pod) {
       return BadValue(label,
@@ -491,6 +511,7 @@ Result<AppConfig> Assemble(const Draft& d, const Resolved& resolved, std::string
   config->status_file = d.status_file;
   config->probe_address = d.probe_address;
   config->leader_label = d.leader_label;
+  config->deletion_cost = d.deletion_cost;
   config->kube = d.kube;
   config->log_format = d.format;
   config->log_level = d.level;

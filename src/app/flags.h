@@ -6,6 +6,7 @@
 // empty variable counts as unset. Aliases (--election, --id) have no variables of their own.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,8 @@ struct AppConfig {
   // --leader-label; "" = none. A valid label key; then pod_name is set (from POD_NAME) and
   // pod_namespace is POD_NAMESPACE, or "" when unset: the pod is in the lock's namespace.
   std::string leader_label;
+  // --deletion-cost; none = off. 1 to INT32_MAX; then pod_name is set as for leader_label.
+  std::optional<int32_t> deletion_cost;
   std::string pod_name;
   std::string pod_namespace;
   kube::LoadOptions kube;  // --kubeconfig, --context, --serviceaccount-dir

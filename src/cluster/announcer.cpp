@@ -18,6 +18,8 @@ namespace {
 constexpr const char* kLeader = "leader";
 constexpr const char* kFollower = "follower";
 constexpr const char* kComponent = "leasehold";
+// The ReplicaSet controller deletes the pods of lowest cost first (an int32 as a string).
+constexpr const char* kDeletionCost = "controller.kubernetes.io/pod-deletion-cost";
 // The apiserver's limit on reportingInstance.
 constexpr size_t kMaxReportingInstance = 128;
 
@@ -31,7 +33,7 @@ void Str(W& w, const std::string& s) {
 KubeAnnouncer::KubeAnnouncer(kube::ApiClient& client, const Clock& clock,
                              KubeAnnouncerOptions options)
     : client_(client), clock_(clock), options_(std::move(options)) {
-  label_backoff_ = options_.label_retry;
+  marks_backoff_ = options_.label_retry;
 }
 
 KubeAnnouncer::~KubeAnnouncer() { Shutdown(Duration::zero()); }
@@ -57,9 +59,9 @@ void KubeAnnouncer::Publish(const election::Publication& p) {
     }
     seen_ = true;
     leading_ = leading;
-    desired_label_ = leading ? kLeader : kFollower;
-    label_due_ = MonoTime::min();  // now
-    label_backoff_ = options_.label_retry;
+    desired_role_ = leading ? kLeader : kFollower;
+    marks_due_ = MonoTime::min();  // now
+    marks_backoff_ = options_.label_retry;
     woken_ = true;
   }
   cv_.notify_all();
@@ -141,17 +143,30 @@ Status KubeAnnouncer::SendEvent(const PendingEvent& e, MonoTime deadline) {
   return result;
 }
 
-Status KubeAnnouncer::PatchLabel(const std::string& value, MonoTime deadline) {
+Status KubeAnnouncer::PatchPod(const std::string& role, MonoTime deadline) {
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
   w.Key("metadata");
   w.StartObject();
-  w.Key("labels");
-  w.StartObject();
-  Str(w, options_.label_key);
-  Str(w, value);
-  w.EndObject();
+  if (!options_.label_key.empty()) {
+    w.Key("labels");
+    w.StartObject();
+    Str(w, options_.label_key);
+    Str(w, role);
+    w.EndObject();
+  }
+  if (options_.deletion_cost) {
+    w.Key("annotations");
+    w.StartObject();
+    w.Key(kDeletionCost);
+    if (role == kLeader) {
+      Str(w, std::to_string(*options_.deletion_cost));
+    } else {
+      w.Null();  // a merge patch's null removes the key
+    }
+    w.EndObject();
+  }
   w.EndObject();
   w.EndObject();
   const kube::ObjectRef pod{"", "v1", "pods", options_.pod_namespace, options_.pod_name};
@@ -160,6 +175,17 @@ Status KubeAnnouncer::PatchLabel(const std::string& value, MonoTime deadline) {
   req.content_type = "application/merge-patch+json";
   auto r = client_.Do(req, deadline);
   return r.ok() ? Status::Ok() : r.status();
+}
+
+std::string KubeAnnouncer::MarksText(const std::string& role) const {
+  std::string text;
+  if (!options_.label_key.empty()) text = "label " + options_.label_key + "=" + role;
+  if (options_.deletion_cost) {
+    if (!text.empty()) text += " and ";
+    text += std::string("annotation ") + kDeletionCost +
+            (role == kLeader ? "=" + std::to_string(*options_.deletion_cost) : " removed");
+  }
+  return text;
 }
 
 MonoTime KubeAnnouncer::Step() {
@@ -200,56 +226,54 @@ MonoTime KubeAnnouncer::Step() {
   }
 
   MonoTime now = clock_.MonotonicNow();
-  std::string label;
+  std::string role;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (!options_.label_key.empty() && !desired_label_.empty() && now >= label_due_ && now < stop) {
-      label = desired_label_;
+    if (MarksPod() && !desired_role_.empty() && now >= marks_due_ && now < stop) {
+      role = desired_role_;
     }
   }
-  if (!label.empty()) {
-    Status st = PatchLabel(label, deadline_from(now));
+  if (!role.empty()) {
+    Status st = PatchPod(role, deadline_from(now));
     now = clock_.MonotonicNow();
     std::lock_guard<std::mutex> l(mu_);
     const std::string pod = options_.pod_namespace + "/" + options_.pod_name;
     if (st.ok()) {
-      if (label_failing_) spdlog::info("leader label: pod {} labelled again", pod);
-      spdlog::debug("leader label: pod {} {}={}", pod, options_.label_key, label);
-      label_failing_ = false;
-      applied_label_ = label;
-      label_backoff_ = options_.label_retry;
+      if (marks_failing_) spdlog::info("pod {}: {} written again", pod, MarksText(role));
+      spdlog::debug("pod {}: {}", pod, MarksText(role));
+      marks_failing_ = false;
+      applied_role_ = role;
+      marks_backoff_ = options_.label_retry;
       // A publication in between asked for another value: write that one at once.
-      label_due_ = desired_label_ == label ? now + options_.label_reassert : now;
+      marks_due_ = desired_role_ == role ? now + options_.label_reassert : now;
     } else {
-      if (!label_failing_) {
+      if (!marks_failing_) {
         const bool rbac = st.code() == Code::kForbidden;  // a 401 is the credentials
-        spdlog::warn("leader label: cannot set {}={} on pod {}: {}{}", options_.label_key, label,
-                     pod, st.ToString(),
+        spdlog::warn("pod {}: cannot write {}: {}{}", pod, MarksText(role), st.ToString(),
                      rbac ? " -- the agent needs get and patch on pods (see "
                             "deploy/rbac/leader-label)"
                           : "");
       } else {
-        spdlog::debug("leader label: still failing: {}", st.ToString());
+        spdlog::debug("pod {}: still failing: {}", pod, st.ToString());
       }
-      label_failing_ = true;
-      applied_label_.clear();
-      label_due_ = now + label_backoff_;
-      label_backoff_ = std::min<Duration>(label_backoff_ * 2, options_.label_reassert);
+      marks_failing_ = true;
+      applied_role_.clear();
+      marks_due_ = now + marks_backoff_;
+      marks_backoff_ = std::min<Duration>(marks_backoff_ * 2, options_.label_reassert);
     }
   }
 
   std::lock_guard<std::mutex> l(mu_);
   if (!events_.empty() && !events_forbidden_) return now;
-  return options_.label_key.empty() || desired_label_.empty() ? MonoTime::max() : label_due_;
+  return !MarksPod() || desired_role_.empty() ? MonoTime::max() : marks_due_;
 }
 
 bool KubeAnnouncer::DoneLocked(MonoTime now) const {
   if (!stopping_) return false;
   if (now >= stop_deadline_) return true;
   const bool events_left = !events_.empty() && !events_forbidden_;
-  const bool label_left =
-      !options_.label_key.empty() && !desired_label_.empty() && applied_label_ != desired_label_;
-  return !events_left && !label_left;
+  const bool marks_left = MarksPod() && !desired_role_.empty() && applied_role_ != desired_role_;
+  return !events_left && !marks_left;
 }
 
 void KubeAnnouncer::Start() {
@@ -278,10 +302,10 @@ void KubeAnnouncer::Shutdown(Duration budget) {
     std::lock_guard<std::mutex> l(mu_);
     stopping_ = true;
     stop_deadline_ = clock_.MonotonicNow() + budget;
-    if (!options_.label_key.empty() && !desired_label_.empty()) {
+    if (MarksPod() && !desired_role_.empty()) {
       // This pod no longer takes part, whatever it was.
-      if (desired_label_ != kFollower || applied_label_ != kFollower) label_due_ = MonoTime::min();
-      desired_label_ = kFollower;
+      if (desired_role_ != kFollower || applied_role_ != kFollower) marks_due_ = MonoTime::min();
+      desired_role_ = kFollower;
     }
     woken_ = true;
   }

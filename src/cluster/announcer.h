@@ -9,12 +9,17 @@
 //   patch, on every change of leadership and again every label_reassert (never per renew), and
 //   "follower" at shutdown. A Service can select the leader with it. It is a routing hint that
 //   lags the election by a request: never use it for mutual exclusion.
+// * --deletion-cost COST: in the same patch, this pod's controller.kubernetes.io/pod-deletion-cost
+//   annotation is COST while it leads and removed otherwise, so that a ReplicaSet scaling down
+//   (a scale-down, a rollout's old pods) deletes the leader's pod last. Also only a hint: the
+//   election never depends on it, and a failed patch costs nothing but the hint.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,12 +38,15 @@ struct KubeAnnouncerOptions {
   bool events = true;
   // --leader-label; "" = no label. pod_name and pod_namespace then name this pod.
   std::string label_key;
+  // --deletion-cost: the leader's pod-deletion-cost, written as the annotation's decimal
+  // string; none = the annotation is left alone. pod_name and pod_namespace then name this pod.
+  std::optional<int32_t> deletion_cost;
   std::string pod_name;
   std::string pod_namespace;
-  // The label is written again this long after the last successful write, so a label that
-  // someone removed or changed comes back. Default 60s.
+  // The label and the cost are written again this long after the last successful write, so
+  // that a mark someone removed or changed comes back. Default 60s.
   Duration label_reassert = std::chrono::seconds(60);
-  // The first retry after a failed label write; it doubles up to label_reassert. Default 5s.
+  // The first retry after a failed write of them; it doubles up to label_reassert. Default 5s.
   Duration label_retry = std::chrono::seconds(5);
   // Deadline of each request. Default 5s.
   Duration request_timeout = std::chrono::seconds(5);
@@ -76,7 +84,14 @@ class KubeAnnouncer final : public election::PublicationSink {
     SysTime at;
   };
   Status SendEvent(const PendingEvent& e, MonoTime deadline);
-  Status PatchLabel(const std::string& value, MonoTime deadline);
+  // The pod's marks for `role` (kLeader / kFollower): its label and its deletion cost, those
+  // that are on, in one merge patch.
+  Status PatchPod(const std::string& role, MonoTime deadline);
+  bool MarksPod() const {
+    return !options_.label_key.empty() || options_.deletion_cost.has_value();
+  }
+  // What PatchPod writes, for the log: "label K=V and annotation A=N".
+  std::string MarksText(const std::string& role) const;
   bool DoneLocked(MonoTime now) const;
   void Loop();
 
@@ -92,11 +107,11 @@ class KubeAnnouncer final : public election::PublicationSink {
   std::deque<PendingEvent> events_;
   bool events_forbidden_ = false;
   bool warned_dropped_ = false;
-  std::string desired_label_;  // "leader" / "follower"; "" before the first publication
-  std::string applied_label_;  // as last written successfully; "" when unknown
-  MonoTime label_due_ = MonoTime::max();
-  Duration label_backoff_{};
-  bool label_failing_ = false;
+  std::string desired_role_;  // "leader" / "follower"; "" before the first publication
+  std::string applied_role_;  // as last written successfully; "" when unknown
+  MonoTime marks_due_ = MonoTime::max();
+  Duration marks_backoff_{};
+  bool marks_failing_ = false;
   uint64_t event_seq_ = 0;
   bool stopping_ = false;
   MonoTime stop_deadline_ = MonoTime::max();

@@ -368,6 +368,26 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
        {"--lock-name=a", "--leader-label=leasehold.io/role"},
        {{"POD_NAME", "Web_0"}},
        "--leader-label: POD_NAME \"Web_0\" is not a valid pod name"},
+      {"deletion cost zero",
+       {"--lock-name=a", "--deletion-cost=0"},
+       {{"POD_NAME", "web-0"}},
+       "--deletion-cost: \"0\" is not a deletion cost (1 to 2147483647): the leader's pod must "
+       "cost more than a follower's, which has none"},
+      {"deletion cost beyond int32, from the environment",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_DELETION_COST", "2147483648"}, {"POD_NAME", "web-0"}},
+       "LEASEHOLD_DELETION_COST (--deletion-cost): \"2147483648\" is not a deletion cost (1 to "
+       "2147483647): the leader's pod must cost more than a follower's, which has none"},
+      {"deletion cost negative",
+       {"--lock-name=a", "--deletion-cost=-5"},
+       {{"POD_NAME", "web-0"}},
+       "--deletion-cost: \"-5\" is not a deletion cost (1 to 2147483647): the leader's pod must "
+       "cost more than a follower's, which has none"},
+      {"deletion cost without POD_NAME",
+       {"--lock-name=a", "--deletion-cost=10000"},
+       {},
+       "--deletion-cost: needs POD_NAME, the name of this pod (set it from the downward API: "
+       "valueFrom.fieldRef.fieldPath: metadata.name)"},
       {"empty service-account dir",
        {"--lock-name=a", "--serviceaccount-dir="},
        {},
@@ -472,32 +492,40 @@ TEST_CASE("ParseCommandLine: announcement flags") {
   };
   auto summary = [](const AppConfig& c) {
     return "watchers=" + std::to_string(c.max_watchers) + " status=" + c.status_file +
-           " probe=" + c.probe_address + " label=" + c.leader_label + " pod=" + c.pod_namespace +
-           "/" + c.pod_name;
+           " probe=" + c.probe_address + " label=" + c.leader_label +
+           " cost=" + (c.deletion_cost ? std::to_string(*c.deletion_cost) : "") +
+           " pod=" + c.pod_namespace + "/" + c.pod_name;
   };
   const std::vector<Case> cases = {
       {"defaults: all off, 100 watchers",
        {"--lock-name=a"},
        {{"POD_NAME", "web-0"}},
-       "watchers=100 status= probe= label= pod=/"},
+       "watchers=100 status= probe= label= cost= pod=/"},
       {"every flag",
        {"--lock-name=a", "--max-watchers=0", "--status-file=/run/leader.json",
-        "--probe-address=:8081", "--leader-label=leasehold.io/role"},
+        "--probe-address=:8081", "--leader-label=leasehold.io/role", "--deletion-cost=10000"},
        {{"POD_NAME", "web-0"}},
-       "watchers=0 status=/run/leader.json probe=:8081 label=leasehold.io/role pod=/web-0"},
+       "watchers=0 status=/run/leader.json probe=:8081 label=leasehold.io/role cost=10000 "
+       "pod=/web-0"},
       {"every flag from the environment",
        {"--lock-name=a"},
        {{"LEASEHOLD_MAX_WATCHERS", "10000"},
         {"LEASEHOLD_STATUS_FILE", "leader.json"},
         {"LEASEHOLD_PROBE_ADDRESS", "[::]:8081"},
         {"LEASEHOLD_LEADER_LABEL", "role"},
+        {"LEASEHOLD_DELETION_COST", "2147483647"},
         {"POD_NAME", "web-0"},
         {"POD_NAMESPACE", "team"}},
-       "watchers=10000 status=leader.json probe=[::]:8081 label=role pod=team/web-0"},
+       "watchers=10000 status=leader.json probe=[::]:8081 label=role cost=2147483647 "
+       "pod=team/web-0"},
+      {"the cost alone marks the pod",
+       {"--lock-name=a", "--deletion-cost=1"},
+       {{"POD_NAME", "web-0"}},
+       "watchers=100 status= probe= label= cost=1 pod=/web-0"},
       {"the label's pod namespace is POD_NAMESPACE even when the lock is elsewhere",
        {"--lock-name=a", "--namespace=locks", "--leader-label=x.io/leader_role.v1"},
        {{"POD_NAME", "web-0"}, {"POD_NAMESPACE", "team"}},
-       "watchers=100 status= probe= label=x.io/leader_role.v1 pod=team/web-0"},
+       "watchers=100 status= probe= label=x.io/leader_role.v1 cost= pod=team/web-0"},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {

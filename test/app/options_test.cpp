@@ -200,8 +200,9 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
       {"log-level", LogLevelName(c.log_level)},
   };
   // Defaults that are descriptions (from the environment, the kubeconfig), or none.
-  const std::set<std::string> described = {"lock-name",    "namespace",  "identity", "status-file",
-                                           "leader-label", "kubeconfig", "context"};
+  const std::set<std::string> described = {"lock-name",   "namespace",    "identity",
+                                           "status-file", "leader-label", "deletion-cost",
+                                           "kubeconfig",  "context"};
   for (const SettingDoc& s : AgentSettings()) {
     CAPTURE(s.flag);
     if (auto it = applied.find(s.flag); it != applied.end()) {

@@ -258,6 +258,48 @@ TEST_CASE("shutdown: the label goes back to follower within the budget") {
   }
 }
 
+TEST_CASE("deletion cost: the leader's pod carries it, a follower's none, in the label's patch") {
+  constexpr const char* kCost = R"("controller.kubernetes.io/pod-deletion-cost")";
+  struct Case {
+    const char* name;
+    bool label;
+    std::string follower, leader;  // the merge patches, in this order
+  };
+  const std::string label = R"("labels":{"leasehold.io/role":")";
+  const std::vector<Case> cases = {
+      {"cost alone", false, R"({"metadata":{"annotations":{)" + std::string(kCost) + R"(:null}}})",
+       R"({"metadata":{"annotations":{)" + std::string(kCost) + R"(:"10000"}}})"},
+      {"with the label", true,
+       R"({"metadata":{)" + label + R"(follower"},"annotations":{)" + kCost + R"(:null}}})",
+       R"({"metadata":{)" + label + R"(leader"},"annotations":{)" + kCost + R"(:"10000"}}})"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      KubeAnnouncerOptions o = WithLabel();
+      if (!c.label) o.label_key.clear();
+      o.deletion_cost = 10000;
+      Fixture f(o);
+      f.announcer.Publish(Pub(false));
+      f.api.Expect(PATCH(kPod, JsonEq(c.follower), kube::Response{200, "{}"}));
+      CHECK(f.announcer.Step() == f.clock.MonotonicNow() + 60s);
+      f.announcer.Publish(Pub(true));
+      f.api.Expect(PATCH(kPod, JsonEq(c.leader), kube::Response{200, "{}"}));
+      CHECK(f.announcer.Step() == f.clock.MonotonicNow() + 60s);
+      // Renewals: nothing; the reassertion and the shutdown write the same patches again.
+      f.clock.Advance(30s);
+      f.announcer.Publish(Pub(true));
+      CHECK(f.announcer.Step() == f.clock.MonotonicNow() + 30s);
+      f.clock.Advance(30s);
+      f.api.Expect(PATCH(kPod, JsonEq(c.leader), kube::Response{200, "{}"}));
+      f.announcer.Step();
+      f.announcer.Start();
+      f.api.Expect(PATCH(kPod, JsonEq(c.follower), kube::Response{200, "{}"}));
+      f.announcer.Shutdown(2s);
+      CHECK(f.api.pending() == 0);
+    }
+  }
+}
+
 TEST_CASE("shutdown: nothing to do when the label already says follower") {
   Fixture f(WithLabel());
   f.announcer.Publish(Pub(false));
