@@ -41,17 +41,14 @@ RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else float(
 # deletion (the graceful-failover bound above, the same chain), and its last yes was sampled at
 # most 2 x SAMPLE_INTERVAL before it stopped (non-vacuity): gap <= FAILOVER_BOUND + 2 x interval.
 GAP_BOUND = FAILOVER_BOUND + 2 * SAMPLE_INTERVAL
-# Lock changes per rollout: the old leader's release (holder -> "") and one new pod's acquisition,
-# i.e. 2, when the leader's pod is the last old pod deleted. Nothing makes it so: the Deployment
-# controller picks which old pod to delete next without regard to the lock (no
-# pod-deletion-cost is set on the leader), and when the leader goes first a surviving old pod
-# may win the lock and hand it over again when its turn comes (measured: 4 changes). What always
-# holds, and is asserted: every change is a release ("") or an acquisition right after one (no
-# expiry takeover, no pod -> pod change), no pod acquires twice, at most one handover per old pod
-# (<= 2 x replicas changes), and the last holder is a new pod. LEASEHOLD_NODE_STRICT_ROLLOUT=1
-# asserts the "at most twice" as well.
+# Lock changes per rollout, exactly: the old leader's release (holder -> "") and one new pod's
+# acquisition, as the leader's pod is the last old pod deleted. Its sidecar gives it the highest
+# controller.kubernetes.io/pod-deletion-cost (--deletion-cost, on in every shipped variant), and
+# the ReplicaSet controller deletes the cheapest pods first. Without it the Deployment picked the
+# old pods in any order, and an old pod that won the lock handed it over again (measured: 4).
+# Also asserted: every change is a release ("") or an acquisition right after one (no expiry
+# takeover, no pod -> pod change), no pod acquires twice, and the last holder is a new pod.
 MAX_LOCK_CHANGES = 2
-STRICT_ROLLOUT = os.environ.get("LEASEHOLD_NODE_STRICT_ROLLOUT") == "1"
 # Non-vacuity over a pod's whole life (judge_lifetimes): the longest gap between two samples of
 # one pod. 2 x interval is the rule for pods living through a window (Run.judge); over whole
 # lives, under rollouts, 3 x interval. First widened because the sampler's threads shared this

@@ -154,6 +154,9 @@ VARIANTS = {
     "native": ("overlays/native-sidecar", ["rbac/leader-label"]),
     "classic": ("overlays/classic-sidecar", []),
     "gate": ("overlays/native-sidecar", ["components/gate", "rbac/leader-label"]),
+    # The deletion cost switched off (and so no leader label: it needs the same Role), for the
+    # scenarios that set the costs themselves.
+    "native-nocost": ("overlays/native-sidecar", ["components/no-deletion-cost"]),
 }
 
 

@@ -47,6 +47,10 @@ APP_LABEL = "app.kubernetes.io/name"
 APP_NAME = "leasehold-example"
 LABEL_KEY = "leasehold.io/role"  # deploy/rbac/leader-label's LEASEHOLD_LEADER_LABEL
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+# The cost the shipped manifests give the leader's pod (deploy/base's LEASEHOLD_DELETION_COST).
+SHIPPED_COST = next(line.split("=", 1)[1] for line in
+                    (cluster.DEPLOY / "base" / "kustomization.yaml").read_text().split()
+                    if line.startswith("LEASEHOLD_DELETION_COST="))
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -259,8 +263,19 @@ def pod_names(run):
     return {p["metadata"]["name"] for p in run.node.pods(run.ns)}
 
 
+def wait_product_costs(run, leader):
+    """The state a scale-down counts from with the shipped --deletion-cost: the leader's pod
+    annotated with the shipped cost, every other pod without one (their sidecars removed it)."""
+    def costs():
+        return {p["metadata"]["name"]: p["metadata"].get("annotations", {}).get(DELETION_COST)
+                for p in run.node.pods(run.ns)}
+    wait_until(lambda: costs() == {p: (SHIPPED_COST if p == leader else None) for p in costs()},
+               10, 0.1, f"only {leader}'s pod to carry the deletion cost {SHIPPED_COST}")
+
+
 def scale_round(run, keep, results):
-    """3 -> 1 -> 3 with the deletion costs that keep (keep=True) or remove the leader."""
+    """3 -> 1 -> 3, the leader kept by the sidecars' own deletion costs (keep=True, the shipped
+    default), or removed by costs the test sets (keep=False, a run with the cost switched off)."""
     what = "leader kept" if keep else "leader scaled away"
     leader = run.single_leader()
     wait_working(run, leader)
@@ -268,19 +283,20 @@ def scale_round(run, keep, results):
     others = sorted(p for p in old if p != leader)
     assert len(old) == 3 and len(others) == 2, old
     if keep:
-        survivor, costs = leader, {leader: 1000, others[0]: -1000, others[1]: -1000}
+        survivor, costs = leader, "the sidecars' own"
+        wait_product_costs(run, leader)
     else:
         survivor, costs = others[1], {leader: -1000, others[0]: 0, others[1]: 1000}
-    set_costs(run, costs)
+        set_costs(run, costs)
     t_s = time.time()
     scale_to(run, 1)
     wait_until(lambda: pod_names(run) == {survivor}, 90, 0.2,
                f"only {survivor} left (the deletion costs {costs})")
     assert run.single_leader() == survivor
     wait_working(run, survivor)
-    # its label follows (the leader-label component is on)
-    wait_until(lambda: run.label_seen(survivor, "leader", 0) is not None, 10, 0.1,
-               f"{survivor} labelled leader")
+    if keep:  # its label stays (the leader-label component is on)
+        wait_until(lambda: run.label_seen(survivor, "leader", 0) is not None, 10, 0.1,
+                   f"{survivor} labelled leader")
     t_down = time.time()
     changes = changes_since(run, t_s)
     hs = handovers(run.sampler.by_pod(), t_s, t_down)
@@ -312,36 +328,38 @@ def scale_round(run, keep, results):
 
 @scenario
 def scale(s):
-    """Issue 24 item 4: scale 3 -> 1 -> 3, NODE_REPEAT times each way, the outcome forced with
-    controller.kubernetes.io/pod-deletion-cost (the ReplicaSet controller deletes the pods of
-    lowest cost first): (a) the leader's cost lowest: it is scaled away, the lock goes through
-    releases and acquisitions only to the one survivor, leaderless gap <= GAP_BOUND; (b) the
-    leader's cost highest: it is kept, the lock never changes, the leader never says no and goes
-    on working. Scaling back to 3 never changes the lock. Then (evidence for the decision in
-    e2e/node/README.md): a `kubectl rollout restart` with the leader's cost highest changes the
-    lock exactly twice (its release, one new pod's acquisition)."""
+    """Scale 3 -> 1 -> 3, NODE_REPEAT times each way; the ReplicaSet controller deletes the pods
+    of lowest controller.kubernetes.io/pod-deletion-cost first. (a) The shipped native variant,
+    whose leader's sidecar gives its pod the cost (--deletion-cost): the leader is kept, the lock
+    never changes, the leader never says no and goes on working; a `kubectl rollout restart`
+    deletes its pod last, so the lock changes exactly twice (its release, one new pod's
+    acquisition). (b) The cost switched off and the leader's pod made cheapest by the test: it
+    is scaled away, the lock goes through releases and acquisitions only to the one survivor,
+    leaderless gap <= GAP_BOUND. Scaling back to 3 never changes the lock."""
+    results, rollouts = [], []
     with s.run("native", cls=WatchedRun, configmap=TIMINGS) as run:
         t0 = time.time()
         log(f"scale: {timings_note()}")
-        results, rollouts = [], []
         for i in range(repeat()):
-            scale_round(run, False, results)
             scale_round(run, True, results)
-            leader = run.single_leader()
-            set_costs(run, {p: (1000 if p == leader else 0) for p in run.ready_pods()})
+            wait_product_costs(run, run.single_leader())
             r = rolling_update(run, lambda: run.node.kubectl(
                 "rollout", "restart", f"deployment/{run.deployment}", "-n", run.ns),
                 f"rollout with the leader's deletion cost #{i + 1}")
             assert r["lock_changes"] == MAX_LOCK_CHANGES, \
                 f"rollout with the leader's pod deleted last: {r['lock_changes']} lock changes"
             rollouts.append(r)
-        away = [g for r in results if r["what"] == "leader scaled away" for g in r["gaps"]]
-        log("scale: " + summary("leaderless gap, leader scaled away", away))
-        log("scale: " + summary("rollout with cost, leaderless gap",
-                                [g for r in rollouts for g in r["gaps"]]))
-        log("results: " + json.dumps({"scale": results, "rollouts": rollouts}))
-        holders = judge_rollouts(run, t0)
-        log(f"scale: lock history {holders}")
+        log(f"scale: lock history {judge_rollouts(run, t0)}")
+    with s.run("native-nocost", cls=WatchedRun, configmap=TIMINGS) as run:
+        t0 = time.time()
+        for i in range(repeat()):
+            scale_round(run, False, results)
+        log(f"scale, cost off: lock history {judge_rollouts(run, t0)}")
+    away = [g for r in results if r["what"] == "leader scaled away" for g in r["gaps"]]
+    log("scale: " + summary("leaderless gap, leader scaled away", away))
+    log("scale: " + summary("rollout with cost, leaderless gap",
+                            [g for r in rollouts for g in r["gaps"]]))
+    log("results: " + json.dumps({"scale": results, "rollouts": rollouts}))
 
 
 # ------------------------------------------------------------------ 5. order

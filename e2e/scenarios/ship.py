@@ -325,11 +325,18 @@ def kustomize(s):
     assert where == "initContainers" and c["restartPolicy"] == "Always", (where, c)
     cm = one(objs, "ConfigMap")["data"]
     assert cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe" and cm["LEASEHOLD_LOCK_TYPE"] == "auto"
+    assert cm["LEASEHOLD_DELETION_COST"] == "10000", cm  # on by default, with its Role
     assert one(objs, "Role", "leasehold-create")
+    assert rules_of(one(objs, "Role", "leasehold-pod")) == {("", "pods", ()): {"get", "patch"}}
+    # Switched off: neither the setting nor the Role (pods get/patch) is left.
+    off_objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [native], [comps / "no-deletion-cost"])), ns)
+    assert "LEASEHOLD_DELETION_COST" not in one(off_objs, "ConfigMap")["data"], off_objs
+    assert not of_kind(off_objs, "Role", "leasehold-pod") and \
+        not of_kind(off_objs, "RoleBinding", "leasehold-pod"), [o["kind"] for o in off_objs]
     apply_for_real(cp, objs, ns)
     assert can_i(cp, ns, "leasehold", "create", "leases")
     assert not can_i(cp, ns, "leasehold", "get", "leases/other")
-    assert not can_i(cp, ns, "leasehold", "patch", "pods")
+    assert can_i(cp, ns, "leasehold", "patch", "pods")
     run_and_release(s, cp, ns, objs, "native-0", "leases", lock)
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
@@ -756,6 +763,7 @@ def helm_offline(s):
     args, _ = sidecar_args(objs)
     assert args["--lock-type"] == "none", args
     assert "--lease-duration" not in args and "--leader-label" not in args, args
+    assert "--deletion-cost" not in args, args
     assert not of_kind(objs, "Role") and not of_kind(objs, "ServiceAccount"), objs
     assert one(objs, "Deployment")["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
     r = helm(cp, "template", "t", str(CHART), "--set", "leaderElection.enabled=false",
@@ -807,13 +815,20 @@ def helm_offline(s):
     log("gate.enabled: app gated, release safe on both variants; immediate refused")
 
     # Explicit lock types: that lock's RBAC alone.
+    # (and pods get/patch for the deletion cost, on by default; off, neither flag nor rule).
     objs = render("--set", "leaderElection.lockType=configmaps")
     rules = rules_of(one(objs, "Role"))
-    assert {res for (_, res, _) in rules} == {"configmaps", "events"}, rules
+    assert {res for (_, res, _) in rules} == {"configmaps", "events", "pods"}, rules
     objs = render("--set", "leaderElection.lockType=leases", "--set", "exampleDeployment.enabled=true")
     rules = rules_of(one(objs, "Role"))
-    assert {res for (_, res, _) in rules} == {"leases", "events"}, rules
+    assert {res for (_, res, _) in rules} == {"leases", "events", "pods"}, rules
     assert sidecar_args(objs)[0]["--lock-type"] == "leases"
+    assert sidecar_args(objs)[0]["--deletion-cost"] == "10000"
+    objs = render("--set", "leaderElection.lockType=leases", "--set", "exampleDeployment.enabled=true",
+                  "--set", "deletionCost.enabled=false")
+    rules = rules_of(one(objs, "Role"))
+    assert {res for (_, res, _) in rules} == {"leases", "events"}, rules
+    assert "--deletion-cost" not in sidecar_args(objs)[0]
     r = helm(cp, "template", "t", str(CHART), "--set", "leaderElection.lockType=bogus", check=False)
     assert r.returncode != 0 and "lockType" in r.stderr, r.stderr
 

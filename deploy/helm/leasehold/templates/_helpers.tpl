@@ -152,6 +152,9 @@ check with include "leasehold.native".
     {{- if .Values.leaderLabel.enabled }}
     - --leader-label={{ .Values.leaderLabel.key }}
     {{- end }}
+    {{- if .Values.deletionCost.enabled }}
+    - --deletion-cost={{ int .Values.deletionCost.cost }}
+    {{- end }}
     {{- end }}
     - --release-on-shutdown={{ include "leasehold.releaseOnShutdown" . }}
     - --http-address={{ $sc.httpAddress }}
