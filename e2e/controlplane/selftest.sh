@@ -117,8 +117,8 @@ check "watch by fieldSelector: events" "ADDED:l1 MODIFIED:l1 DELETED:l1" \
 # ------------------------------------------------------------ RBAC (deploy/rbac)
 "$CP" kubectl "$D" apply -n $NS -k "$REPO/deploy/rbac" >/dev/null
 check "kubectl apply -k deploy/rbac" 0 $?
-"$CP" kubectl "$D" apply -n $NS -f "$REPO/deploy/rbac/leader-label/role.yaml" -f "$REPO/deploy/rbac/leader-label/rolebinding.yaml" >/dev/null
-check "apply leader-label role" 0 $?
+"$CP" kubectl "$D" apply -n $NS -f "$REPO/deploy/rbac/pod-role.yaml" -f "$REPO/deploy/rbac/pod-rolebinding.yaml" >/dev/null
+check "apply the pod role" 0 $?
 "$CP" kubectl "$D" apply -n $NS -f "$HERE/testdata/rbac-no-update.yaml" >/dev/null
 check "apply testdata/rbac-no-update.yaml" 0 $?
 "$CP" sa-dir "$D" $NS leasehold "$WORK/sa"
@@ -152,7 +152,7 @@ check "SA: POST ConfigMap lock" 201 "$(code "${SA[@]}" -X POST "$CM" -d '{"apiVe
 rv=$("${SA[@]}" "$CM/$LK" | jget 'd["metadata"]["resourceVersion"]')
 check "SA: PUT ConfigMap lock" 200 "$(code "${SA[@]}" -X PUT "$CM/$LK" -d '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$LK'","resourceVersion":"'"$rv"'"}}')"
 check "SA: GET other ConfigMap" 403 "$(code "${SA[@]}" "$CM/other")"
-check "SA: GET pod (leader-label role)" 404 "$(code "${SA[@]}" "$APISERVER_URL/api/v1/namespaces/$NS/pods/nopod")"
+check "SA: GET pod (the pod role)" 404 "$(code "${SA[@]}" "$APISERVER_URL/api/v1/namespaces/$NS/pods/nopod")"
 check "SA: LIST pods" 403 "$(code "${SA[@]}" "$APISERVER_URL/api/v1/namespaces/$NS/pods")"
 "$CP" sa-dir "$D" $NS leasehold-noupdate "$WORK/sa-noupdate"
 NU=(curl -s --http1.1 --cacert "$CA_CRT" -H "Authorization: Bearer $(cat "$WORK/sa-noupdate/token")" -H 'Content-Type: application/json')

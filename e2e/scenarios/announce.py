@@ -443,12 +443,12 @@ def pod_manifest(name, sa):
 def leader_label_failover(s):
     """The pod label, and the deletion cost (on the leader's pod only), follow leadership
     through a SIGTERM failover. Pod objects stand in for the pods (no kubelet runs them); the
-    agents run with the leader-label Role applied."""
+    agents run with the pod Role (deploy/rbac/pod-role.yaml) applied."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-label")
-    rbac = DEPLOY / "rbac" / "leader-label"
-    cp.kubectl("apply", "-n", ns.name, "-f", str(rbac / "role.yaml"), "-f",
-               str(rbac / "rolebinding.yaml"))
+    rbac = DEPLOY / "rbac"  # the pod Role, which the label and the cost need
+    cp.kubectl("apply", "-n", ns.name, "-f", str(rbac / "pod-role.yaml"), "-f",
+               str(rbac / "pod-rolebinding.yaml"))
     agents = []
     cp.kubectl("delete", "pods", "--all", "-n", ns.name)  # a re-run on a shared control plane
     for i in range(3):

@@ -356,9 +356,9 @@ def manifests_dry_run(s):
         if d in needs_crds:
             continue
         target = d
-        if re.search(r"^kind:\s*Component\s*$", (d / "kustomization.yaml").read_text(), re.M) and \
-                "behavior: merge" in (d / "kustomization.yaml").read_text():
-            # A component that merges into the base's objects renders only on top of it.
+        if re.search(r"^kind:\s*Component\s*$", (d / "kustomization.yaml").read_text(), re.M):
+            # A component patches the base's objects: it renders on top of them (one made of
+            # patches alone renders nothing by itself).
             target = ns.tmp / f"with-{d.name}"
             target.mkdir(exist_ok=True)
             (target / "kustomization.yaml").write_text(
