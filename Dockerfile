@@ -26,7 +26,7 @@ ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       g++ cmake ninja-build pkg-config dpkg-dev bzip2 xz-utils ca-certificates ccache \
-      rapidjson-dev libspdlog-dev libfmt-dev libcxxopts-dev libyaml-cpp-dev \
+      rapidjson-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

@@ -96,7 +96,10 @@ void Fuzz(const uint8_t* data, size_t size) {
 
   HandlerOptions options;
   options.started_at = Near(p, now);
-  options.lease_duration = seconds(p.ConsumeIntegralInRange<int64_t>(1, 24 * 3600));
+  if (p.ConsumeBool()) {
+    options.timings = Timings{};
+    options.timings->lease_duration = seconds(p.ConsumeIntegralInRange<int64_t>(1, 24 * 3600));
+  }
   int released = 0;
   if (p.ConsumeBool()) options.release = [&released] { ++released; };
   int metrics_calls = 0;

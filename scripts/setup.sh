@@ -13,7 +13,7 @@ set -euo pipefail
 # configures the same build tree as `make test` (tests on), and both are small header packages.
 demo_packages=(
   build-essential cmake ninja-build pkg-config
-  libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev libcxxopts-dev
+  libcurl4-openssl-dev rapidjson-dev libcpp-httplib-dev libspdlog-dev
   doctest-dev libyaml-cpp-dev
   openssl curl python3 procps
   ccache  # every C++ build goes through it (scripts/ccache.sh): a warm rebuild compiles nothing

@@ -82,9 +82,10 @@ struct Agent {
   AppConfig config;
   // --lock-type none: leader election is off. Nothing may then reach for the API server: no
   // configuration, no token, no client.
-  bool election_off() const { return config.lock_type == locks::LockType::kNone; }
+  bool election_off() const { return config.lock.type == locks::LockType::kNone; }
   std::string pod_namespace() const {
-    return config.pod_namespace.empty() ? config.name_space : config.pod_namespace;
+    return config.leader_pod.pod_namespace.empty() ? config.lock.name_space
+                                                   : config.leader_pod.pod_namespace;
   }
 
   RealClock clock;
@@ -128,13 +129,13 @@ Step LoadCluster(Agent& a) {
   }
   a.cluster = std::move(loaded).value();
   // Like kubectl out of cluster: with nothing else naming a namespace, the context's counts.
-  if (config.namespace_source == "default" && !a.cluster->default_namespace.empty()) {
+  if (config.lock.namespace_source == "default" && !a.cluster->default_namespace.empty()) {
     if (!kube::IsDns1123Label(a.cluster->default_namespace)) {
       return StepError{kExitBadConfig, "--namespace: the kubeconfig context's namespace \"" +
                                            a.cluster->default_namespace + "\" is not valid"};
     }
-    config.name_space = a.cluster->default_namespace;
-    config.namespace_source = a.cluster->source;
+    config.lock.name_space = a.cluster->default_namespace;
+    config.lock.namespace_source = a.cluster->source;
   }
   return std::nullopt;
 }
@@ -156,13 +157,13 @@ Step MakeElector(Agent& a) {
     spdlog::warn(
         "leader election is OFF (--lock-type none): this replica always answers \"leader\". "
         "With more than one replica, each one would act as leader.");
-    if (!config.leader_label.empty()) {
+    if (!config.leader_pod.label.empty()) {
       spdlog::warn("--leader-label is ignored with --lock-type none: it would call the API");
     }
-    if (config.deletion_cost) {
+    if (config.leader_pod.deletion_cost) {
       spdlog::warn("--deletion-cost is ignored with --lock-type none: it would call the API");
     }
-    a.lock = std::make_unique<locks::LocalLock>(config.name_space, config.lock_name);
+    a.lock = std::make_unique<locks::LocalLock>(config.lock.name_space, config.lock.name);
   } else {
     auto c = kube::NewCurlApiClient(*a.cluster, a.client_options, a.clock);
     if (!c.ok()) {
@@ -177,9 +178,9 @@ Step MakeElector(Agent& a) {
     }
     a.watcher = std::move(w).value();
     locks::LockOptions lock_options;
-    lock_options.type = config.lock_type;
-    lock_options.name_space = config.name_space;
-    lock_options.name = config.lock_name;
+    lock_options.type = config.lock.type;
+    lock_options.name_space = config.lock.name_space;
+    lock_options.name = config.lock.name;
     lock_options.identity = ec.identity();
     lock_options.lease_duration = ec.lease_duration();
     auto l = locks::NewLock(lock_options, *a.client, a.clock);
@@ -199,17 +200,17 @@ Step MakeSinks(Agent& a) {
       [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
   a.publisher->SetWriteHook(&a.metrics);
 
-  if (config.max_watchers > 0) {
+  if (config.local_api.max_watchers > 0) {
     localapi::WatchHubOptions hub_options;
-    hub_options.max_watchers = config.max_watchers;
+    hub_options.max_watchers = config.local_api.max_watchers;
     a.hub = std::make_unique<localapi::WatchHub>(*a.publisher, hub_options);
     a.publisher->AddSink(a.hub.get());
     a.metrics.SetWatchers([&hub = *a.hub] { return hub.watchers(); });
   }
 
-  if (!config.status_file.empty()) {
+  if (!config.local_api.status_file.empty()) {
     const std::string initial = localapi::LeaderLine(elector.Peek(), a.clock);
-    auto file = localapi::StatusFile::Create(config.status_file, initial, a.clock);
+    auto file = localapi::StatusFile::Create(config.local_api.status_file, initial, a.clock);
     if (!file.ok()) return StepError{kExitBadConfig, "--status-file: " + file.status().message()};
     a.status_file = std::move(file).value();
     a.publisher->AddSink(a.status_file.get());
@@ -228,9 +229,9 @@ Step MakeSinks(Agent& a) {
     cluster::KubeAnnouncerOptions ao;
     ao.identity = config.election.identity();
     ao.events = true;
-    ao.label_key = config.leader_label;
-    ao.deletion_cost = config.deletion_cost;
-    ao.pod_name = config.pod_name;
+    ao.label_key = config.leader_pod.label;
+    ao.deletion_cost = config.leader_pod.deletion_cost;
+    ao.pod_name = config.leader_pod.pod_name;
     ao.pod_namespace = a.pod_namespace();
     ao.request_timeout = kAnnounceTimeout;
     a.announcer = std::make_unique<cluster::KubeAnnouncer>(*a.announce_client, a.clock, ao);
@@ -247,18 +248,14 @@ Step MakeServers(Agent& a) {
   election::Elector& elector = *a.elector;
   localapi::HandlerOptions handler_options;
   handler_options.started_at = a.clock.MonotonicNow();
-  handler_options.lease_duration = ec.lease_duration();
-  handler_options.renew_deadline = ec.renew_deadline();
-  handler_options.retry_period = ec.retry_period();
+  handler_options.timings = ec.timings();
   handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
   localapi::MetricsLabels labels;
-  labels.lock_namespace = config.name_space;
-  labels.lock_name = config.lock_name;
-  labels.lock_type = std::string(locks::LockTypeName(config.lock_type));
+  labels.lock_namespace = config.lock.name_space;
+  labels.lock_name = config.lock.name;
+  labels.lock_type = std::string(locks::LockTypeName(config.lock.type));
   labels.version = kVersion;
-  labels.lease_duration = ec.lease_duration();
-  labels.renew_deadline = ec.renew_deadline();
-  labels.retry_period = ec.retry_period();
+  labels.timings = ec.timings();
   a.metrics.SetLabels(std::move(labels));
   handler_options.metrics = [&metrics = a.metrics, &elector] {
     return metrics.Render(elector.gauges());
@@ -268,20 +265,20 @@ Step MakeServers(Agent& a) {
   const localapi::SnapshotSource source = [&elector](bool promise) {
     return promise ? elector.Take() : elector.Peek();
   };
-  auto server = localapi::HttpServer::Create(config.http_address, source, a.clock, handler_options,
-                                             server_options);
+  auto server = localapi::HttpServer::Create(config.local_api.http_address, source, a.clock,
+                                             handler_options, server_options);
   if (!server.ok()) {
     return StepError{kExitBadConfig, "--http-address: " + server.status().message()};
   }
   a.server = std::move(server).value();
-  if (!config.probe_address.empty()) {
+  if (!config.local_api.probe_address.empty()) {
     localapi::HandlerOptions probe_handler = handler_options;
     probe_handler.probe_only = true;
     probe_handler.release = nullptr;
     localapi::ServerOptions probe_options;
     probe_options.max_connections = kProbeConnections;
-    auto p = localapi::HttpServer::Create(config.probe_address, source, a.clock, probe_handler,
-                                          probe_options);
+    auto p = localapi::HttpServer::Create(config.local_api.probe_address, source, a.clock,
+                                          probe_handler, probe_options);
     if (!p.ok()) return StepError{kExitBadConfig, "--probe-address: " + p.status().message()};
     a.probe_server = std::move(p).value();
   }
@@ -292,8 +289,8 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
-               config.lock_name, config.namespace_source);
+               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.lock.name_space,
+               config.lock.name, config.lock.namespace_source);
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",
@@ -321,26 +318,27 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
   } disarm{first_signal};
 
   if (Status st = a.server->Start(); !st.ok()) {
-    return StepError{kExitCannotRun, "--http-address " + config.http_address + ": " + st.message()};
+    return StepError{kExitCannotRun,
+                     "--http-address " + config.local_api.http_address + ": " + st.message()};
   }
   spdlog::info("local API listening on {}", Join(a.server->listening()));
   if (a.probe_server) {
     if (Status st = a.probe_server->Start(); !st.ok()) {
       a.server->Stop();
       return StepError{kExitCannotRun,
-                       "--probe-address " + config.probe_address + ": " + st.message()};
+                       "--probe-address " + config.local_api.probe_address + ": " + st.message()};
     }
     spdlog::info("probe listener (/healthz, /readyz, /is-leader, /metrics) on {}",
                  Join(a.probe_server->listening()));
   }
   if (a.status_file) spdlog::info("status file: {}", a.status_file->path());
-  if (!config.leader_label.empty()) {
-    spdlog::info("leader label: {} on pod {}/{}", config.leader_label, a.pod_namespace(),
-                 config.pod_name);
+  if (!config.leader_pod.label.empty()) {
+    spdlog::info("leader label: {} on pod {}/{}", config.leader_pod.label, a.pod_namespace(),
+                 config.leader_pod.pod_name);
   }
-  if (config.deletion_cost) {
-    spdlog::info("deletion cost: {} on pod {}/{} while it leads", *config.deletion_cost,
-                 a.pod_namespace(), config.pod_name);
+  if (config.leader_pod.deletion_cost) {
+    spdlog::info("deletion cost: {} on pod {}/{} while it leads", *config.leader_pod.deletion_cost,
+                 a.pod_namespace(), config.leader_pod.pod_name);
   }
   if (a.announcer) a.announcer->Start();
   a.publisher->Start();
@@ -454,7 +452,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   AppConfig config = std::move(*command->config);
-  SetupLogging(config.log_format, config.log_level);
+  SetupLogging(config.log.format, config.log.level);
   logging_ready = true;
   for (const std::string& warning : command->warnings) spdlog::warn("{}", warning);
   return Run(std::move(config), first_signal);

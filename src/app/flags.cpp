@@ -1,13 +1,6 @@
 #include "app/flags.h"
 
-// GCC 12 with -fsanitize=address reports a false -Wmaybe-uninitialized inside <regex>, which
-// cxxopts uses; the instantiation lands at the end of this file, so the whole file is covered.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <cstdint>
-#include <cxxopts.hpp>
 #include <sstream>
 
 #include "app/settings.h"
@@ -27,28 +20,19 @@ constexpr const char* kDurationExamples = "(examples: 15s, 1m30s, 500ms)";
 // --max-watchers' bound: each stream holds a socket and an eventfd.
 constexpr int kMaxWatchers = 10000;
 
-// Every setting of the agent as given, each default from the struct where its meaning lives;
-// Assemble turns a complete draft into an AppConfig.
-struct Draft {
-  std::string lock_name;  // required
+// Every setting of the agent as given: AppConfig's own parts (AppSettings, each default in the
+// struct where its meaning lives), and the inputs of the rules that span settings, which
+// Resolver and Assemble apply: the namespace (else POD_NAMESPACE, else --serviceaccount-dir's
+// namespace file), the identity (else POD_NAME or the host name), and the timings, release mode
+// and hold-off (ElectionConfig::Create, then the product's floors).
+struct Draft : AppSettings {
   std::optional<std::string> ns;
   std::optional<std::string> identity;
-  locks::LockType type = locks::LockType::kAuto;
-  Duration lease = election::Timings{}.lease_duration;
-  Duration renew = election::Timings{}.renew_deadline;
-  Duration retry = election::Timings{}.retry_period;
+  Timings timings;
   election::ReleaseMode mode = election::ReleaseMode::kSafe;
   Duration holdoff = election::kDefaultReleaseHoldoff;
-  std::string http_address = kDefaultHttpAddress;
-  int watchers = localapi::WatchHubOptions{}.max_watchers;
-  std::string status_file;
-  std::string probe_address;
-  std::string leader_label;
-  std::optional<int32_t> deletion_cost;
-  kube::LoadOptions kube;  // --kubeconfig, --context, --serviceaccount-dir
-  LogFormat format = LogFormat::kText;
-  LogLevel level = LogLevel::kInfo;
 };
+using Row = Option<Draft>;
 
 bool HasControl(const std::string& s) {
   for (const char ch : s) {
@@ -64,6 +48,18 @@ Result<Duration> ParseDuration(const std::string& text) {
   auto d = ParseGoDuration(text);
   if (!d.ok()) return Bad(d.status().message() + " " + kDurationExamples);
   return d;
+}
+
+// The row of one of the timings: the draft's `timings.*field`.
+template <Duration Timings::*field>
+Row TimingRow(const char* flag) {
+  return Row(flag, "DURATION",
+             [](const std::string& t, Draft& d) {
+               Result<Duration> v = ParseDuration(t);
+               if (v.ok()) d.timings.*field = *v;
+               return v.status();
+             })
+      .Default([](const Draft& d) { return FormatGoDuration(d.timings.*field); });
 }
 
 // A namespace from anywhere (--namespace, POD_NAMESPACE, the service-account file).
@@ -82,200 +78,221 @@ Status CheckListenAddress(const std::string& text) {
 // The agent's settings, in --help order (the order they are read in, so the first bad one is
 // the error). Help texts are wrapped to 100 columns by HelpText.
 const OptionTable<Draft>& AgentTable() {
-  // clang-format off
-  static const OptionTable<Draft> table{"leasehold", kVariablePrefix, {
-    {"lock-name", "election", "NAME", kOwnVariable, "",
-     "the name of the lock object to contend for (e.g. --lock-name=my-app; or set {env})", nullptr,
-     [](const std::string& t, Draft& d) {
-       if (!kube::IsDns1123Subdomain(t)) {
-         return Bad(Quote(t) + " is not a valid object name (lower-case letters, digits, '-' and "
-                               "'.', at most 253 characters)");
-       }
-       d.lock_name = t;
-       return Status::Ok();
-     },
-     "Name of the lock object to contend for; every replica names the same one. Required.", ""},
-    {"namespace", "", "NS", kOwnVariable, "", "",
-     [](const Draft&) -> std::string {
-       return "$POD_NAMESPACE, else the service-account directory's namespace file, else the "
-              "kubeconfig context's namespace, else \"default\"";
-     },
-     [](const std::string& t, Draft& d) {
-       d.ns = t;
-       return CheckNamespace(t);
-     },
-     "Namespace of the lock object.", ""},
-    {"identity", "id", "ID", kOwnVariable, "", "",
-     [](const Draft&) -> std::string {
-       return "$POD_NAME (else the host name) followed by \"_\" and 8 random hex digits, new at "
-              "every start as client-go does, so a restarted container waits out its "
-              "predecessor's lease";
-     },
-     [](const std::string& t, Draft& d) {
-       if (t.empty()) return Bad("must not be empty (it names this replica in the lock)");
-       if (HasControl(t)) return Bad(Quote(t) + " contains control characters");
-       d.identity = t;
-       return Status::Ok();
-     },
-     "This replica's name in the lock. It must be unique: two processes with one identity would "
-     "both believe they lead, since each sees its own name as the holder.", ""},
-    {"lock-type", "", "TYPE", kOwnVariable, "", "",
-     [](const Draft& d) { return std::string(locks::LockTypeName(d.type)); },
-     [](const std::string& t, Draft& d) {
-       const std::optional<locks::LockType> type = locks::ParseLockType(t);
-       if (!type) return Bad(Quote(t) + " is not a lock type (one of: " + locks::LockTypeNames() + ")");
-       d.type = *type;
-       return Status::Ok();
-     },
-     "Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases, "
-     "endpointsleases or none. auto uses the Lease where the cluster serves Leases, the ConfigMap "
-     "where it does not, and both while an older ConfigMap lock of the same name exists (so "
-     "replicas still using it see the same leader during an upgrade). none switches leader "
-     "election off: this replica always leads and makes no API call (no RBAC, no token); more "
-     "than one replica would each act as leader.", ""},
-    {"lease-duration", "", "DURATION", kOwnVariable, "", "",
-     [](const Draft& d) { return FormatGoDuration(d.lease); },
-     Store<Draft, Duration, &Draft::lease, ParseDuration>,
-     "How long rivals wait, after they last saw the record change, before taking the lock. Whole "
-     "seconds, at least 3s.", ""},
-    {"renew-deadline", "", "DURATION", kOwnVariable, "", "",
-     [](const Draft& d) { return FormatGoDuration(d.renew); },
-     Store<Draft, Duration, &Draft::renew, ParseDuration>,
-     "How long the leader keeps answering \"yes\" after sending its last successful renewal. At "
-     "least 2s, 1s or more below --lease-duration, and above 1.2 x --retry-period.", ""},
-    {"retry-period", "", "DURATION", kOwnVariable, "", "",
-     [](const Draft& d) { return FormatGoDuration(d.retry); },
-     Store<Draft, Duration, &Draft::retry, ParseDuration>,
-     "Pause between attempts (plus up to 120% jitter while acquiring). At least 1s: records "
-     "keep whole seconds.", ""},
-    {"release-on-shutdown", "", "safe|immediate|off", kOwnVariable, "", "",
-     [](const Draft& d) { return std::string(election::ReleaseModeName(d.mode)); },
-     [](const std::string& t, Draft& d) {
-       for (const election::ReleaseMode m : {election::ReleaseMode::kSafe,
-                                             election::ReleaseMode::kImmediate,
-                                             election::ReleaseMode::kOff}) {
-         if (t == election::ReleaseModeName(m)) {
-           d.mode = m;
-           return Status::Ok();
-         }
-       }
-       return Bad(Quote(t) + " is not a release mode (one of: safe, immediate, off)");
-     },
-     "What SIGTERM/SIGINT does to a held lock. safe: release once every \"yes\" already given "
-     "has expired, or at once on POST /release (classic sidecars, stopped together with the main "
-     "container); immediate: release at once (native sidecars, stopped after it); off: never, "
-     "rivals wait for the lease to expire.", ""},
-    {"release-holdoff", "", "DURATION", kOwnVariable, "", "",
-     [](const Draft& d) { return FormatGoDuration(d.holdoff); },
-     Store<Draft, Duration, &Draft::holdoff, ParseDuration>,
-     "After POST /release without a signal, stay out of the election this long.", ""},
-    {"http-address", "", "ADDR", kOwnVariable, "", "",
-     [](const Draft& d) { return d.http_address; },
-     [](const std::string& t, Draft& d) {
-       d.http_address = t;
-       return CheckListenAddress(t);
-     },
-     "Where the local API listens: localhost:PORT (127.0.0.1 and ::1), IPV4:PORT, [IPV6]:PORT, "
-     "or :PORT (all IPv4).", ""},
-    {"max-watchers", "", "N", kOwnVariable, "", "",
-     [](const Draft& d) { return std::to_string(d.watchers); },
-     [](const std::string& t, Draft& d) {
-       const bool digits =
-           !t.empty() && t.size() <= 5 && t.find_first_not_of("0123456789") == std::string::npos;
-       if (!digits || std::stoi(t) > kMaxWatchers) {
-         return Bad(Quote(t) + " is not a number of watchers (0 to " +
-                    std::to_string(kMaxWatchers) + ")");
-       }
-       d.watchers = std::stoi(t);
-       return Status::Ok();
-     },
-     "Most GET /leader/watch streams open at once (0 to 10000); one more gets 503. Each open "
-     "stream holds one listener thread. 0 turns the stream off.",
-     "most `GET /leader/watch` streams at once (0–10000; 0 turns the stream off)"},
-    {"status-file", "", "PATH", kOwnVariable, "", "", nullptr,
-     [](const std::string& t, Draft& d) {
-       if (HasControl(t)) return Bad(Quote(t) + " contains control characters");
-       d.status_file = t;
-       return Status::Ok();
-     },
-     "Also write the /leader JSON to this file, on every change and on every renew while "
-     "leading, atomically (a temporary file in the same directory, then rename). A reader must "
-     "treat a validUntil in the past as \"not leader\".",
-     ""},
-    {"probe-address", "", "ADDR", kOwnVariable, "", "",
-     [](const Draft& d) { return d.probe_address.empty() ? std::string("off") : d.probe_address; },
-     [](const std::string& t, Draft& d) {
-       d.probe_address = t;
-       return CheckListenAddress(t);
-     },
-     "A second listener, e.g. :8081, that serves only /healthz, /readyz and /is-leader, for "
-     "kubelet probes on the pod IP; the full API stays on --http-address. Same forms as "
-     "--http-address.",
-     "a probe-only listener, e.g. `:8081` (same forms as `--http-address`)"},
-    {"leader-label", "", "KEY", kOwnVariable, "", "", nullptr,
-     [](const std::string& t, Draft& d) {
-       if (std::string why = kube::LabelKeyProblem(t); !why.empty()) {
-         return Bad(Quote(t) + " is not a label key: " + why + " (example: leasehold.io/role)");
-       }
-       d.leader_label = t;
-       return Status::Ok();
-     },
-     "Label this pod KEY=leader or KEY=follower (e.g. leasehold.io/role) on every change of "
-     "leadership and every 60s, and KEY=follower at shutdown, so that a Service can select the "
-     "leader. A routing hint, not a lock. Needs $POD_NAME (and $POD_NAMESPACE when the pod is "
-     "not in the lock's namespace) and get/patch on pods (deploy/rbac/leader-label).",
-     "label this pod `KEY=leader`/`follower`, e.g. `leasehold.io/role`; needs `POD_NAME`"},
-    {"deletion-cost", "", "COST", kOwnVariable, "", "", nullptr,
-     [](const std::string& t, Draft& d) {
-       const bool digits =
-           !t.empty() && t.size() <= 10 && t.find_first_not_of("0123456789") == std::string::npos;
-       if (!digits || std::stoll(t) < 1 || std::stoll(t) > INT32_MAX) {
-         return Bad(Quote(t) + " is not a deletion cost (1 to " + std::to_string(INT32_MAX) +
-                    "): the leader's pod must cost more than a follower's, which has none");
-       }
-       d.deletion_cost = static_cast<int32_t>(std::stoll(t));
-       return Status::Ok();
-     },
-     "While this pod leads, annotate it controller.kubernetes.io/pod-deletion-cost=COST, and "
-     "remove the annotation when it stops, so that a scale-down keeps the leader and a rollout "
-     "deletes the leader's pod last (one handover). leasehold then owns that annotation on this "
-     "pod. Same needs as --leader-label: $POD_NAME and get/patch on pods.",
-     "annotate the leader's pod `controller.kubernetes.io/pod-deletion-cost=COST` (scale-downs "
-     "keep it, rollouts delete it last); needs `POD_NAME`"},
-    {"kubeconfig", "", "PATH", kOwnVariable, "", "",
-     [](const Draft&) -> std::string {
-       return "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config";
-     },
-     [](const std::string& t, Draft& d) {
-       d.kube.kubeconfig = t;
-       return Status::Ok();
-     },
-     "kubeconfig file.", ""},
-    {"context", "", "NAME", kOwnVariable, "", "",
-     [](const Draft&) -> std::string { return "its current-context"; },
-     [](const std::string& t, Draft& d) {
-       d.kube.context = t;
-       return Status::Ok();
-     },
-     "kubeconfig context.", ""},
-    {"serviceaccount-dir", "", "DIR", kOwnVariable, "", "",
-     [](const Draft& d) { return d.kube.serviceaccount_dir; },
-     [](const std::string& t, Draft& d) {
-       if (t.empty()) return Bad("must not be empty");
-       d.kube.serviceaccount_dir = t;
-       return Status::Ok();
-     },
-     "Directory holding the service account's token, ca.crt and namespace.", ""},
-    {"log-format", "", "text|json", kOwnVariable, "", "",
-     [](const Draft& d) { return std::string(LogFormatName(d.format)); },
-     Store<Draft, LogFormat, &Draft::format, ParseLogFormat>,
-     "Log lines on stderr: text, or json (one object per line with ts, level, msg).", ""},
-    {"log-level", "", "trace|debug|info|warn|error", kOwnVariable, "", "",
-     [](const Draft& d) { return std::string(LogLevelName(d.level)); },
-     Store<Draft, LogLevel, &Draft::level, ParseLogLevel>,
-     "Least severe level logged.", ""},
-  }};
-  // clang-format on
+  static const OptionTable<Draft> table{
+      "leasehold",
+      kVariablePrefix,
+      {
+          Row("lock-name", "NAME",
+              [](const std::string& t, Draft& d) {
+                if (!kube::IsDns1123Subdomain(t)) {
+                  return Bad(Quote(t) +
+                             " is not a valid object name (lower-case letters, digits, '-' and "
+                             "'.', at most 253 characters)");
+                }
+                d.lock.name = t;
+                return Status::Ok();
+              })
+              .Alias("election")
+              .Required(
+                  "the name of the lock object to contend for (e.g. --lock-name=my-app; or set "
+                  "{env})")
+              .Help("Name of the lock object to contend for; every replica names the same one. "
+                    "Required."),
+          Row("namespace", "NS",
+              [](const std::string& t, Draft& d) {
+                d.ns = t;
+                return CheckNamespace(t);
+              })
+              .Default([](const Draft&) -> std::string {
+                return "$POD_NAMESPACE, else the service-account directory's namespace file, else "
+                       "the kubeconfig context's namespace, else \"default\"";
+              })
+              .Help("Namespace of the lock object."),
+          Row("identity", "ID",
+              [](const std::string& t, Draft& d) {
+                if (t.empty()) return Bad("must not be empty (it names this replica in the lock)");
+                if (HasControl(t)) return Bad(Quote(t) + " contains control characters");
+                d.identity = t;
+                return Status::Ok();
+              })
+              .Alias("id")
+              .Default([](const Draft&) -> std::string {
+                return "$POD_NAME (else the host name) followed by \"_\" and 8 random hex digits, "
+                       "new at every start as client-go does, so a restarted container waits out "
+                       "its predecessor's lease";
+              })
+              .Help("This replica's name in the lock. It must be unique: two processes with one "
+                    "identity would both believe they lead, since each sees its own name as the "
+                    "holder."),
+          Row("lock-type", "TYPE",
+              [](const std::string& t, Draft& d) {
+                const std::optional<locks::LockType> type = locks::ParseLockType(t);
+                if (!type) {
+                  return Bad(Quote(t) + " is not a lock type (one of: " + locks::LockTypeNames() +
+                             ")");
+                }
+                d.lock.type = *type;
+                return Status::Ok();
+              })
+              .Default([](const Draft& d) { return std::string(locks::LockTypeName(d.lock.type)); })
+              .Help("Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases, "
+                    "endpointsleases or none. auto uses the Lease where the cluster serves Leases, "
+                    "the ConfigMap where it does not, and both while an older ConfigMap lock of "
+                    "the same name exists (so replicas still using it see the same leader during "
+                    "an upgrade). none switches leader election off: this replica always leads and "
+                    "makes no API call (no RBAC, no token); more than one replica would each act "
+                    "as leader."),
+          TimingRow<&Timings::lease_duration>("lease-duration")
+              .Help("How long rivals wait, after they last saw the record change, before taking "
+                    "the lock. Whole seconds, at least 3s."),
+          TimingRow<&Timings::renew_deadline>("renew-deadline")
+              .Help("How long the leader keeps answering \"yes\" after sending its last "
+                    "successful renewal. At least 2s, 1s or more below --lease-duration, and "
+                    "above 1.2 x --retry-period."),
+          TimingRow<&Timings::retry_period>("retry-period")
+              .Help("Pause between attempts (plus up to 120% jitter while acquiring). At least "
+                    "1s: records keep whole seconds."),
+          Row("release-on-shutdown", "safe|immediate|off",
+              [](const std::string& t, Draft& d) {
+                for (const election::ReleaseMode m :
+                     {election::ReleaseMode::kSafe, election::ReleaseMode::kImmediate,
+                      election::ReleaseMode::kOff}) {
+                  if (t == election::ReleaseModeName(m)) {
+                    d.mode = m;
+                    return Status::Ok();
+                  }
+                }
+                return Bad(Quote(t) + " is not a release mode (one of: safe, immediate, off)");
+              })
+              .Default(
+                  [](const Draft& d) { return std::string(election::ReleaseModeName(d.mode)); })
+              .Help(
+                  "What SIGTERM/SIGINT does to a held lock. safe: release once every \"yes\" "
+                  "already given has expired, or at once on POST /release (classic sidecars, "
+                  "stopped together with the main container); immediate: release at once (native "
+                  "sidecars, stopped after it); off: never, rivals wait for the lease to expire."),
+          Row("release-holdoff", "DURATION",
+              [](const std::string& t, Draft& d) {
+                Result<Duration> v = ParseDuration(t);
+                if (v.ok()) d.holdoff = *v;
+                return v.status();
+              })
+              .Default([](const Draft& d) { return FormatGoDuration(d.holdoff); })
+              .Help("After POST /release without a signal, stay out of the election this long."),
+          Row("http-address", "ADDR",
+              [](const std::string& t, Draft& d) {
+                d.local_api.http_address = t;
+                return CheckListenAddress(t);
+              })
+              .Default([](const Draft& d) { return d.local_api.http_address; })
+              .Help("Where the local API listens: localhost:PORT (127.0.0.1 and ::1), IPV4:PORT, "
+                    "[IPV6]:PORT, or :PORT (all IPv4)."),
+          Row("max-watchers", "N",
+              [](const std::string& t, Draft& d) {
+                const bool digits = !t.empty() && t.size() <= 5 &&
+                                    t.find_first_not_of("0123456789") == std::string::npos;
+                if (!digits || std::stoi(t) > kMaxWatchers) {
+                  return Bad(Quote(t) + " is not a number of watchers (0 to " +
+                             std::to_string(kMaxWatchers) + ")");
+                }
+                d.local_api.max_watchers = std::stoi(t);
+                return Status::Ok();
+              })
+              .Default([](const Draft& d) { return std::to_string(d.local_api.max_watchers); })
+              .Help("Most GET /leader/watch streams open at once (0 to 10000); one more gets 503. "
+                    "Each open stream holds one listener thread. 0 turns the stream off.")
+              .Summary(
+                  "most `GET /leader/watch` streams at once (0–10000; 0 turns the stream off)"),
+          Row("status-file", "PATH",
+              [](const std::string& t, Draft& d) {
+                if (HasControl(t)) return Bad(Quote(t) + " contains control characters");
+                d.local_api.status_file = t;
+                return Status::Ok();
+              })
+              .Help("Also write the /leader JSON to this file, on every change and on every "
+                    "renew while leading, atomically (a temporary file in the same directory, "
+                    "then rename). A reader must treat a validUntil in the past as \"not "
+                    "leader\"."),
+          Row("probe-address", "ADDR",
+              [](const std::string& t, Draft& d) {
+                d.local_api.probe_address = t;
+                return CheckListenAddress(t);
+              })
+              .Default([](const Draft& d) {
+                return d.local_api.probe_address.empty() ? std::string("off")
+                                                         : d.local_api.probe_address;
+              })
+              .Help("A second listener, e.g. :8081, that serves only /healthz, /readyz and "
+                    "/is-leader, for kubelet probes on the pod IP; the full API stays on "
+                    "--http-address. Same forms as --http-address.")
+              .Summary("a probe-only listener, e.g. `:8081` (same forms as `--http-address`)"),
+          Row("leader-label", "KEY",
+              [](const std::string& t, Draft& d) {
+                if (std::string why = kube::LabelKeyProblem(t); !why.empty()) {
+                  return Bad(Quote(t) + " is not a label key: " + why +
+                             " (example: leasehold.io/role)");
+                }
+                d.leader_pod.label = t;
+                return Status::Ok();
+              })
+              .Help(
+                  "Label this pod KEY=leader or KEY=follower (e.g. leasehold.io/role) on every "
+                  "change of leadership and every 60s, and KEY=follower at shutdown, so that a "
+                  "Service can select the leader. A routing hint, not a lock. Needs $POD_NAME "
+                  "(and $POD_NAMESPACE when the pod is not in the lock's namespace) and get/patch "
+                  "on pods (deploy/rbac/leader-label).")
+              .Summary("label this pod `KEY=leader`/`follower`, e.g. `leasehold.io/role`; needs "
+                       "`POD_NAME`"),
+          Row("deletion-cost", "COST",
+              [](const std::string& t, Draft& d) {
+                const bool digits = !t.empty() && t.size() <= 10 &&
+                                    t.find_first_not_of("0123456789") == std::string::npos;
+                if (!digits || std::stoll(t) < 1 || std::stoll(t) > INT32_MAX) {
+                  return Bad(Quote(t) + " is not a deletion cost (1 to " +
+                             std::to_string(INT32_MAX) +
+                             "): the leader's pod must cost more than a follower's, which has "
+                             "none");
+                }
+                d.leader_pod.deletion_cost = static_cast<int32_t>(std::stoll(t));
+                return Status::Ok();
+              })
+              .Help("While this pod leads, annotate it controller.kubernetes.io/pod-deletion-cost="
+                    "COST, and remove the annotation when it stops, so that a scale-down keeps the "
+                    "leader and a rollout deletes the leader's pod last (one handover). leasehold "
+                    "then owns that annotation on this pod. Same needs as --leader-label: "
+                    "$POD_NAME and get/patch on pods.")
+              .Summary(
+                  "annotate the leader's pod `controller.kubernetes.io/pod-deletion-cost=COST` "
+                  "(scale-downs keep it, rollouts delete it last); needs `POD_NAME`"),
+          Row("kubeconfig", "PATH",
+              [](const std::string& t, Draft& d) {
+                d.kube.kubeconfig = t;
+                return Status::Ok();
+              })
+              .Default([](const Draft&) -> std::string {
+                return "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config";
+              })
+              .Help("kubeconfig file."),
+          Row("context", "NAME",
+              [](const std::string& t, Draft& d) {
+                d.kube.context = t;
+                return Status::Ok();
+              })
+              .Default([](const Draft&) -> std::string { return "its current-context"; })
+              .Help("kubeconfig context."),
+          Row("serviceaccount-dir", "DIR",
+              [](const std::string& t, Draft& d) {
+                if (t.empty()) return Bad("must not be empty");
+                d.kube.serviceaccount_dir = t;
+                return Status::Ok();
+              })
+              .Default([](const Draft& d) { return d.kube.serviceaccount_dir; })
+              .Help("Directory holding the service account's token, ca.crt and namespace."),
+          LogFormatOption<Draft>(
+              "text|json",
+              "Log lines on stderr: text, or json (one object per line with ts, level, msg)."),
+          LogLevelOption<Draft>("trace|debug|info|warn|error", "Least severe level logged."),
+      }};
   return table;
 }
 
@@ -344,24 +361,6 @@ std::string HelpText() {
   return out + kHelpFooter + localapi::RoutesHelp() + kHelpTail;
 }
 
-cxxopts::Options MakeOptions() {
-  cxxopts::Options o("leasehold");
-  for (const SettingDoc& s : Describe(AgentTable())) {
-    const std::string names = s.flag + (s.alias.empty() ? "" : "," + s.alias);
-    o.add_option("", {names, s.help, cxxopts::value<std::string>(), s.arg});
-  }
-  o.add_options()("h,help", "Print this help and exit.")("version", "Print the version.");
-  return o;
-}
-
-// cxxopts quotes names with typographic quotes; messages here use plain ones.
-std::string PlainQuotes(std::string s) {
-  for (const char* q : {"\xe2\x80\x98", "\xe2\x80\x99"}) {
-    for (size_t at = s.find(q); at != std::string::npos; at = s.find(q)) s.replace(at, 3, "\"");
-  }
-  return s;
-}
-
 std::string Trim(std::string s) {
   const char* ws = " \t\r\n";
   s.erase(0, s.find_first_not_of(ws));
@@ -373,10 +372,10 @@ std::string Trim(std::string s) {
 // A flag given more than once: on the command line several times and/or also in its variable.
 // One warning per flag, naming the value that wins (the last on the command line, which beats
 // the variable; the Helm chart's sidecar.extraArgs relies on the last one winning).
-void WarnRepeatedFlags(const cxxopts::ParseResult& r, const Environment& env,
+void WarnRepeatedFlags(const Arguments& args, const Environment& env,
                        std::vector<std::string>* warnings) {
   for (const SettingDoc& s : Describe(AgentTable())) {
-    const size_t times = r.count(s.flag);
+    const size_t times = args.Count(s.flag);
     if (times == 0) continue;
     const std::optional<std::string> in_env = env.getenv(s.env);
     const bool also_env = in_env && !in_env->empty();
@@ -386,19 +385,14 @@ void WarnRepeatedFlags(const cxxopts::ParseResult& r, const Environment& env,
         times >= 2 ? std::to_string(times) + " times on the command line" : "on the command line";
     if (also_env) where += " and in " + s.env;
     where += times >= 2 ? "; the last one on the command line wins: " : "; the command line wins: ";
-    warnings->push_back(where + Quote(r[s.flag].as<std::string>()));
+    warnings->push_back(where + Quote(*args.Last(s.flag)));
   }
 }
 
-// What the settings alone do not say, in this order: the namespace when none was given
-// (POD_NAMESPACE, else the service-account directory's namespace file, else "default", which
-// the kubeconfig context's namespace may replace later, see app.cpp), the identity when none was
-// given, and the pod a --leader-label labels.
-struct Resolved {
-  std::string name_space, namespace_source;  // see AppConfig
-  std::string pod_name, pod_namespace;
-};
-
+// What the settings alone do not say, in this order, written into the draft's AppSettings: the
+// namespace when none was given (POD_NAMESPACE, else the service-account directory's namespace
+// file, else "default", which the kubeconfig context's namespace may replace later, see
+// app.cpp), the identity when none was given, and the pod a --leader-label labels.
 class Resolver {
  public:
   Resolver(const CommandLineValue& command_line, const Environment& env)
@@ -418,7 +412,8 @@ class Resolver {
     return e && !e->empty() ? e : std::nullopt;
   }
 
-  Status Namespace(const Draft& d, Resolved& out) const {
+  Status Namespace(Draft& d) const {
+    LockSettings& out = d.lock;
     if (d.ns) {
       out.name_space = *d.ns;
       out.namespace_source = GivenFor("namespace").origin == "--namespace"
@@ -462,9 +457,10 @@ class Resolver {
 
   // The pod that --leader-label and --deletion-cost mark (POD_NAME, POD_NAMESPACE from the
   // downward API).
-  Status LabelledPod(const Draft& d, Resolved& out) const {
-    if (d.leader_label.empty() && !d.deletion_cost) return Status::Ok();
-    const Given label = GivenFor(d.leader_label.empty() ? "deletion-cost" : "leader-label");
+  Status LabelledPod(Draft& d) const {
+    LeaderPodSettings& out = d.leader_pod;
+    if (out.label.empty() && !out.deletion_cost) return Status::Ok();
+    const Given label = GivenFor(out.label.empty() ? "deletion-cost" : "leader-label");
     auto pod = FromEnv("POD_NAME");
     if (!pod) {
       return BadValue(label,
@@ -490,32 +486,15 @@ class Resolver {
 
 // The draft as an AppConfig; the timing rules live with the algorithm, and its messages name the
 // flags.
-Result<AppConfig> Assemble(const Draft& d, const Resolved& resolved, std::string identity) {
-  const election::Timings timings{d.lease, d.renew, d.retry};
-  auto election = election::ElectionConfig::Create(std::move(identity), timings, d.mode, d.holdoff);
+Result<AppConfig> Assemble(Draft d, std::string identity) {
+  auto election =
+      election::ElectionConfig::Create(std::move(identity), d.timings, d.mode, d.holdoff);
   if (!election.ok()) return election.status();
   // The product's floors, here and not in ElectionConfig::Create (see election/config.h).
-  if (Status floors = election::ElectionConfig::CheckFloors(timings); !floors.ok()) {
+  if (Status floors = election::ElectionConfig::CheckFloors(d.timings); !floors.ok()) {
     return floors;
   }
-  std::optional<AppConfig> config;
-  config.emplace(std::move(election).value());
-  config->name_space = resolved.name_space;
-  config->namespace_source = resolved.namespace_source;
-  config->pod_name = resolved.pod_name;
-  config->pod_namespace = resolved.pod_namespace;
-  config->lock_name = d.lock_name;
-  config->lock_type = d.type;
-  config->http_address = d.http_address;
-  config->max_watchers = d.watchers;
-  config->status_file = d.status_file;
-  config->probe_address = d.probe_address;
-  config->leader_label = d.leader_label;
-  config->deletion_cost = d.deletion_cost;
-  config->kube = d.kube;
-  config->log_format = d.format;
-  config->log_level = d.level;
-  return std::move(*config);
+  return AppConfig(std::move(election).value(), std::move(d));
 }
 
 }  // namespace
@@ -559,47 +538,30 @@ const char* LogLevelName(LogLevel level) {
 std::string EnvVarFor(const std::string& flag) { return VariableName(kVariablePrefix, flag); }
 
 Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Environment& env) {
-  cxxopts::Options options = MakeOptions();
-  std::vector<const char*> argv = {"leasehold"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-
-  std::optional<cxxopts::ParseResult> parsed;
-  try {
-    parsed.emplace(options.parse(static_cast<int>(argv.size()), argv.data()));
-  } catch (const cxxopts::exceptions::exception& e) {
-    return Status(Code::kBadConfig, OneLine(PlainQuotes(e.what())) + " (see leasehold --help)");
-  }
-  const cxxopts::ParseResult& r = *parsed;
-  if (!r.unmatched().empty()) {
-    return Status(Code::kBadConfig, "unexpected argument " + Quote(r.unmatched().front()) +
-                                        ": leasehold takes flags only (see leasehold --help)");
-  }
-
+  const Result<Arguments> scanned =
+      ScanArguments(AgentSettings(), args, ScanRules("leasehold", false, {"version"}));
+  if (!scanned.ok()) return scanned.status();
+  const Arguments& given = *scanned;
   Command command;
-  if (r.count("help")) {
+  if (given.help) {
     command.output = HelpText();
     return command;
   }
-  if (r.count("version")) {
+  if (given.Count("version") > 0) {
     command.output = std::string("leasehold ") + kVersion + "\n";
     return command;
   }
-
-  const CommandLineValue command_line =
-      [&r](const std::string& flag) -> std::optional<std::string> {
-    if (r.count(flag) == 0) return std::nullopt;
-    return r[flag].as<std::string>();
-  };
+  const CommandLineValue command_line = given.LastValues();
   Draft draft;
   if (Status st = ReadOptions(AgentTable(), command_line, env, draft); !st.ok()) return st;
   const Resolver resolve(command_line, env);
-  Resolved resolved;
-  if (Status st = resolve.Namespace(draft, resolved); !st.ok()) return st;
-  if (Status st = resolve.LabelledPod(draft, resolved); !st.ok()) return st;
-  Result<AppConfig> config = Assemble(draft, resolved, resolve.Identity(draft));
+  if (Status st = resolve.Namespace(draft); !st.ok()) return st;
+  if (Status st = resolve.LabelledPod(draft); !st.ok()) return st;
+  std::string identity = resolve.Identity(draft);
+  Result<AppConfig> config = Assemble(std::move(draft), std::move(identity));
   if (!config.ok()) return config.status();
   command.config.emplace(std::move(config).value());
-  WarnRepeatedFlags(r, env, &command.warnings);
+  WarnRepeatedFlags(given, env, &command.warnings);
   for (std::string& w : UnknownVariableWarnings(env, AllSettings(), "leasehold")) {
     command.warnings.push_back(std::move(w));
   }

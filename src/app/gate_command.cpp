@@ -41,10 +41,6 @@ Flags (each also LEASEHOLD_GATE_<FLAG>, e.g. LEASEHOLD_GATE_STOP_GRACE; the flag
 constexpr const char* kGateHelpTail = "  -h, --help           print this help\n";
 constexpr size_t kHelpColumn = 23;
 
-Status Invalid(const std::string& what, const char* cmd) {
-  return Status(Code::kBadConfig, what + " (see leasehold " + cmd + " --help)");
-}
-
 // The signals --stop-signal takes by name (with or without "SIG", any case).
 const std::map<std::string, int>& SignalNames() {
   static const std::map<std::string, int> kNames = {
@@ -78,9 +74,9 @@ struct GateDraft {
   std::string address = kDefaultHttpAddress;
   // "" = none ("off"); nullopt = the default, gate::kStatusFileName beside this binary.
   std::optional<std::string> status_file;
-  LogFormat log_format = LogFormat::kText;
-  LogLevel log_level = LogLevel::kInfo;
+  LogSettings log;
 };
+using Row = Option<GateDraft>;
 
 Result<Duration> ParseBoundedDuration(const std::string& text) {
   auto d = ParseGoDuration(text);
@@ -90,75 +86,79 @@ Result<Duration> ParseBoundedDuration(const std::string& text) {
 
 // `leasehold gate`'s settings, in --help order. A help's '\n' breaks its column's line.
 const OptionTable<GateDraft>& GateTable() {
-  // clang-format off
-  static const OptionTable<GateDraft> table{"leasehold gate", "LEASEHOLD_GATE_", {
-    {"address", "", "ADDR", kOwnVariable, "LEASEHOLD_HTTP_ADDRESS", "",
-     [](const GateDraft& d) { return d.address; },
-     [](const std::string& t, GateDraft& d) {
-       d.address = t;  // every endpoint, in order, as `leasehold probe` asks (SidecarTargets)
-       return contract::SidecarTargets(t).status();
-     },
-     "the sidecar's local API (default ${fallback}, else\n{default})",
-     "the sidecar's local API: every endpoint of the address in order (`localhost` is 127.0.0.1, "
-     "then ::1; a wildcard is asked on loopback), the next one when one cannot be reached; the "
-     "same rule as `leasehold probe`"},
-    {"stop-signal", "", "SIG", kOwnVariable, "", "",
-     [](const GateDraft& d) { return SignalText(d.options.core.stop_signal); },
-     [](const std::string& t, GateDraft& d) {
-       auto s = ParseSignal(t);
-       if (s.ok()) d.options.core.stop_signal = *s;
-       return s.status();
-     },
-     "the first signal to stop CMD (default {default})",
-     "the first signal of a stop"},
-    {"stop-grace", "", "D", kOwnVariable, "", "",
-     [](const GateDraft& d) { return FormatGoDuration(d.options.core.stop_grace); },
-     [](const std::string& t, GateDraft& d) {
-       auto v = ParseBoundedDuration(t);
-       if (!v.ok()) return v.status();
-       // "10m": Go would print kMaxStopGrace as "10m0s".
-       if (*v > kMaxStopGrace) return Status(Code::kBadConfig, "at most 10m");
-       d.options.core.stop_grace = *v;
-       return Status::Ok();
-     },
-     "stop signal to SIGKILL (default {default}); at most\n"
-     "(renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked\n"
-     "at start and whenever its timings change (if not: CMD is\n"
-     "stopped, exit 2)",
-     "stop signal to SIGKILL; fits the sidecar's default timings, so K8up needs nothing set"},
-    {"poll-interval", "", "D", kOwnVariable, "", "",
-     [](const GateDraft& d) { return FormatGoDuration(d.options.poll_interval); },
-     [](const std::string& t, GateDraft& d) {
-       auto v = ParseBoundedDuration(t);
-       if (!v.ok()) return v.status();
-       if (*v < kMinPollInterval || *v > kMaxPollInterval) {
-         return Status(Code::kBadConfig, "must be between " + FormatGoDuration(kMinPollInterval) +
-                                             " and " + FormatGoDuration(kMaxPollInterval));
-       }
-       d.options.poll_interval = *v;
-       return Status::Ok();
-     },
-     "GET /leader while the stream is unavailable (default {default})",
-     "`GET /leader` while the stream is unavailable"},
-    {"status-file", "", "PATH", kOwnVariable, "", "",
-     [](const GateDraft&) { return std::string(gate::kStatusFileName); },
-     [](const std::string& t, GateDraft& d) {
-       d.status_file = t == "off" ? "" : t;
-       return Status::Ok();
-     },
-     "status for `leasehold gate-probe` (default {default} beside\n"
-     "this binary; \"off\" for none)",
-     "for `gate-probe`, beside the binary (the emptyDir) by default; `off` for none"},
-    {"log-format", "", "F", kOwnVariable, "", "",
-     [](const GateDraft& d) { return std::string(LogFormatName(d.log_format)); },
-     Store<GateDraft, LogFormat, &GateDraft::log_format, ParseLogFormat>,
-     "text or json (default {default})", "as the agent's"},
-    {"log-level", "", "L", kOwnVariable, "", "",
-     [](const GateDraft& d) { return std::string(LogLevelName(d.log_level)); },
-     Store<GateDraft, LogLevel, &GateDraft::log_level, ParseLogLevel>,
-     "trace, debug, info, warn, error (default {default})", "as the agent's"},
-  }};
-  // clang-format on
+  static const OptionTable<GateDraft> table{
+      "leasehold gate",
+      "LEASEHOLD_GATE_",
+      {
+          Row("address", "ADDR",
+              [](const std::string& t, GateDraft& d) {
+                d.address =
+                    t;  // every endpoint, in order, as `leasehold probe` asks (SidecarTargets)
+                return contract::SidecarTargets(t).status();
+              })
+              .Fallback("LEASEHOLD_HTTP_ADDRESS")
+              .Default([](const GateDraft& d) { return d.address; })
+              .Help("the sidecar's local API (default ${fallback}, else\n{default})")
+              .Summary(
+                  "the sidecar's local API: every endpoint of the address in order (`localhost` "
+                  "is 127.0.0.1, then ::1; a wildcard is asked on loopback), the next one when "
+                  "one cannot be reached; the same rule as `leasehold probe`"),
+          Row("stop-signal", "SIG",
+              [](const std::string& t, GateDraft& d) {
+                auto s = ParseSignal(t);
+                if (s.ok()) d.options.core.stop_signal = *s;
+                return s.status();
+              })
+              .Default([](const GateDraft& d) { return SignalText(d.options.core.stop_signal); })
+              .Help("the first signal to stop CMD (default {default})")
+              .Summary("the first signal of a stop"),
+          Row("stop-grace", "D",
+              [](const std::string& t, GateDraft& d) {
+                auto v = ParseBoundedDuration(t);
+                if (!v.ok()) return v.status();
+                // "10m": Go would print kMaxStopGrace as "10m0s".
+                if (*v > kMaxStopGrace) return Status(Code::kBadConfig, "at most 10m");
+                d.options.core.stop_grace = *v;
+                return Status::Ok();
+              })
+              .Default(
+                  [](const GateDraft& d) { return FormatGoDuration(d.options.core.stop_grace); })
+              .Help("stop signal to SIGKILL (default {default}); at most\n"
+                    "(renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked\n"
+                    "at start and whenever its timings change (if not: CMD is\n"
+                    "stopped, exit 2)")
+              .Summary("stop signal to SIGKILL; fits the sidecar's default timings, so K8up needs "
+                       "nothing set"),
+          Row("poll-interval", "D",
+              [](const std::string& t, GateDraft& d) {
+                auto v = ParseBoundedDuration(t);
+                if (!v.ok()) return v.status();
+                if (*v < kMinPollInterval || *v > kMaxPollInterval) {
+                  return Status(Code::kBadConfig, "must be between " +
+                                                      FormatGoDuration(kMinPollInterval) + " and " +
+                                                      FormatGoDuration(kMaxPollInterval));
+                }
+                d.options.poll_interval = *v;
+                return Status::Ok();
+              })
+              .Default([](const GateDraft& d) { return FormatGoDuration(d.options.poll_interval); })
+              .Help("GET /leader while the stream is unavailable (default {default})")
+              .Summary("`GET /leader` while the stream is unavailable"),
+          Row("status-file", "PATH",
+              [](const std::string& t, GateDraft& d) {
+                d.status_file = t == "off" ? "" : t;
+                return Status::Ok();
+              })
+              .Default([](const GateDraft&) { return std::string(gate::kStatusFileName); })
+              .Help("status for `leasehold gate-probe` (default {default} beside\n"
+                    "this binary; \"off\" for none)")
+              .Summary(
+                  "for `gate-probe`, beside the binary (the emptyDir) by default; `off` for none"),
+          LogFormatOption<GateDraft>("F", "text or json (default {default})")
+              .Summary("as the agent's"),
+          LogLevelOption<GateDraft>("L", "trace, debug, info, warn, error (default {default})")
+              .Summary("as the agent's"),
+      }};
   return table;
 }
 
@@ -173,44 +173,16 @@ std::string GateHelp() {
 Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const Environment& env,
                                      const std::string& exe_dir) {
   GateCommand c;
-  std::map<std::string, std::string> given;
-  const std::vector<SettingDoc> settings = GateSettings();
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a == "-h" || a == "--help") {
-      c.output = GateHelp();
-      return c;
-    }
-    if (a.rfind("--", 0) != 0) break;  // CMD starts here (without "--")
-    std::string name = a.substr(2), value;
-    const size_t eq = name.find('=');
-    bool known = false;
-    for (const SettingDoc& s : settings) known = known || name.substr(0, eq) == s.flag;
-    if (!known) return Invalid("unknown flag " + Quote(a), "gate");
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    } else {
-      if (i + 1 >= args.size()) return Invalid("--" + name + ": needs a value", "gate");
-      value = args[++i];
-    }
-    given[name] = value;
+  const Result<Arguments> given =
+      ScanArguments(GateSettings(), args, ScanRules("leasehold gate", true));
+  if (!given.ok()) return given.status();
+  if (given->help) {
+    c.output = GateHelp();
+    return c;
   }
   GateDraft d;
-  d.options.command.assign(args.begin() + static_cast<long>(i), args.end());
-  if (d.options.command.empty()) {
-    return Invalid("no command: leasehold gate [flags] -- CMD [ARGS...]", "gate");
-  }
-  const CommandLineValue command_line = [&given](const std::string& flag) {
-    auto it = given.find(flag);
-    return it == given.end() ? std::nullopt : std::optional<std::string>(it->second);
-  };
-  if (Status st = ReadOptions(GateTable(), command_line, env, d); !st.ok()) return st;
+  d.options.command = given->command;
+  if (Status st = ReadOptions(GateTable(), given->LastValues(), env, d); !st.ok()) return st;
   // Checked by the address's parser, or the default.
   auto targets = contract::SidecarTargets(d.address);
   if (!targets.ok()) return Status(Code::kFailedPrecondition, targets.status().message());
@@ -219,23 +191,15 @@ Result<GateCommand> ParseGateCommand(const std::vector<std::string>& args, const
                           : exe_dir.empty() ? ""
                                             : exe_dir + "/" + gate::kStatusFileName;
   c.options = std::move(d.options);
-  c.log_format = d.log_format;
-  c.log_level = d.log_level;
+  c.log = d.log;
   c.warnings = UnknownVariableWarnings(env, AllSettings(), "leasehold gate");
   return c;
 }
 
 int RunGateCommand(const std::vector<std::string>& args, const Environment& env) {
-  auto c = ParseGateCommand(args, env, ExecutableDir());
-  if (!c.ok()) {
-    std::fprintf(stderr, "leasehold gate: %s\n", EscapeForLog(c.status().message()).c_str());
-    return 2;
-  }
-  if (!c->output.empty()) {
-    std::fputs(c->output.c_str(), stdout);
-    return 0;
-  }
-  SetupLogging(c->log_format, c->log_level);
+  const Result<GateCommand> c = ParseGateCommand(args, env, ExecutableDir());
+  if (std::optional<int> code = ExitBeforeRunning("leasehold gate", c)) return *code;
+  SetupLogging(c->log.format, c->log.level);
   for (const std::string& warning : c->warnings) spdlog::warn("{}", warning);
   return gate::RunGate(c->options);
 }

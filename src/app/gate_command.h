@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/flags.h"  // LogFormat, LogLevel
+#include "app/flags.h"  // LogSettings
 #include "base/status.h"
 #include "gate/gate.h"
 
@@ -23,8 +23,7 @@ struct GateCommand {
   // setting's (UnknownVariableWarnings).
   std::vector<std::string> warnings;
   gate::GateOptions options;
-  LogFormat log_format = LogFormat::kText;
-  LogLevel log_level = LogLevel::kInfo;
+  LogSettings log;
 };
 
 // `args` follow "gate". `exe_dir` is where the binary lives (the default status file's

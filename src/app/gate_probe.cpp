@@ -21,32 +21,25 @@ consistent (its status file rewritten within 10s, not stuck stopping CMD beyond 
 )";
 constexpr size_t kHelpColumn = 23;
 
-struct GateProbeDraft {
-  bool ready = false;
-  // nullopt: the gate's default, gate::kStatusFileName beside this binary.
-  std::optional<std::string> status_file;
-};
+using Row = Option<GateProbeCommand>;
 
 // `leasehold gate-probe`'s settings. A help's '\n' breaks its column's line.
-const OptionTable<GateProbeDraft>& GateProbeTable() {
-  // clang-format off
-  static const OptionTable<GateProbeDraft> table{"leasehold gate-probe", "", {
-    {"ready", "", "", "", "", "", nullptr,
-     [](const std::string&, GateProbeDraft& d) {
-       d.ready = true;
-       return Status::Ok();
-     },
-     "", ""},
-    // The gate's own --status-file variable: the probe finds the file the gate writes.
-    {"status-file", "", "PATH", "LEASEHOLD_GATE_STATUS_FILE", "", "",
-     [](const GateProbeDraft&) { return std::string(gate::kStatusFileName); },
-     [](const std::string& t, GateProbeDraft& d) {
-       d.status_file = t;
-       return Status::Ok();
-     },
-     "default ${env}, else {default} beside\nthis binary", ""},
-  }};
-  // clang-format on
+const OptionTable<GateProbeCommand>& GateProbeTable() {
+  static const OptionTable<GateProbeCommand> table{
+      "leasehold gate-probe",
+      "",
+      {
+          SwitchOption<GateProbeCommand, &GateProbeCommand::ready>("ready"),
+          Row("status-file", "PATH",
+              [](const std::string& t, GateProbeCommand& d) {
+                d.status_file = t;
+                return Status::Ok();
+              })
+              .Env("LEASEHOLD_GATE_STATUS_FILE")  // the gate's own: the probe finds the file it
+                                                  // writes
+              .Default([](const GateProbeCommand&) { return std::string(gate::kStatusFileName); })
+              .Help("default ${env}, else {default} beside\nthis binary"),
+      }};
   return table;
 }
 
@@ -54,41 +47,31 @@ const OptionTable<GateProbeDraft>& GateProbeTable() {
 
 std::vector<SettingDoc> GateProbeSettings() { return Describe(GateProbeTable()); }
 
-int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
-  bool ready = false;
-  std::optional<std::string> path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs((kProbeHelpHead + RenderColumns(GateProbeSettings(), kHelpColumn)).c_str(),
-                 stdout);
-      return 0;
-    }
-    if (a == "--ready") {
-      ready = true;
-    } else if (a == "--status-file" && i + 1 < args.size()) {
-      path = args[++i];
-    } else if (a.rfind("--status-file=", 0) == 0) {
-      path = a.substr(14);
-    } else {
-      std::fprintf(stderr, "leasehold gate-probe: unexpected argument %s\n",
-                   EscapeForLog(Quote(a)).c_str());
-      return 2;
-    }
+Result<GateProbeCommand> ParseGateProbeCommand(const std::vector<std::string>& args,
+                                               const Environment& env) {
+  const Result<Arguments> given =
+      ScanArguments(GateProbeSettings(), args, ScanRules("leasehold gate-probe"));
+  if (!given.ok()) return given.status();
+  GateProbeCommand c;
+  if (given->help) {
+    c.output = kProbeHelpHead + RenderColumns(GateProbeSettings(), kHelpColumn);
+    return c;
   }
-  const CommandLineValue command_line = [&](const std::string& flag) -> std::optional<std::string> {
-    if (flag == "ready") return ready ? std::optional<std::string>("") : std::nullopt;
+  const CommandLineValue command_line = [&given](const std::string& flag) {
+    std::optional<std::string> v = given->Last(flag);
     // An empty --status-file= counts as not given, as it always did.
-    return flag == "status-file" && path && !path->empty() ? path : std::nullopt;
+    return flag == "status-file" && v && v->empty() ? std::nullopt : v;
   };
-  GateProbeDraft d;
-  if (Status st = ReadOptions(GateProbeTable(), command_line, env, d); !st.ok()) {
-    std::fprintf(stderr, "leasehold gate-probe: %s\n", EscapeForLog(st.message()).c_str());
-    return 2;
-  }
+  if (Status st = ReadOptions(GateProbeTable(), command_line, env, c); !st.ok()) return st;
+  return c;
+}
+
+int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
+  const Result<GateProbeCommand> d = ParseGateProbeCommand(args, env);
+  if (std::optional<int> code = ExitBeforeRunning("leasehold gate-probe", d)) return *code;
   std::string file;
-  if (d.status_file) {
-    file = *d.status_file;
+  if (d->status_file) {
+    file = *d->status_file;
   } else {
     // The gate's own default; where this binary's directory is unknown the gate writes none.
     const std::string dir = ExecutableDir();
@@ -107,7 +90,7 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
     return 1;
   }
   const Status st =
-      gate::JudgeStatus(*content, gate::BootMillis(RealClock().MonotonicNow()), d.ready);
+      gate::JudgeStatus(*content, gate::BootMillis(RealClock().MonotonicNow()), d->ready);
   if (st.ok()) return 0;
   std::fprintf(stderr, "leasehold gate-probe: %s: %s\n", EscapeForLog(file).c_str(),
                EscapeForLog(st.message()).c_str());

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/file.h"
+#include "base/messages.h"
 #include "base/text.h"
 
 namespace leasehold::app {
@@ -45,6 +46,119 @@ Given Lookup(const SettingDoc& setting, const CommandLineValue& command_line,
 
 Status BadValue(const Given& given, const std::string& message) {
   return Status(Code::kBadConfig, given.origin + ": " + message);
+}
+
+namespace {
+
+// `message` (base/messages.h) with each "{}" replaced by the next of `parts`.
+std::string Fill(std::string message, std::initializer_list<std::string> parts) {
+  size_t at = 0;
+  for (const std::string& part : parts) {
+    at = message.find("{}", at);
+    if (at == std::string::npos) break;
+    message.replace(at, 2, part);
+    at += part.size();
+  }
+  return message;
+}
+
+}  // namespace
+
+Status UsageError(const std::string& command, const std::string& what) {
+  return Status(Code::kBadConfig, what + " (see " + command + " --help)");
+}
+
+std::optional<int> ExitBeforeRunning(const std::string& command, const Status& parsed,
+                                     const std::string& output) {
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s: %s\n", command.c_str(), EscapeForLog(parsed.message()).c_str());
+    return 2;
+  }
+  if (output.empty()) return std::nullopt;
+  std::fputs(output.c_str(), stdout);
+  return 0;
+}
+
+size_t Arguments::Count(const std::string& flag) const {
+  for (const auto& [name, given] : values) {
+    if (name == flag) return given.size();
+  }
+  return 0;
+}
+
+std::optional<std::string> Arguments::Last(const std::string& flag) const {
+  for (const auto& [name, given] : values) {
+    if (name == flag) return given.back();
+  }
+  return std::nullopt;
+}
+
+CommandLineValue Arguments::LastValues() const {
+  return [this](const std::string& flag) { return Last(flag); };
+}
+
+Result<Arguments> ScanArguments(const std::vector<SettingDoc>& settings,
+                                const std::vector<std::string>& args, const ScanRules& rules) {
+  Arguments out;
+  const auto add = [&out](const std::string& flag, std::string value) {
+    for (auto& [name, given] : out.values) {
+      if (name == flag) {
+        given.push_back(std::move(value));
+        return;
+      }
+    }
+    out.values.push_back({flag, {std::move(value)}});
+  };
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      out.help = true;
+      return out;
+    }
+    if (a.rfind("--", 0) != 0) {
+      if (rules.takes_command) break;  // CMD starts here, without "--"
+      return UsageError(rules.command, Fill(kUnexpectedArgument, {Quote(a), rules.command}));
+    }
+    const size_t eq = a.find('=');
+    const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    const SettingDoc* setting = nullptr;
+    for (const SettingDoc& s : settings) {
+      if (name == s.flag || (!s.alias.empty() && name == s.alias)) setting = &s;
+    }
+    const bool own_switch =
+        std::find(rules.switches.begin(), rules.switches.end(), name) != rules.switches.end();
+    if (setting == nullptr && !own_switch) {
+      return UsageError(rules.command, Fill(kUnknownFlag, {Quote("--" + name)}));
+    }
+    const std::string flag = setting != nullptr ? setting->flag : name;
+    if (setting == nullptr || setting->arg.empty()) {
+      if (eq != std::string::npos) {
+        return UsageError(rules.command, Fill(kSwitchTakesNoValue, {"--" + name}));
+      }
+      add(flag, "");
+    } else if (eq != std::string::npos) {
+      add(flag, a.substr(eq + 1));
+    } else if (i + 1 < args.size()) {
+      add(flag, args[++i]);
+    } else {
+      return UsageError(rules.command, Fill(kFlagNeedsValue, {"--" + name}));
+    }
+  }
+  const std::vector<std::string> rest(args.begin() + static_cast<long>(i), args.end());
+  if (!rules.takes_command) {
+    if (!rest.empty()) {
+      return UsageError(rules.command, Fill(kUnexpectedArgument, {Quote(rest[0]), rules.command}));
+    }
+  } else if (rest.empty()) {
+    return UsageError(rules.command, Fill(kNoCommand, {rules.command}));
+  }
+  out.command = rest;
+  return out;
 }
 
 size_t EditDistance(const std::string& a, const std::string& b) {

@@ -3,8 +3,9 @@
 // Each command declares each of its settings once, as one Option of its own draft type, in its
 // own file: the flag (and alias), the environment variable, the default (printed from the
 // draft's default value, which lives in the struct where its meaning lives), the parser with
-// the setting's own validation, and the help. From that one table come the reading (the flag,
-// else the variable), --help's defaults and variables, the variables' names for the
+// the setting's own validation, and the help. From that one table come the scanning of the
+// command line (ScanArguments, the same for every command), the reading (the flag, else the
+// variable), --help's defaults and variables, the variables' names for the
 // unknown-variable warning, and the docs' flag tables (test/app/options_test.cpp regenerates
 // those and fails on drift). Rules that span settings (lease > renew-deadline > retry x jitter,
 // the floors, the gate's stop-grace against the sidecar's timings) stay with the code that owns
@@ -16,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -48,34 +50,60 @@ inline constexpr const char* kVariablePrefix = "LEASEHOLD_";
 // → "LEASEHOLD_LEASE_DURATION".
 std::string VariableName(const std::string& prefix, const std::string& flag);
 
-// A setting's `env` when its variable is the command's prefix + its flag (the usual case).
+// A setting's `env` when its variable is the command's prefix + its flag (the usual case, and an
+// Option's default); none when the command's prefix is "" (`probe`, `gate-probe`).
 inline constexpr const char* kOwnVariable = "*";
 
 // One setting of a command whose values are collected in a `Draft` (a plain struct whose
-// default-constructed value holds every default).
+// default-constructed value holds every default), built by name:
+//   Option<Draft>("lease-duration", "DURATION", Store<...>).Default(...).Help("...")
 template <typename Draft>
 struct Option {
-  const char* flag;   // "lease-duration"
-  const char* alias;  // another flag for the same setting ("" none); it has no variable
-  const char* arg;    // "DURATION" as help shows it; "" for a switch (it takes no value)
-  // Its variable: kOwnVariable, another setting's (`probe --address` reads the agent's
+  using Parser = Status (*)(const std::string& text, Draft& draft);
+  using DefaultText = std::string (*)(const Draft& defaults);
+
+  // `flag` ("lease-duration") takes a value shown as `arg` in help ("DURATION"), or is a switch
+  // when `arg` is "" (it takes no value; its parser gets ""). `parse` parses one given value into
+  // the draft and checks it on its own: kBadConfig with a message that does not name the setting
+  // (the reader puts its origin in front).
+  Option(const char* flag_name, const char* arg_text, Parser parser)
+      : flag(flag_name), arg(arg_text), parse(parser) {}
+
+  // Another flag for the same setting; it has no variable.
+  Option& Alias(const char* name) { return Set(&Option::alias, name); }
+  // Another setting's variable instead of its own (`probe --address` reads the agent's
   // LEASEHOLD_HTTP_ADDRESS), or "" for none.
-  const char* env;
-  // Read when neither the flag nor `env` is given ("" none): `gate --address` falls back on the
+  Option& Env(const char* name) { return Set(&Option::env, name); }
+  // Read when neither the flag nor its variable is given: `gate --address` falls back on the
   // agent's LEASEHOLD_HTTP_ADDRESS.
-  const char* fallback_env;
-  // "" when the setting may be left unset; else it must be given, and an error says
-  // "required: " and this (Substitute'd, see below).
-  const char* required;
-  // The default as help prints it, from a default-constructed Draft; nullptr when there is none
-  // worth printing.
-  std::string (*default_text)(const Draft& defaults);
-  // Parses one given value into the draft and checks it on its own: kBadConfig with a message
-  // that does not name the setting (the reader puts its origin in front). A switch gets "".
-  Status (*parse)(const std::string& text, Draft& draft);
-  const char* help;
-  // Its cell in the docs' flag table; "" when the setting is not in one.
-  const char* summary;
+  Option& Fallback(const char* name) { return Set(&Option::fallback_env, name); }
+  // It must be given, and an error says "required: " and this (Substitute'd, see below).
+  Option& Required(const char* what) { return Set(&Option::required, what); }
+  // The default as help prints it, from a default-constructed Draft.
+  Option& Default(DefaultText text) {
+    default_text = text;
+    return *this;
+  }
+  Option& Help(const char* text) { return Set(&Option::help, text); }
+  // Its cell in the docs' flag table.
+  Option& Summary(const char* text) { return Set(&Option::summary, text); }
+
+  const char* flag;
+  const char* alias = "";  // "" none
+  const char* arg;
+  const char* env = kOwnVariable;
+  const char* fallback_env = "";       // "" none
+  const char* required = "";           // "" when it may be left unset
+  DefaultText default_text = nullptr;  // nullptr when there is none worth printing
+  Parser parse;
+  const char* help = "";
+  const char* summary = "";  // "" when the setting is not in a docs table
+
+ private:
+  Option& Set(const char* Option::*field, const char* value) {
+    this->*field = value;
+    return *this;
+  }
 };
 
 // An Option's parse for the common case: what `parse` makes of the text, stored in
@@ -87,11 +115,21 @@ Status Store(const std::string& text, Draft& draft) {
   return v.status();
 }
 
+// A switch's row: given, it sets `draft.*field`.
+template <typename Draft, bool Draft::*field>
+Option<Draft> SwitchOption(const char* flag) {
+  return Option<Draft>(flag, "", [](const std::string&, Draft& draft) {
+    draft.*field = true;
+    return Status::Ok();
+  });
+}
+
 // A command's settings, in the order its --help lists them (and its reader reads them).
 template <typename Draft>
 struct OptionTable {
-  const char* command;     // "leasehold", "leasehold gate", ...
-  const char* env_prefix;  // for kOwnVariable: "LEASEHOLD_", "LEASEHOLD_GATE_"
+  const char* command;  // "leasehold", "leasehold gate", ...
+  // For kOwnVariable: "LEASEHOLD_", "LEASEHOLD_GATE_"; "" when its settings have none of their own.
+  const char* env_prefix;
   std::vector<Option<Draft>> options;
 };
 
@@ -125,6 +163,56 @@ struct Given {
 // What a command's argument scanner found for a flag: its last value, or nullopt.
 using CommandLineValue = std::function<std::optional<std::string>(const std::string& flag)>;
 
+// How a command reads its arguments besides its settings.
+struct ScanRules {
+  explicit ScanRules(const char* name, bool command_follows = false,
+                     std::vector<std::string> own_switches = {})
+      : command(name), takes_command(command_follows), switches(std::move(own_switches)) {}
+
+  const char* command;  // "leasehold", "leasehold gate": every error names it
+  // `gate`: CMD [ARGS...] follows the flags, after "--" or from the first argument that does not
+  // start with "--". Otherwise every argument is a flag, and one that is not is an error.
+  bool takes_command;
+  // Switches the command handles itself besides -h and --help: the agent's "version".
+  std::vector<std::string> switches;
+};
+
+// A command line scanned against a command's settings (ScanArguments).
+struct Arguments {
+  bool help = false;  // -h or --help: the scan stopped there
+  // Each flag given, with its values in the order given (a switch's value is ""); an alias's
+  // under its setting's flag.
+  std::vector<std::pair<std::string, std::vector<std::string>>> values;
+  std::vector<std::string> command;  // ScanRules::takes_command: CMD [ARGS...]
+
+  // How often `flag` was given.
+  size_t Count(const std::string& flag) const;
+  // The flag's last value, or nullopt; what ReadOptions reads from the command line.
+  std::optional<std::string> Last(const std::string& flag) const;
+  CommandLineValue LastValues() const;
+};
+
+// The one argument scanner of every command: --flag=VALUE and --flag VALUE (the next argument,
+// whatever it is), --switch, "--" ending the flags, -h and --help. kBadConfig, one line ending
+// "(see COMMAND --help)", for an unknown flag, a flag without its value, a switch with one, and
+// an argument that is no flag where the command takes none (messages: base/messages.h). Values
+// are not checked here: ReadOptions does that, setting by setting.
+Result<Arguments> ScanArguments(const std::vector<SettingDoc>& settings,
+                                const std::vector<std::string>& args, const ScanRules& rules);
+
+// Status(kBadConfig, "<what> (see <command> --help)"): a rejection of a command's arguments.
+Status UsageError(const std::string& command, const std::string& what);
+
+// What a subcommand does before it runs, given its parsed command line (a Result of a struct
+// with an `output`): an error is one line on stderr, "<command>: <message>", and exit code 2;
+// an output (--help) goes to stdout, exit code 0; nullopt: run it.
+std::optional<int> ExitBeforeRunning(const std::string& command, const Status& parsed,
+                                     const std::string& output);
+template <typename Parsed>
+std::optional<int> ExitBeforeRunning(const std::string& command, const Result<Parsed>& parsed) {
+  return ExitBeforeRunning(command, parsed.status(), parsed.ok() ? parsed->output : "");
+}
+
 // The flag's last value on the command line, else its variable, else its fallback variable (an
 // empty variable counts as unset). Not set: origin names the flag.
 Given Lookup(const SettingDoc& setting, const CommandLineValue& command_line,
@@ -140,8 +228,8 @@ SettingDoc Describe(const OptionTable<Draft>& table, const Option<Draft>& o) {
   d.flag = o.flag;
   d.alias = o.alias;
   d.arg = o.arg;
-  const std::string env = o.env;
-  d.env = env == kOwnVariable ? VariableName(table.env_prefix, o.flag) : env;
+  const std::string env = o.env, prefix = table.env_prefix;
+  d.env = env != kOwnVariable ? env : prefix.empty() ? "" : VariableName(prefix, o.flag);
   d.fallback_env = o.fallback_env;
   d.required = o.required;
   if (o.default_text != nullptr) d.default_text = o.default_text(Draft{});

@@ -24,36 +24,31 @@ arguments. For exec probes in images without curl, e.g.
 constexpr const char* kProbeHelpTail = "  -h, --help      print this help\n";
 constexpr size_t kHelpColumn = 18;
 
-Status Invalid(const std::string& what) {
-  return Status(Code::kBadConfig, what + " (see leasehold probe --help)");
-}
-
 struct ProbeDraft {
-  std::string path = "/readyz";
+  bool leader = false;  // ask /is-leader instead of /readyz
   std::string address = kDefaultHttpAddress;
 };
+using Row = Option<ProbeDraft>;
 
 // `leasehold probe`'s settings, in --help order. A help's '\n' breaks its column's line.
 const OptionTable<ProbeDraft>& ProbeTable() {
-  // clang-format off
-  static const OptionTable<ProbeDraft> table{"leasehold probe", "", {
-    {"leader", "", "", "", "", "", nullptr,
-     [](const std::string&, ProbeDraft& d) {
-       d.path = "/is-leader";
-       return Status::Ok();
-     },
-     "ask /is-leader instead of /readyz", ""},
-    // The agent's own variable, present in the sidecar's environment.
-    {"address", "", "ADDR", "LEASEHOLD_HTTP_ADDRESS", "", "",
-     [](const ProbeDraft& d) { return d.address; },
-     [](const std::string& t, ProbeDraft& d) {
-       d.address = t;  // the one address rule, as `leasehold gate` asks (SidecarTargets)
-       return contract::SidecarTargets(t).status();
-     },
-     "the agent's --http-address (same forms; a wildcard such as :4040 is asked on\n"
-     "loopback). Default: ${env}, else {default}.", ""},
-  }};
-  // clang-format on
+  static const OptionTable<ProbeDraft> table{
+      "leasehold probe",
+      "",
+      {
+          SwitchOption<ProbeDraft, &ProbeDraft::leader>("leader").Help(
+              "ask /is-leader instead of /readyz"),
+          Row("address", "ADDR",
+              [](const std::string& t, ProbeDraft& d) {
+                d.address = t;  // the one address rule, as `leasehold gate` asks (SidecarTargets)
+                return contract::SidecarTargets(t).status();
+              })
+              .Env("LEASEHOLD_HTTP_ADDRESS")  // the agent's own, present in the sidecar's
+                                              // environment
+              .Default([](const ProbeDraft& d) { return d.address; })
+              .Help("the agent's --http-address (same forms; a wildcard such as :4040 is asked on\n"
+                    "loopback). Default: ${env}, else {default}."),
+      }};
   return table;
 }
 
@@ -63,38 +58,20 @@ std::vector<SettingDoc> ProbeSettings() { return Describe(ProbeTable()); }
 
 Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
                                        const Environment& env) {
+  const Result<Arguments> given =
+      ScanArguments(ProbeSettings(), args, ScanRules("leasehold probe"));
+  if (!given.ok()) return given.status();
   ProbeCommand c;
-  std::optional<std::string> address;
-  bool leader = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      c.output = kProbeHelpHead + RenderColumns(ProbeSettings(), kHelpColumn) + kProbeHelpTail;
-      return c;
-    }
-    if (a == "--leader") {
-      leader = true;
-    } else if (a == "--address" || a.rfind("--address=", 0) == 0) {
-      if (a == "--address") {
-        if (i + 1 >= args.size()) return Invalid("--address: needs a value");
-        address = args[++i];
-      } else {
-        address = a.substr(std::string("--address=").size());
-      }
-    } else {
-      return Invalid("unexpected argument " + Quote(a));
-    }
+  if (given->help) {
+    c.output = kProbeHelpHead + RenderColumns(ProbeSettings(), kHelpColumn) + kProbeHelpTail;
+    return c;
   }
-  const CommandLineValue command_line = [&](const std::string& flag) -> std::optional<std::string> {
-    if (flag == "leader") return leader ? std::optional<std::string>("") : std::nullopt;
-    return flag == "address" ? address : std::nullopt;
-  };
   ProbeDraft d;
-  if (Status st = ReadOptions(ProbeTable(), command_line, env, d); !st.ok()) return st;
+  if (Status st = ReadOptions(ProbeTable(), given->LastValues(), env, d); !st.ok()) return st;
   // Checked by the address's parser, or the default.
   auto targets = contract::SidecarTargets(d.address);
   if (!targets.ok()) return Status(Code::kFailedPrecondition, targets.status().message());
-  c.path = d.path;
+  c.path = d.leader ? "/is-leader" : "/readyz";
   c.address = d.address;
   for (const contract::Target& t : *targets) c.targets.emplace_back(t.host, t.port);
   return c;
@@ -125,15 +102,8 @@ int ProbeOnce(const ProbeCommand& command, Duration timeout, std::string* detail
 }
 
 int RunProbe(const std::vector<std::string>& args, const Environment& env) {
-  auto command = ParseProbeCommand(args, env);
-  if (!command.ok()) {
-    std::fprintf(stderr, "leasehold probe: %s\n", EscapeForLog(command.status().message()).c_str());
-    return 2;
-  }
-  if (!command->output.empty()) {
-    std::fputs(command->output.c_str(), stdout);
-    return 0;
-  }
+  const Result<ProbeCommand> command = ParseProbeCommand(args, env);
+  if (std::optional<int> code = ExitBeforeRunning("leasehold probe", command)) return *code;
   std::string detail;
   const int status = ProbeOnce(*command, kProbeTimeout, &detail);
   if (status == 200) return 0;

@@ -1,6 +1,6 @@
-// The user-facing messages that more than one room states, each in one home, so the transport's
-// error, the elector's log line and /readyz cannot drift apart (issue 26: the elector and /readyz
-// once named different RBAC verbs).
+// The user-facing messages that more than one room or command states, each in one home, so the
+// transport's error, the elector's log line and /readyz cannot drift apart (issue 26: the elector
+// and /readyz once named different RBAC verbs), nor the commands' usage errors.
 // Pinned by test/base/messages_test.cpp and by the /readyz golden files.
 #pragma once
 
@@ -20,5 +20,14 @@ inline constexpr const char kCredentialsRefused[] =
 inline constexpr const char kLockRbacRefused[] =
     "the API server refuses this agent (its ServiceAccount needs get, create, update and watch "
     "on the lock; the Role in deploy/rbac grants them)";
+
+// The argument scanner's rejections (app/options.h, ScanArguments), in the same words for every
+// command. Each "{}" takes the next of: the flag or the argument (quoted when it is the user's
+// text), then the command ("leasehold gate"); UsageError appends " (see COMMAND --help)".
+inline constexpr const char kUnknownFlag[] = "unknown flag {}";
+inline constexpr const char kFlagNeedsValue[] = "{}: needs a value";
+inline constexpr const char kSwitchTakesNoValue[] = "{}: takes no value";
+inline constexpr const char kUnexpectedArgument[] = "unexpected argument {}: {} takes flags only";
+inline constexpr const char kNoCommand[] = "no command: {} [flags] -- CMD [ARGS...]";
 
 }  // namespace leasehold

@@ -174,7 +174,7 @@ Result<LeaderDoc> ParseLeader(std::string_view json) {
     auto lease = Millis(*tm, "leaseDurationMs");
     auto renew = Millis(*tm, "renewDeadlineMs");
     auto retry = Millis(*tm, "retryPeriodMs");
-    if (lease && renew && retry) d.timings = LeaderTimings{*lease, *renew, *retry};
+    if (lease && renew && retry) d.timings = Timings{*lease, *renew, *retry};
   }
   d.reason = String(doc, "reason");
   return d;

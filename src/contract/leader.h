@@ -21,21 +21,9 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/timings.h"
 
 namespace leasehold::contract {
-
-// "timings": the sidecar's configured timings, so that the gate can check its --stop-grace.
-// Only GET /leader carries them, and only when the sidecar knows all three.
-struct LeaderTimings {
-  Duration lease_duration{};  // "leaseDurationMs"
-  Duration renew_deadline{};  // "renewDeadlineMs"
-  Duration retry_period{};    // "retryPeriodMs"
-  bool operator==(const LeaderTimings& o) const {
-    return lease_duration == o.lease_duration && renew_deadline == o.renew_deadline &&
-           retry_period == o.retry_period;
-  }
-  bool operator!=(const LeaderTimings& o) const { return !(*this == o); }
-};
 
 // One /leader object, key by key, in the order written.
 struct LeaderDoc {
@@ -66,8 +54,11 @@ struct LeaderDoc {
   // does not parse as absent, so a "yes" without one is no yes.
   int64_t valid_for_ms = 0;
   std::optional<SysTime> valid_until;
-  std::optional<LeaderTimings> timings;  // "timings", see above
-  std::optional<std::string> reason;     // "reason": why the answer is a 503, or opaque
+  // "timings": the sidecar's configured timings, {"leaseDurationMs", "renewDeadlineMs",
+  // "retryPeriodMs"}, so that the gate can check its --stop-grace. Only GET /leader carries
+  // them, and only when the sidecar knows all three.
+  std::optional<Timings> timings;
+  std::optional<std::string> reason;  // "reason": why the answer is a 503, or opaque
 };
 
 // The JSON of `d`, without a trailing newline: on one line, or indented by two spaces (`pretty`,

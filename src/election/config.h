@@ -5,6 +5,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/timings.h"
 
 namespace leasehold::election {
 
@@ -26,18 +27,6 @@ const char* ReleaseModeName(ReleaseMode mode);
 // retry-period × (1 + rand × kJitterFactor) between attempts, and renew-deadline must exceed
 // retry-period × kJitterFactor. The one spelling of it; model/leasehold.pml mirrors it in ticks.
 inline constexpr double kJitterFactor = 1.2;
-
-struct Timings {
-  // How long rivals wait, after they last saw the record change, before they may take the lock.
-  // Written to the record in whole seconds. Default 15s, as client-go's core clients.
-  Duration lease_duration = std::chrono::seconds(15);
-  // How long a leader keeps saying "yes" after the last successful write it *sent*; it steps
-  // down when no renew succeeds within this. Default 10s.
-  Duration renew_deadline = std::chrono::seconds(10);
-  // Pause between attempts: exactly this while leading, retry-period × (1 + rand × 1.2) while
-  // acquiring. Default 2s.
-  Duration retry_period = std::chrono::seconds(2);
-};
 
 // The product's lower bounds. ParseCommandLine (the only way the binary builds an
 // ElectionConfig) applies them through CheckFloors; Create does not, so unit tests on a FakeClock

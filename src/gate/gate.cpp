@@ -26,7 +26,6 @@ namespace {
 
 using contract::FetchFirst;
 using contract::HttpExchange;
-using contract::LeaderTimings;
 using contract::SseParser;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -92,7 +91,7 @@ class Shell {
   void StartExchange(MonoTime now);
   void HandleExchange(MonoTime now);
   void OnAnswer(MonoTime now, int status, const std::string& body);
-  bool CheckTimings(const std::optional<LeaderTimings>& timings);
+  bool CheckTimings(const std::optional<Timings>& timings);
   void Failed(MonoTime now, const std::string& why);
   // The endpoint the next exchange goes to: o_.sidecars in turn, moving on only when one cannot
   // be reached (contract::SidecarTargets' rule).
@@ -128,7 +127,7 @@ class Shell {
   size_t sidecar_index_ = 0;
   std::string body_;
   bool timings_checked_ = false;
-  std::optional<LeaderTimings> timings_;  // as last checked
+  std::optional<Timings> timings_;  // as last checked
   // After a configuration error found at run time: CMD is being stopped, the sidecar is no
   // longer asked (only POST /release is left).
   bool leaving_ = false;
@@ -357,7 +356,7 @@ void Shell::OnAnswer(MonoTime now, int status, const std::string& body) {
 // only defers by the sidecar's hold-off, while every probe of the gate passes. Exiting gives the
 // outcome a restarted gate would reach anyway with these timings, and shows it: the container
 // restarts, its log names --stop-grace, and once the timings are fixed it runs again.
-bool Shell::CheckTimings(const std::optional<LeaderTimings>& t) {
+bool Shell::CheckTimings(const std::optional<Timings>& t) {
   const bool first = !timings_checked_;
   if (!first && t == timings_) return true;
   timings_checked_ = true;

@@ -155,7 +155,7 @@ HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& 
   // A watching follower may sleep until the holder's lease expires, by the record's duration,
   // which may be longer than ours (a fleet that disagrees; warned about at start).
   const Duration lease = std::max<Duration>(
-      options.lease_duration,
+      options.timings.value_or(Timings{}).lease_duration,
       std::chrono::seconds(std::max<int64_t>(s.record.lease_duration_seconds, 0)));
   const Duration limit = lease + kWedgeGrace;
   if (age > limit) {
@@ -296,11 +296,7 @@ contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
     d.valid_for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
     d.valid_until = ToSystem(clock, s.valid_until);
   }
-  if (options && options->renew_deadline > Duration::zero() &&
-      options->retry_period > Duration::zero()) {
-    d.timings = contract::LeaderTimings{options->lease_duration, options->renew_deadline,
-                                        options->retry_period};
-  }
+  if (options) d.timings = options->timings;
   if (!s.observed) {
     d.reason = NotObservedReason(s);
   } else if (s.opaque) {

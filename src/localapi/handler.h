@@ -21,11 +21,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/timings.h"
 #include "contract/leader.h"
 #include "election/elector.h"
 #include "http/route.h"
@@ -50,13 +52,11 @@ inline constexpr Duration kWedgeGrace = std::chrono::seconds(20);
 struct HandlerOptions {
   // When the process started (monotonic): /healthz measures "no attempt yet" from here.
   MonoTime started_at{};
-  // The configured --lease-duration (not the one in the record, which a rival may have set).
-  Duration lease_duration = std::chrono::seconds(15);
-  // The configured --renew-deadline and --retry-period. When both are set (> 0), GET /leader
-  // (not the watch events, nor the status file) adds "timings": {"leaseDurationMs",
-  // "renewDeadlineMs", "retryPeriodMs"}, so that `leasehold gate` can check its stop-grace.
-  Duration renew_deadline{};
-  Duration retry_period{};
+  // The configured timings; /healthz takes the lease duration from them (not from the record,
+  // which a rival may have set), Timings' default when unset. When set, GET /leader (not the
+  // watch events, nor the status file) adds "timings": {"leaseDurationMs", "renewDeadlineMs",
+  // "retryPeriodMs"}, so that `leasehold gate` can check its stop-grace.
+  std::optional<Timings> timings;
   // POST /release calls this; in production Elector::AcknowledgeRelease. May be empty.
   std::function<void()> release;
   // GET /metrics answers with this text (Metrics::Render, which takes no lock the elector
@@ -78,7 +78,7 @@ HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pr
 
 // The /leader document for `s` (contract/leader.h), judged and counted at `clock`'s now:
 // isLeader only while s.LeaderAt(now), validForMs from now;
-// "timings" only when `options` is given and has renew_deadline and retry_period set. The one
+// "timings" only when `options` is given and has them. The one
 // place a snapshot becomes the contract: GET /leader, the watch events and the status file.
 contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
                                 const HandlerOptions* options = nullptr);

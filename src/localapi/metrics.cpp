@@ -217,11 +217,11 @@ std::string Metrics::Render(const election::Gauges& g) const {
         "Unix time at which a \"you lead\" given now would end; 0 while not leading.",
         Num(leading ? UnixSeconds(clock_, leader_until) : 0));
   gauge("leasehold_lease_duration_seconds", "gauge", "The configured --lease-duration.",
-        Num(Seconds(labels_.lease_duration)));
+        Num(Seconds(labels_.timings.lease_duration)));
   gauge("leasehold_renew_deadline_seconds", "gauge", "The configured --renew-deadline.",
-        Num(Seconds(labels_.renew_deadline)));
+        Num(Seconds(labels_.timings.renew_deadline)));
   gauge("leasehold_retry_period_seconds", "gauge", "The configured --retry-period.",
-        Num(Seconds(labels_.retry_period)));
+        Num(Seconds(labels_.timings.retry_period)));
 
   Family(out, "leasehold_renew_duration_seconds", "histogram",
          "Latency of successful acquire and renew writes of the lock, in seconds.");

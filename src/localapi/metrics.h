@@ -54,6 +54,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/timings.h"
 #include "election/elector.h"
 #include "election/publisher.h"
 
@@ -64,10 +65,7 @@ struct MetricsLabels {
   std::string lock_name;
   std::string lock_type;  // as configured (--lock-type), e.g. "auto" or "leases"
   std::string version;
-  // The configured timings.
-  Duration lease_duration{};
-  Duration renew_deadline{};
-  Duration retry_period{};
+  Timings timings;  // as configured
 };
 
 // The election's WriteHook: the publisher's listener hands it every write on the elector's thread,

@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/timings.h"
 #include "election/lock.h"
 #include "kube/api_client.h"
 #include "locks/lock_type.h"
@@ -18,7 +19,7 @@ struct LockOptions {
   std::string name;
   std::string identity;
   // Used by `auto` to re-check for an old ConfigMap lock at least this often.
-  Duration lease_duration = std::chrono::seconds(15);
+  Duration lease_duration = Timings{}.lease_duration;
 };
 
 // The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an empty

@@ -26,16 +26,16 @@ using testing::FakeEnvironment;
 // Every field on one line, so a table row can state the whole expected config.
 std::string Summary(const AppConfig& c) {
   const election::ElectionConfig& e = c.election;
-  return "lock=" + std::string(locks::LockTypeName(c.lock_type)) + ":" + c.name_space + "/" +
-         c.lock_name + " ns-from=" + c.namespace_source + " id=" + e.identity() +
+  return "lock=" + std::string(locks::LockTypeName(c.lock.type)) + ":" + c.lock.name_space + "/" +
+         c.lock.name + " ns-from=" + c.lock.namespace_source + " id=" + e.identity() +
          " lease=" + FormatGoDuration(e.lease_duration()) +
          " renew=" + FormatGoDuration(e.renew_deadline()) +
          " retry=" + FormatGoDuration(e.retry_period()) +
          " release=" + election::ReleaseModeName(e.release_mode()) +
-         " holdoff=" + FormatGoDuration(e.release_holdoff()) + " http=" + c.http_address +
+         " holdoff=" + FormatGoDuration(e.release_holdoff()) + " http=" + c.local_api.http_address +
          " kubeconfig=" + c.kube.kubeconfig + " context=" + c.kube.context +
-         " sa=" + c.kube.serviceaccount_dir + " log=" + LogFormatName(c.log_format) + "/" +
-         LogLevelName(c.log_level);
+         " sa=" + c.kube.serviceaccount_dir + " log=" + LogFormatName(c.log.format) + "/" +
+         LogLevelName(c.log.level);
 }
 
 constexpr const char* kSa = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -243,8 +243,7 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
       {"a newline in a flag value stays on one line",
        {"--lock-name=a", "--id=a\nb"},
        {},
-       "Argument \"--id=a\\x0ab\" starts with a - but has incorrect syntax (see leasehold "
-       "--help)"},
+       "--identity: \"a\\x0ab\" contains control characters"},
       {"bad lock type",
        {"--lock-name=a", "--lock-type=lease"},
        {},
@@ -321,8 +320,7 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
       {"status file with a newline",
        {"--lock-name=a", "--status-file=/tmp/a\nb"},
        {},
-       "Argument \"--status-file=/tmp/a\\x0ab\" starts with a - but has incorrect syntax (see "
-       "leasehold --help)"},
+       "--status-file: \"/tmp/a\\x0ab\" contains control characters"},
       {"status file with a newline, from the environment",
        {"--lock-name=a"},
        {{"LEASEHOLD_STATUS_FILE", "/tmp/a\nb"}},
@@ -403,11 +401,11 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
       {"unknown flag",
        {"--lock-name=a", "--frobnicate=1"},
        {},
-       "Option \"frobnicate\" does not exist (see leasehold --help)"},
+       "unknown flag \"--frobnicate\" (see leasehold --help)"},
       {"flag without its value",
        {"--lock-name"},
        {},
-       "Option \"lock-name\" is missing an argument (see leasehold --help)"},
+       "--lock-name: needs a value (see leasehold --help)"},
       {"positional argument",
        {"--lock-name=a", "extra"},
        {},
@@ -491,10 +489,11 @@ TEST_CASE("ParseCommandLine: announcement flags") {
     std::string want;
   };
   auto summary = [](const AppConfig& c) {
-    return "watchers=" + std::to_string(c.max_watchers) + " status=" + c.status_file +
-           " probe=" + c.probe_address + " label=" + c.leader_label +
-           " cost=" + (c.deletion_cost ? std::to_string(*c.deletion_cost) : "") +
-           " pod=" + c.pod_namespace + "/" + c.pod_name;
+    return "watchers=" + std::to_string(c.local_api.max_watchers) +
+           " status=" + c.local_api.status_file + " probe=" + c.local_api.probe_address +
+           " label=" + c.leader_pod.label + " cost=" +
+           (c.leader_pod.deletion_cost ? std::to_string(*c.leader_pod.deletion_cost) : "") +
+           " pod=" + c.leader_pod.pod_namespace + "/" + c.leader_pod.pod_name;
   };
   const std::vector<Case> cases = {
       {"defaults: all off, 100 watchers",
@@ -595,7 +594,7 @@ TEST_CASE("ElectionConfig::CheckFloors: each floor on its own") {
   using std::chrono::seconds;
   struct Case {
     const char* name;
-    election::Timings t;
+    Timings t;
     std::string want_prefix;  // "" = OK
   };
   const std::vector<Case> cases = {
@@ -771,7 +770,7 @@ TEST_CASE("ParseCommandLine: a namespace file that is not a small regular file i
   // Missing: "default", as before.
   auto missing = ParseCommandLine({"--lock-name=a", "--serviceaccount-dir=" + sa}, env);
   REQUIRE(missing.ok());
-  CHECK(missing->config->name_space == "default");
+  CHECK(missing->config->lock.name_space == "default");
   rmdir(dir);
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -16,6 +17,7 @@
 
 #include "app/flags.h"
 #include "app/gate_command.h"
+#include "app/gate_probe.h"
 #include "app/probe.h"
 #include "app/settings.h"
 #include "base/duration.h"
@@ -186,18 +188,18 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   const election::ElectionConfig& e = c.election;
   // The agent's settings whose default is a value, as the parsed config holds it.
   const std::map<std::string, std::string> applied = {
-      {"lock-type", std::string(locks::LockTypeName(c.lock_type))},
+      {"lock-type", std::string(locks::LockTypeName(c.lock.type))},
       {"lease-duration", FormatGoDuration(e.lease_duration())},
       {"renew-deadline", FormatGoDuration(e.renew_deadline())},
       {"retry-period", FormatGoDuration(e.retry_period())},
       {"release-on-shutdown", election::ReleaseModeName(e.release_mode())},
       {"release-holdoff", FormatGoDuration(e.release_holdoff())},
-      {"http-address", c.http_address},
-      {"max-watchers", std::to_string(c.max_watchers)},
-      {"probe-address", c.probe_address.empty() ? "off" : c.probe_address},
+      {"http-address", c.local_api.http_address},
+      {"max-watchers", std::to_string(c.local_api.max_watchers)},
+      {"probe-address", c.local_api.probe_address.empty() ? "off" : c.local_api.probe_address},
       {"serviceaccount-dir", c.kube.serviceaccount_dir},
-      {"log-format", LogFormatName(c.log_format)},
-      {"log-level", LogLevelName(c.log_level)},
+      {"log-format", LogFormatName(c.log.format)},
+      {"log-level", LogLevelName(c.log.level)},
   };
   // Defaults that are descriptions (from the environment, the kubeconfig), or none.
   const std::set<std::string> described = {"lock-name",   "namespace",    "identity",
@@ -213,7 +215,7 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   }
   // Old homes of these defaults, each written once now: the election's, the watch hub's, the
   // cluster config's.
-  CHECK(c.http_address == kDefaultHttpAddress);
+  CHECK(c.local_api.http_address == kDefaultHttpAddress);
   CHECK(c.kube.serviceaccount_dir == kube::LoadOptions{}.serviceaccount_dir);
 
   auto gate = ParseGateCommand({"--", "p"}, FakeEnvironment({}), "/bin");
@@ -230,8 +232,8 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   CHECK(gate_default["address"] == kDefaultHttpAddress);
   CHECK(gate->options.sidecars ==
         std::vector<contract::Target>{{"127.0.0.1", 4040}, {"::1", 4040}});
-  CHECK(gate_default["log-format"] == LogFormatName(gate->log_format));
-  CHECK(gate_default["log-level"] == LogLevelName(gate->log_level));
+  CHECK(gate_default["log-format"] == LogFormatName(gate->log.format));
+  CHECK(gate_default["log-level"] == LogLevelName(gate->log.level));
 
   auto probe = ParseProbeCommand({}, FakeEnvironment({}));
   REQUIRE(probe.ok());
@@ -279,29 +281,40 @@ TEST_CASE("golden: the near-miss warnings of the agent and the gate") {
 struct Draft {
   int n = 7;
   std::string word = "w";
+  bool loud = false;
 };
 
 const OptionTable<Draft>& TestTable() {
+  using Row = Option<Draft>;
   static const OptionTable<Draft> table{
       "leasehold test",
       "LEASEHOLD_TEST_",
       {
-          {"number", "", "N", kOwnVariable, "", "",
-           [](const Draft& d) { return std::to_string(d.n); },
-           [](const std::string& t, Draft& d) {
-             if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
-               return Status(Code::kBadConfig, "not a number");
-             }
-             d.n = std::stoi(t);
-             return Status::Ok();
-           },
-           "a number (default {default}, or {env})", ""},
-          {"word", "", "W", kOwnVariable, "LEASEHOLD_OTHER", "must be given", nullptr,
-           [](const std::string& t, Draft& d) {
-             d.word = t;
-             return Status::Ok();
-           },
-           "a word\nover two lines (else ${fallback})", ""},
+          Row("number", "N",
+              [](const std::string& t, Draft& d) {
+                if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
+                  return Status(Code::kBadConfig, "not a number");
+                }
+                d.n = std::stoi(t);
+                return Status::Ok();
+              })
+              .Default([](const Draft& d) { return std::to_string(d.n); })
+              .Help("a number (default {default}, or {env})"),
+          Row("word", "W",
+              [](const std::string& t, Draft& d) {
+                d.word = t;
+                return Status::Ok();
+              })
+              .Alias("w")
+              .Fallback("LEASEHOLD_OTHER")
+              .Required("must be given")
+              .Help("a word\nover two lines (else ${fallback})"),
+          Row("loud", "",
+              [](const std::string&, Draft& d) {
+                d.loud = true;
+                return Status::Ok();
+              })
+              .Env(""),
       }};
   return table;
 }
@@ -361,6 +374,131 @@ TEST_CASE("RenderColumns: placeholders and continuation lines") {
         "              over two lines (else $LEASEHOLD_OTHER)\n");
   // A flag wider than the column: two spaces.
   CHECK(RenderColumns(Describe(TestTable()), 6).rfind("  --number N  a number", 0) == 0);
+}
+
+// What ScanArguments made of `args`, on one line: "help", the error, or each flag's values and
+// the command.
+std::string Scanned(const std::vector<std::string>& args, bool takes_command) {
+  const Result<Arguments> a =
+      ScanArguments(Describe(TestTable()), args, ScanRules("leasehold test", takes_command, {"x"}));
+  if (!a.ok()) return a.status().message();
+  if (a->help) return "help";
+  std::string out;
+  for (const auto& [flag, values] : a->values) {
+    out += flag + "=";
+    for (const std::string& v : values) out += "[" + v + "]";
+    out += " ";
+  }
+  for (const std::string& word : a->command) out += "<" + word + ">";
+  return out;
+}
+
+TEST_CASE("ScanArguments: --flag=v, --flag v, switches, --, -h") {
+  struct Case {
+    const char* name;
+    Strings args;
+    bool takes_command;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"nothing", {}, false, ""},
+      {"both forms, in order", {"--number=1", "--number", "2"}, false, "number=[1][2] "},
+      {"an alias under its flag", {"--w", "a", "--word=b"}, false, "word=[a][b] "},
+      {"an empty value", {"--word="}, false, "word=[] "},
+      {"the next argument, whatever it is", {"--word", "--number"}, false, "word=[--number] "},
+      {"a switch, and the command's own", {"--loud", "--x"}, false, "loud=[] x=[] "},
+      {"-h", {"--number=x", "-h", "--bogus"}, false, "help"},
+      {"--help", {"--help"}, false, "help"},
+      {"-- ends the flags", {"--loud", "--", "--help", "a"}, true, "loud=[] <--help><a>"},
+      {"the command starts at the first non-flag",
+       {"--loud", "p", "--x"},
+       true,
+       "loud=[] <p><--x>"},
+      {"a lone --", {"--"}, false, ""},
+      // Rejections: each names the command's --help.
+      {"unknown", {"--bogus=1"}, false, R"(unknown flag "--bogus" (see leasehold test --help))"},
+      {"unknown single dash",
+       {"-v"},
+       false,
+       R"(unexpected argument "-v": leasehold test takes flags only (see leasehold test --help))"},
+      {"no value", {"--number"}, false, "--number: needs a value (see leasehold test --help)"},
+      {"a switch with a value",
+       {"--loud=yes"},
+       false,
+       "--loud: takes no value (see leasehold test --help)"},
+      {"a positional argument",
+       {"--loud", "extra"},
+       false,
+       R"(unexpected argument "extra": leasehold test takes flags only (see leasehold test --help))"},
+      {"after --",
+       {"--", "extra"},
+       false,
+       R"(unexpected argument "extra": leasehold test takes flags only (see leasehold test --help))"},
+      {"no command",
+       {"--loud", "--"},
+       true,
+       "no command: leasehold test [flags] -- CMD [ARGS...] (see leasehold test --help)"},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) { CHECK(Scanned(c.args, c.takes_command) == c.want); }
+  }
+}
+
+// Every command's arguments go through the one scanner: the same rejection, the same words,
+// naming the command whose --help to read.
+TEST_CASE("every command rejects bad arguments in the same words") {
+  using Parse = std::function<Status(const Strings& args)>;
+  struct Command {
+    const char* name;
+    Parse parse;
+    const char* a_flag;    // one of its flags that takes a value
+    const char* a_switch;  // one of its switches, or nullptr
+  };
+  const Environment env = FakeEnvironment({});
+  const std::vector<Command> commands = {
+      {"leasehold", [&env](const Strings& a) { return ParseCommandLine(a, env).status(); },
+       "--lock-name", "--version"},
+      {"leasehold gate",
+       [&env](const Strings& a) { return ParseGateCommand(a, env, "/bin").status(); },
+       "--stop-grace", nullptr},
+      {"leasehold probe", [&env](const Strings& a) { return ParseProbeCommand(a, env).status(); },
+       "--address", "--leader"},
+      {"leasehold gate-probe",
+       [&env](const Strings& a) { return ParseGateProbeCommand(a, env).status(); }, "--status-file",
+       "--ready"},
+  };
+  for (const Command& cmd : commands) {
+    CAPTURE(cmd.name);
+    const std::string command = cmd.name;
+    const bool gate = command == "leasehold gate";
+    const std::string see = " (see " + command + " --help)";
+    struct Case {
+      Strings args;
+      std::string want;
+    };
+    std::vector<Case> cases = {
+        {{"--bogus", "--", "p"}, R"(unknown flag "--bogus")"},
+        {{"--bogus=secret", "--", "p"}, R"(unknown flag "--bogus")"},
+        {{cmd.a_flag}, std::string(cmd.a_flag) + ": needs a value"},
+    };
+    if (cmd.a_switch != nullptr) {
+      cases.push_back(
+          {{std::string(cmd.a_switch) + "=1"}, std::string(cmd.a_switch) + ": takes no value"});
+    }
+    if (gate) {
+      cases.push_back({{"--stop-grace=1s"}, "no command: leasehold gate [flags] -- CMD [ARGS...]"});
+    } else {
+      cases.push_back(
+          {{"extra"}, R"(unexpected argument "extra": )" + command + " takes flags only"});
+      cases.push_back({{"-x"}, R"(unexpected argument "-x": )" + command + " takes flags only"});
+    }
+    for (const Case& c : cases) {
+      CAPTURE(c.args.front());
+      const Status st = cmd.parse(c.args);
+      CHECK(st.code() == Code::kBadConfig);
+      CHECK(st.message() == c.want + see);
+    }
+  }
 }
 
 TEST_CASE("IsNearMiss: at most 2 edits and at most a quarter of the setting's name") {

@@ -92,7 +92,7 @@ TEST_CASE("ParseProbeCommand: errors name the flag; --help prints") {
       {"unknown argument",
        {"--bogus"},
        {},
-       "unexpected argument \"--bogus\" (see leasehold probe --help)"},
+       "unknown flag \"--bogus\" (see leasehold probe --help)"},
       {"--address without a value",
        {"--address"},
        {},

@@ -51,7 +51,7 @@ std::string LeaseJson(const std::string& holder, int transitions) {
 // One agent: its own client, lock, elector on a thread, and optionally a lock watch.
 class Agent {
  public:
-  Agent(FakeApiServer& server, const std::string& identity, election::Timings timings,
+  Agent(FakeApiServer& server, const std::string& identity, Timings timings,
         election::ReleaseMode mode, bool watch, Random01 random = MakeRandom01(),
         Duration request_timeout = Duration::zero(),
         cluster::LockWatcher::RestartObserver on_restart = {})
@@ -155,7 +155,7 @@ class OverlapSampler {
   std::thread thread_;
 };
 
-const election::Timings kFast{2s, 1s, 300ms};
+const Timings kFast{2s, 1s, 300ms};
 
 TEST_CASE("three agents elect exactly one leader; a new one takes over after the leader dies") {
   FakeApiServer server;
@@ -207,7 +207,7 @@ TEST_CASE("three agents elect exactly one leader; a new one takes over after the
 TEST_CASE("a watching follower takes a released lease well within retry-period") {
   FakeApiServer server;
   server.Put("leases", "ns", "lock", LeaseJson("them", 3));
-  const election::Timings timings{4s, 3s, 2s};
+  const Timings timings{4s, 3s, 2s};
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
   REQUIRE(SettledOnWatch(server, follower));
   // The holder renews; the follower hears of it through the watch, with no GET of its own.
@@ -288,7 +288,7 @@ TEST_CASE("a loop inside a hung call makes no progress, however many watch event
   // must not look alive because the watch thread keeps delivering events.
   FakeApiServer server;
   server.Put("leases", "ns", "lock", LeaseJson("them", 3));
-  const election::Timings timings{4s, 3s, 2s};  // request timeout: max(3s / 2, 1s) = 1.5s
+  const Timings timings{4s, 3s, 2s};  // request timeout: max(3s / 2, 1s) = 1.5s
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
   REQUIRE(SettledOnWatch(server, follower));
   // The watch GETs the collection path, so only the elector's own GET of the lock hangs. Nobody
@@ -322,7 +322,7 @@ TEST_CASE("a follower whose watch is forbidden falls back to polling and still t
   FakeApiServer server;
   server.Deny("watch", "leases");
   server.Put("leases", "ns", "lock", LeaseJson("them", 1));
-  const election::Timings timings{2s, 1s, 300ms};
+  const Timings timings{2s, 1s, 300ms};
   Agent follower(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
   REQUIRE(WaitFor([&] { return follower.Take().observed; }, 3s));
   // Nobody renews: the lease expires 4s (the record's duration) after the follower first saw it.
@@ -332,7 +332,7 @@ TEST_CASE("a follower whose watch is forbidden falls back to polling and still t
 
 TEST_CASE("a watching leader stops saying yes within a round trip of a foreign write") {
   FakeApiServer server;
-  const election::Timings timings{4s, 3s, 2s};
+  const Timings timings{4s, 3s, 2s};
   Agent leader(server, "me", timings, election::ReleaseMode::kOff, /*watch=*/true);
   REQUIRE(WaitFor([&] { return leader.IsLeader(); }, 3s));
   REQUIRE(WaitFor([&] { return server.watches() >= 1; }, 3s));
@@ -360,7 +360,7 @@ TEST_CASE("a follower counts lease-duration from when its slow GET returned, not
   // Polls every 500 ms exactly (no jitter), so a takeover comes within one poll of the expiry the
   // follower computed. The request timeout (2.5s, within the attempt's renew-deadline) leaves
   // ample room above the 1s hold under load: a GET that timed out would prove nothing.
-  const election::Timings timings{4s, 3s, 500ms};
+  const Timings timings{4s, 3s, 500ms};
   Agent follower(
       server, "me", timings, election::ReleaseMode::kOff, /*watch=*/false, [] { return 0.0; },
       /*request_timeout=*/2500ms);

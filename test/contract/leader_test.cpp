@@ -86,11 +86,11 @@ TEST_CASE("ParseLeader") {
   }
   SUBCASE("timings compare equal only when all three are") {
     using std::chrono::seconds;
-    const LeaderTimings a{seconds(15), seconds(10), seconds(2)};
-    CHECK(a == LeaderTimings{seconds(15), seconds(10), seconds(2)});
-    CHECK(a != LeaderTimings{seconds(16), seconds(10), seconds(2)});
-    CHECK(a != LeaderTimings{seconds(15), seconds(9), seconds(2)});
-    CHECK(a != LeaderTimings{seconds(15), seconds(10), seconds(1)});
+    const Timings a{seconds(15), seconds(10), seconds(2)};
+    CHECK(a == Timings{seconds(15), seconds(10), seconds(2)});
+    CHECK(a != Timings{seconds(16), seconds(10), seconds(2)});
+    CHECK(a != Timings{seconds(15), seconds(9), seconds(2)});
+    CHECK(a != Timings{seconds(15), seconds(10), seconds(1)});
   }
   SUBCASE("a validUntil that does not parse is no validUntil") {
     auto p = ParseLeader(R"({"isLeader":true,"term":3,"validUntil":"soon"})");
@@ -184,7 +184,7 @@ TEST_CASE("golden: the parser reads what each case says") {
   CHECK(Ms(*leader->valid_until) == 1767322809876);
   REQUIRE(leader->timings);
   CHECK(*leader->timings ==
-        LeaderTimings{std::chrono::seconds(15), std::chrono::seconds(10), std::chrono::seconds(2)});
+        Timings{std::chrono::seconds(15), std::chrono::seconds(10), std::chrono::seconds(2)});
   CHECK_FALSE(leader->reason);
 
   auto follower = ParseLeader(ReadGolden("leader/follower.json"));

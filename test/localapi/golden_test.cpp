@@ -80,11 +80,7 @@ Snapshot UnreliableTerm(const Clock& clock) {
 
 HandlerOptions WithTimings(bool timings) {
   HandlerOptions o;
-  o.lease_duration = 15s;
-  if (timings) {
-    o.renew_deadline = 10s;
-    o.retry_period = 2s;
-  }
+  if (timings) o.timings = Timings{15s, 10s, 2s};
   return o;
 }
 

@@ -192,9 +192,7 @@ TEST_CASE("GET /leader: validForMs counts down with the clock") {
 TEST_CASE("GET /leader: timings for the gate, when configured") {
   FakeClock clock;
   HandlerOptions options;
-  options.lease_duration = seconds(15);
-  options.renew_deadline = seconds(10);
-  options.retry_period = milliseconds(2500);
+  options.timings = Timings{seconds(15), seconds(10), milliseconds(2500)};
   const std::string timings =
       R"("timings":{"leaseDurationMs":15000,"renewDeadlineMs":10000,"retryPeriodMs":2500})";
   struct Case {
@@ -479,7 +477,7 @@ TEST_CASE("GET /healthz") {
       FakeClock clock;
       HandlerOptions options;
       options.started_at = clock.MonotonicNow();
-      options.lease_duration = seconds(15);
+      options.timings = Timings{};  // a lease of 15s
       Snapshot s = HeldBy("pod-b", 1);
       s.phase = c.phase;
       s.record.lease_duration_seconds = c.record_lease_seconds;

@@ -137,9 +137,7 @@ MetricsLabels Labels() {
   l.lock_name = "my-lock";
   l.lock_type = "leases";
   l.version = "1.2.3";
-  l.lease_duration = 15s;
-  l.renew_deadline = 10s;
-  l.retry_period = 2s;
+  l.timings = Timings{15s, 10s, 2s};
   return l;
 }
 
