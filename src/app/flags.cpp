@@ -62,6 +62,20 @@ Row TimingRow(const char* flag) {
       .Default([](const Draft& d) { return FormatGoDuration(d.timings.*field); });
 }
 
+// `text` as a whole number from `min` to `max` (>= 0), in decimal digits only (no sign, no
+// space) and no more of them than `max` has; else kBadConfig:
+// "<text> is not a <what> (<min> to <max>)<why>".
+Result<int64_t> ParseWhole(const std::string& text, int64_t min, int64_t max, const char* what,
+                           const char* why = "") {
+  if (!text.empty() && text.size() <= std::to_string(max).size() &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    const int64_t n = std::stoll(text);
+    if (n >= min && n <= max) return n;
+  }
+  return Bad(Quote(text) + " is not a " + what + " (" + std::to_string(min) + " to " +
+             std::to_string(max) + ")" + why);
+}
+
 // A namespace from anywhere (--namespace, POD_NAMESPACE, the service-account file).
 Status CheckNamespace(const std::string& ns) {
   if (kube::IsDns1123Label(ns)) return Status::Ok();
@@ -171,12 +185,7 @@ const OptionTable<Draft>& AgentTable() {
                   "already given has expired, or at once on POST /release (classic sidecars, "
                   "stopped together with the main container); immediate: release at once (native "
                   "sidecars, stopped after it); off: never, rivals wait for the lease to expire."),
-          Row("release-holdoff", "DURATION",
-              [](const std::string& t, Draft& d) {
-                Result<Duration> v = ParseDuration(t);
-                if (v.ok()) d.holdoff = *v;
-                return v.status();
-              })
+          Row("release-holdoff", "DURATION", Store<Draft, Duration, &Draft::holdoff, ParseDuration>)
               .Default([](const Draft& d) { return FormatGoDuration(d.holdoff); })
               .Help("After POST /release without a signal, stay out of the election this long."),
           Row("http-address", "ADDR",
@@ -189,14 +198,9 @@ const OptionTable<Draft>& AgentTable() {
                     "[IPV6]:PORT, or :PORT (all IPv4)."),
           Row("max-watchers", "N",
               [](const std::string& t, Draft& d) {
-                const bool digits = !t.empty() && t.size() <= 5 &&
-                                    t.find_first_not_of("0123456789") == std::string::npos;
-                if (!digits || std::stoi(t) > kMaxWatchers) {
-                  return Bad(Quote(t) + " is not a number of watchers (0 to " +
-                             std::to_string(kMaxWatchers) + ")");
-                }
-                d.local_api.max_watchers = std::stoi(t);
-                return Status::Ok();
+                Result<int64_t> n = ParseWhole(t, 0, kMaxWatchers, "number of watchers");
+                if (n.ok()) d.local_api.max_watchers = static_cast<int>(*n);
+                return n.status();
               })
               .Default([](const Draft& d) { return std::to_string(d.local_api.max_watchers); })
               .Help("Most GET /leader/watch streams open at once (0 to 10000); one more gets 503. "
@@ -245,16 +249,11 @@ const OptionTable<Draft>& AgentTable() {
                        "`POD_NAME`"),
           Row("deletion-cost", "COST",
               [](const std::string& t, Draft& d) {
-                const bool digits = !t.empty() && t.size() <= 10 &&
-                                    t.find_first_not_of("0123456789") == std::string::npos;
-                if (!digits || std::stoll(t) < 1 || std::stoll(t) > INT32_MAX) {
-                  return Bad(Quote(t) + " is not a deletion cost (1 to " +
-                             std::to_string(INT32_MAX) +
-                             "): the leader's pod must cost more than a follower's, which has "
-                             "none");
-                }
-                d.leader_pod.deletion_cost = static_cast<int32_t>(std::stoll(t));
-                return Status::Ok();
+                Result<int64_t> cost = ParseWhole(
+                    t, 1, INT32_MAX, "deletion cost",
+                    ": the leader's pod must cost more than a follower's, which has none");
+                if (cost.ok()) d.leader_pod.deletion_cost = static_cast<int32_t>(*cost);
+                return cost.status();
               })
               .Help("While this pod leads, annotate it controller.kubernetes.io/pod-deletion-cost="
                     "COST, and remove the annotation when it stops, so that a scale-down keeps the "

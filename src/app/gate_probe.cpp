@@ -43,6 +43,13 @@ const OptionTable<GateProbeCommand>& GateProbeTable() {
   return table;
 }
 
+// What --help prints.
+GateProbeCommand Help() {
+  GateProbeCommand c;
+  c.output = kProbeHelpHead + RenderColumns(Describe(GateProbeTable()), kHelpColumn);
+  return c;
+}
+
 }  // namespace
 
 std::vector<SettingDoc> GateProbeSettings() { return Describe(GateProbeTable()); }
@@ -52,11 +59,8 @@ Result<GateProbeCommand> ParseGateProbeCommand(const std::vector<std::string>& a
   const Result<Arguments> given =
       ScanArguments(GateProbeSettings(), args, ScanRules("leasehold gate-probe"));
   if (!given.ok()) return given.status();
+  if (given->help) return Help();
   GateProbeCommand c;
-  if (given->help) {
-    c.output = kProbeHelpHead + RenderColumns(GateProbeSettings(), kHelpColumn);
-    return c;
-  }
   const CommandLineValue command_line = [&given](const std::string& flag) {
     std::optional<std::string> v = given->Last(flag);
     // An empty --status-file= counts as not given, as it always did.

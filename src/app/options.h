@@ -56,7 +56,7 @@ inline constexpr const char* kOwnVariable = "*";
 
 // One setting of a command whose values are collected in a `Draft` (a plain struct whose
 // default-constructed value holds every default), built by name:
-//   Option<Draft>("lease-duration", "DURATION", Store<...>).Default(...).Help("...")
+//   Option<Draft>("release-holdoff", "DURATION", Store<...>).Default(...).Help("...")
 template <typename Draft>
 struct Option {
   using Parser = Status (*)(const std::string& text, Draft& draft);
@@ -107,7 +107,7 @@ struct Option {
 };
 
 // An Option's parse for the common case: what `parse` makes of the text, stored in
-// `draft.*field`, e.g. Store<Draft, LogLevel, &Draft::level, ParseLogLevel>.
+// `draft.*field`, e.g. Store<Draft, Duration, &Draft::holdoff, ParseDuration>.
 template <typename Draft, typename T, T Draft::*field, Result<T> (*parse)(const std::string&)>
 Status Store(const std::string& text, Draft& draft) {
   Result<T> v = parse(text);
