@@ -82,7 +82,7 @@ struct Agent {
   AppConfig config;
   // --lock-type none: leader election is off. Nothing may then reach for the API server: no
   // configuration, no token, no client.
-  bool election_off() const { return config.lock_type == locks::LockType::kNone; }
+  bool election_off() const { return config.lock_type == election::LockType::kNone; }
   std::string pod_namespace() const {
     return config.pod_namespace.empty() ? config.name_space : config.pod_namespace;
   }
@@ -250,7 +250,7 @@ Step MakeServers(Agent& a) {
   localapi::MetricsLabels labels;
   labels.lock_namespace = config.name_space;
   labels.lock_name = config.lock_name;
-  labels.lock_type = std::string(locks::LockTypeName(config.lock_type));
+  labels.lock_type = std::string(election::LockTypeName(config.lock_type));
   labels.version = kVersion;
   labels.lease_duration = ec.lease_duration();
   labels.renew_deadline = ec.renew_deadline();
@@ -288,7 +288,7 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
+               ec.identity(), election::LockTypeName(a.lock->Describe().type), config.name_space,
                config.lock_name, config.namespace_source);
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "

@@ -32,7 +32,7 @@ struct Draft {
   std::string lock_name;  // required
   std::optional<std::string> ns;
   std::optional<std::string> identity;
-  locks::LockType type = locks::LockType::kAuto;
+  election::LockType type = election::LockType::kAuto;
   Duration lease = election::Timings{}.lease_duration;
   Duration renew = election::Timings{}.renew_deadline;
   Duration retry = election::Timings{}.retry_period;
@@ -118,9 +118,9 @@ const OptionTable<Draft>& AgentTable() {
      "This replica's name in the lock. It must be unique: two processes with one identity would "
      "both believe they lead, since each sees its own name as the holder.", ""},
     {"lock-type", "", "TYPE", kOwnVariable, "", "",
-     [](const Draft& d) { return std::string(locks::LockTypeName(d.type)); },
+     [](const Draft& d) { return std::string(election::LockTypeName(d.type)); },
      [](const std::string& t, Draft& d) {
-       const std::optional<locks::LockType> type = locks::ParseLockType(t);
+       const std::optional<election::LockType> type = election::ParseLockType(t);
        if (!type) return Bad(Quote(t) + " is not a lock type (one of: " + locks::LockTypeNames() + ")");
        d.type = *type;
        return Status::Ok();

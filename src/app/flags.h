@@ -13,8 +13,8 @@
 #include "app/options.h"
 #include "base/status.h"
 #include "election/config.h"
+#include "election/lock.h"
 #include "kube/cluster_config.h"
-#include "locks/lock_type.h"
 
 namespace leasehold::app {
 
@@ -43,7 +43,7 @@ struct AppConfig {
   // service-account file's path, or "default" when nothing named one. Only in the last case
   // does Main let the kubeconfig context's namespace take over.
   std::string namespace_source;
-  locks::LockType lock_type = locks::LockType::kAuto;
+  election::LockType lock_type = election::LockType::kAuto;
   std::string http_address;  // checked by ParseListenAddress
   // Most open GET /leader/watch streams; 0 turns the stream off. 0..10000.
   int max_watchers = 0;

@@ -13,7 +13,7 @@
 namespace leasehold::locks {
 
 struct LockOptions {
-  LockType type = LockType::kAuto;
+  election::LockType type = election::LockType::kAuto;
   std::string name_space;
   std::string name;
   std::string identity;

@@ -26,7 +26,7 @@ using testing::FakeEnvironment;
 // Every field on one line, so a table row can state the whole expected config.
 std::string Summary(const AppConfig& c) {
   const election::ElectionConfig& e = c.election;
-  return "lock=" + std::string(locks::LockTypeName(c.lock_type)) + ":" + c.name_space + "/" +
+  return "lock=" + std::string(election::LockTypeName(c.lock_type)) + ":" + c.name_space + "/" +
          c.lock_name + " ns-from=" + c.namespace_source + " id=" + e.identity() +
          " lease=" + FormatGoDuration(e.lease_duration()) +
          " renew=" + FormatGoDuration(e.renew_deadline()) +

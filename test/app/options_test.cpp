@@ -186,7 +186,7 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   const election::ElectionConfig& e = c.election;
   // The agent's settings whose default is a value, as the parsed config holds it.
   const std::map<std::string, std::string> applied = {
-      {"lock-type", std::string(locks::LockTypeName(c.lock_type))},
+      {"lock-type", std::string(election::LockTypeName(c.lock_type))},
       {"lease-duration", FormatGoDuration(e.lease_duration())},
       {"renew-deadline", FormatGoDuration(e.renew_deadline())},
       {"retry-period", FormatGoDuration(e.retry_period())},
