@@ -36,13 +36,13 @@ struct KubeAnnouncerOptions {
   std::string pod_name;
   std::string pod_namespace;
   // The label is written again this long after the last successful write, so a label that
-  // someone removed or changed comes back. Default 60s.
+  // someone removed or changed comes back.
   Duration label_reassert = std::chrono::seconds(60);
-  // The first retry after a failed label write; it doubles up to label_reassert. Default 5s.
+  // The first retry after a failed label write; it doubles up to label_reassert.
   Duration label_retry = std::chrono::seconds(5);
-  // Deadline of each request. Default 5s.
+  // Deadline of each request.
   Duration request_timeout = std::chrono::seconds(5);
-  // Events waiting to be sent; beyond it the oldest is dropped. Default 32.
+  // Events waiting to be sent; beyond it the oldest is dropped.
   size_t queue_limit = 32;
 };
 
