@@ -403,7 +403,7 @@ TEST_CASE("UnknownVariableWarnings: a name of any length costs no more than a sh
 
 // ---------------------------------------------------------------------------------------------
 // The variables of everything around the product (harnesses, build scripts, CI): none of them
-// may make the agent or the gate warn. The product no longer lists them (issue 26): the
+// may make the agent or the gate warn. The product no longer lists them: the
 // near-miss rule keeps them silent, and this test proves it for the names known to be used.
 
 // Outside this repository, or set by CI: the names the product used to compile in.
