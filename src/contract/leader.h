@@ -81,6 +81,6 @@ Result<LeaderDoc> ParseLeader(std::string_view json);
 
 // "2026-01-02T03:04:05.123Z" (any number of fractional digits, or none; UTC "Z" only, as the
 // sidecar writes it). kMalformed otherwise.
-Result<SysTime> ParseRfc3339Utc(std::string_view text);
+Result<SysTime> ParseRfc3339Utc(std::string_view s);
 
 }  // namespace leasehold::contract

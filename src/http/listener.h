@@ -66,7 +66,7 @@ struct ListenerOptions {
   // Answers on one connection; the last one says "Connection: close".
   int max_requests_per_connection = 1000;
   // Output queued on one connection before its next request is read.
-  size_t max_pending_output = 64 * 1024;
+  size_t max_pending_output = size_t{64} * 1024;
   // Called first by Stop(), before the loops stop: the Router's streams end there (the local
   // API's WatchHub::Close), so that every stream's final frame is queued and then written.
   std::function<void()> on_stop;
