@@ -126,7 +126,7 @@ void Fuzz(const uint8_t* data, size_t size) {
 
   const bool get = q.method == "GET" || q.method == "HEAD";
   // The endpoints of handler.h; a new one belongs here too.
-  // Both listeners serve the probes and, when given metrics, /metrics (issue 22: scrapeable on
+  // Both listeners serve the probes and, when given metrics, /metrics (scrapeable on
   // the pod IP); only the loopback API serves the rest.
   const bool probe_path = q.path == "/healthz" || q.path == "/readyz" || q.path == "/is-leader" ||
                           (q.path == "/metrics" && options.metrics);

@@ -14,7 +14,10 @@ Checks, from the repository root:
     YAML, Promela): a repository path such as `src/http/listener.h` or `e2e/lib/judge.py`
     exists (from the root, or from the commenting file's folder), and a bare C++ file name
     such as `listener.h` is the name of some file of the repository (GENERATED lists the ones
-    the build writes; an all-capitals stem such as `NAME.cpp` is a placeholder).
+    the build writes; an all-capitals stem such as `NAME.cpp` is a placeholder);
+  * no line of code, manifests and scripts (comments and docstrings included) names an issue
+    (`issue 21`, `Issues 3`, `#21`): a newcomer cannot read it, and the git log keeps it.
+    `PKCS#1`, `# 1.` and `$#` are not issue numbers.
 Links inside fenced code blocks and inline code are not links and are skipped.
 
 Exit 0 when everything resolves, 1 with one line per broken link (file:line: target: why).
@@ -46,6 +49,8 @@ CODE_REF = re.compile(r"(?:https://github\.com/[\w.-]+/[\w.-]+/blob/[\w.-]+/)?"
 SOURCE_PATH = re.compile(r"(?<![\w./-])((?:src|test|e2e|scripts|deploy|bench|model|fuzz|docs)/"
                          r"[\w./-]*[\w-]\.(?:cpp|h|py|sh|yaml|yml|pml|txt|json|cmake|tpl))\b")
 SOURCE_BASE = re.compile(r"(?<![\w./<-])([\w-]+\.(?:cpp|h))\b")
+# An issue number: "issue 21", "Issues #3", or GitHub's "#21" (not PKCS#1, `# 1.`, `$#1`).
+ISSUE_REF = re.compile(r"\b[Ii]ssues?\s*#?\s*\d+\b|(?<![\w&#$])#\d+\b")
 # Files the build writes, which comments may name: name -> where it is made.
 GENERATED = {"test_paths.h": "test/fakes/CMakeLists.txt"}
 
@@ -159,7 +164,7 @@ def check(root, counts=None):
     root = os.path.abspath(root)
     errors = []
     counts = {} if counts is None else counts
-    counts.update(md=0, links=0, code_refs=0, source_refs=0)
+    counts.update(md=0, links=0, code_refs=0, source_refs=0, code_lines=0)
     names = all_files(root)
     bases = {os.path.basename(n) for n in names} | set(GENERATED)
     for md in md_files(root):
@@ -180,6 +185,10 @@ def check(root, counts=None):
         except (UnicodeDecodeError, OSError):
             continue
         for n, line in enumerate(text.split("\n"), 1):
+            counts["code_lines"] += 1
+            for m in ISSUE_REF.finditer(line):
+                errors.append(f"{os.path.relpath(f, root)}:{n}: {m.group(0)}: an issue number "
+                              f"(the git log keeps it; say what it stands for instead)")
             for m in CODE_REF.finditer(line):
                 path, anchor = m.group(1), m.group(2)
                 counts["code_refs"] += 1
@@ -238,6 +247,11 @@ def self_test():
         ("a comment names a missing C++ file", {"src/x.cpp": "// see x.cpp, old_server.h\n"}, 1),
         ("placeholders and code outside comments pass",
          {"src/x.cpp": "#include \"y.h\"  // fuzz/NAME.cpp, <vector.h>, x.cpp\n"}, 0),
+        ("an issue number in a C++ comment", {"src/x.cpp": "// as issue 21 asked\n"}, 1),
+        ("an issue number in a docstring", {"e2e/x.py": "\"\"\"Issues #3: the x.\"\"\"\n"}, 1),
+        ("a GitHub issue reference", {"scripts/x.sh": "echo hi  # see #12\n"}, 1),
+        ("numbered steps and PKCS#1 are not issue numbers",
+         {"e2e/x.py": "# 1. first\nx = '$#1'  # PKCS#1 v1.5, step 2\n"}, 0),
         ("reference definition to a missing file",
          {"README.md": good_docs["README.md"] + "[r2]: docs/none.md\n"}, 1),
     ]
@@ -272,7 +286,7 @@ def main(argv):
         print(e)
     seen = (f"{counts['links']} links in {counts['md']} Markdown files, {counts['code_refs']} "
             f"PATH.md#anchor references in code, {counts['source_refs']} source files named in "
-            f"comments")
+            f"comments, {counts['code_lines']} lines of code without an issue number")
     print(f"check_links: {len(errors)} broken link(s) of {seen}" if errors else
           f"check_links: every link resolves ({seen})")
     return 1 if errors else 0

@@ -12,11 +12,11 @@ Mutant = namedtuple("Mutant", "name path old new breaks")
 
 E = "src/election/elector.cpp"
 C = "src/election/config.cpp"
-# The local API's guards (issue 21): which listener shows which route, who may release, and which
+# The local API's guards: which listener shows which route, who may release, and which
 # answers are promises. Killed by localapi_test's routes test (test/localapi/routes_test.cpp).
 H = "src/localapi/handler.cpp"
 R = "src/localapi/router.cpp"
-# Publication (issue 21 step 5 moved it beside the elector): promises, the answer judged when it
+# Publication (beside the elector): promises, the answer judged when it
 # is rendered, and a listener that never waits for a sink.
 PUB = "src/election/publisher.cpp"
 
@@ -144,7 +144,7 @@ MUTANTS = [Mutant(*m) for m in [
      "std::max(max_transitions_seen_, obs.record.leader_transitions) + 1;",
      "std::max(max_transitions_seen_, obs.record.leader_transitions);",
      "a takeover does not bump the term (fencing token)"),
-    # --- the local API: listeners, peers and promises (issue 21) -------------------------------
+    # --- the local API: listeners, peers and promises ----------------------------------------
     ("probe-serves-every-route", H,
      "  if (options.probe_only && !route.on_probe) return false;\n",
      "",
@@ -195,7 +195,7 @@ MUTANTS = [Mutant(*m) for m in [
      "      std::lock_guard<std::mutex> l(mu_);",
      "    if (false) {\n      std::lock_guard<std::mutex> l(mu_);",
      "release blanks the lock even when the fresh GET shows another holder"),
-    # --- metrics (issue 22): promise_overtaken_total counts exactly; scrapes take no lock ------
+    # --- metrics: promise_overtaken_total counts exactly; scrapes take no lock ------
     ("overtaken-ignores-promise-end", E,
      "if (!other || !(now < promised_until_) || overtaken_counted_for_ == promised_until_) return;",
      "if (!other || overtaken_counted_for_ == promised_until_) return;",
@@ -250,7 +250,7 @@ MUTANTS = [Mutant(*m) for m in [
      "if ((ours || true) && mode != ReleaseMode::kOff) {",
      "stopping releases although this replica never held the lock"),
     # --- the locks: every write conditional ---------------------------------------------------
-    # --- foreign records (issue 13): opaque holders, the fencing token, no unheld-looking write --
+    # --- foreign records: opaque holders, the fencing token, no unheld-looking write --
     ("opaque-is-free", E,
      "const bool foreign = obs.opaque || (!holder.empty() && holder != config_.identity());",
      "const bool foreign = !holder.empty() && holder != config_.identity();",

@@ -29,6 +29,7 @@ test_packages=(
   buildah debootstrap  # scripts/image.sh (the image, e2e_ship_image)
   wrk             # bench/ (e2e_bench_smoke's /leader latency phase)
   clang-format-14 # the C++ format check (CTest clang_format, scripts/check_format.sh)
+  clang-tidy-14   # the C++ lint (CTest clang_tidy, scripts/check_tidy.py, .clang-tidy)
 )
 # Installed here, once, before scripts/test.sh starts anything in the background: two apt-get
 # at once fail on dpkg's lock. The scripts above install their own when run alone.

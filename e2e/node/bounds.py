@@ -32,7 +32,7 @@ UNLOADED = os.environ.get("LEASEHOLD_NODE_UNLOADED") == "1"
 FAILOVER_BOUND = 0.5 if UNLOADED else float(os.environ.get("LEASEHOLD_NODE_FAILOVER_BOUND_LOADED", "3.0"))
 RELEASE_TO_YES_BOUND = 0.5 if UNLOADED else float(
     os.environ.get("LEASEHOLD_NODE_RELEASE_TO_YES_BOUND_LOADED", "2.0"))
-# Issue 24 item 2 (rollouts) and item 1's upgrade: a rolling update of 3 replicas with maxSurge 1,
+# Rollouts and the chart's upgrade: a rolling update of 3 replicas with maxSurge 1,
 # maxUnavailable 0 (the shipped Deployments and the chart set no strategy: the default 25 % / 25 %
 # resolves to exactly that for 3 replicas, checked). Every old pod is deleted once, gracefully.
 # Leaderless gap: between the last "yes" of one pod and the first "yes" of the next (the sampler's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile peers against the real binary on a real etcd + kube-apiserver (issue 11): what any
+"""Hostile peers against the real binary on a real etcd + kube-apiserver: what any
 pod of the cluster can send to the probe listener, and any container of the pod to the local
 API, must not cost the leader its lease, its memory or its probes.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""e2e scenarios for the announcements (issue 5) on a real etcd + kube-apiserver: the watch
+"""e2e scenarios for the announcements on a real etcd + kube-apiserver: the watch
 stream, the status file, /metrics, Kubernetes Events, the leader label, the probe listener and
 the probe subcommand, and failover times after SIGTERM with and without watch clients.
 

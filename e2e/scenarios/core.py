@@ -443,7 +443,7 @@ def lock_type_none(s):
         text = log_path.read_text()
         assert "leader election is OFF" in text, text
         assert "apiRequests" not in text
-        # Every series exists from the first scrape (issue 22), so the requests are there at 0.
+        # Every series exists from the first scrape, so the requests are there at 0.
         made = [ln for ln in metrics.splitlines()
                 if ln.startswith("leasehold_api_requests_total{") and not ln.endswith(" 0")]
         assert "leasehold_api_requests_total{" in metrics, "the request series are missing"

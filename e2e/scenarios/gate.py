@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""e2e scenarios for `leasehold gate -- CMD` (issue 14) on a real etcd + kube-apiserver.
+"""e2e scenarios for `leasehold gate -- CMD` on a real etcd + kube-apiserver.
 
 Two "pods", each a leasehold sidecar (--release-on-shutdown=safe, as the manifests run it with a
 gate) and `leasehold gate` running a program that appends "POD PID TIMESTAMP" to one shared file

@@ -218,7 +218,7 @@ def classic_delete_leader(s):
 
 @scenario
 def native_sidecar_alone(s):
-    """Issue 20, item 3: SIGTERM of the native sidecar alone (what a liveness failure, `crictl
+    """SIGTERM of the native sidecar alone (what a liveness failure, `crictl
     stop` or an in-place resize that restarts it does) while `app` keeps running, inside a unit
     of leader-only work it began on a "yes" still valid for seconds. No acknowledgement comes
     (`app` got no signal), so the shipped overlay's --release-on-shutdown=safe keeps the promises
@@ -269,7 +269,7 @@ def native_sidecar_alone(s):
         assert leader in holders and nxt.pod in holders, (leader, nxt.pod, holders)
 
 
-# Issue 24 item 2 (rollouts) and item 1's upgrade: one rolling update and the rules after it are
+# Rollouts and the chart's upgrade: one rolling update and the rules after it are
 # e2e/node/rollout.py's; the leaderless-gap and lock-change bounds e2e/node/bounds.py's.
 def resolved_strategy(run):
     """(maxSurge, maxUnavailable) of the Deployment, percentages resolved as the Deployment
@@ -290,7 +290,7 @@ def resolved_strategy(run):
 
 def rollout(variant):
     def scenario(s):
-        """Issue 24 item 2: `kubectl rollout restart` of the shipped variant (maxSurge 1,
+        """`kubectl rollout restart` of the shipped variant (maxSurge 1,
         maxUnavailable 0, checked), NODE_REPEAT times in one namespace. Per rollout: the
         leaderless gap <= GAP_BOUND, the lock changes at most twice (release, acquisition), a
         new pod leads and works. The judge's rules over the whole run."""
@@ -308,7 +308,7 @@ def rollout(variant):
     return scenario
 
 
-# Issue 24 item 1: the chart, installed for real.
+# The chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
 # The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
 POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",
@@ -431,7 +431,7 @@ def check_chart_choices(run):
 
 @scenario
 def helm(s):
-    """Issue 24 item 1: helm install (exampleDeployment, 3 replicas, local images, the cluster's
+    """helm install (exampleDeployment, 3 replicas, local images, the cluster's
     capabilities), the chart's choices against what ran, helm upgrade with a changed value (a
     rolling update: the rollout bounds), helm uninstall (everything it created is gone). The
     judge's rules over the whole run."""
@@ -472,7 +472,7 @@ def helm(s):
             f"namespace still holds: {rest.split()} (the Lease is the sidecars', not the chart's)")
 
 
-# Issue 24 item 1, the parent-chart use: leasehold as a dependency of a small parent chart whose
+# The chart's parent-chart use: leasehold as a dependency of a small parent chart whose
 # own Deployment includes "leasehold.sidecar", "leasehold.gateInstall" and "leasehold.gateVolume"
 # (deploy/helm/leasehold/README.md), its main container run through `leasehold gate`.
 PARENT_DEPLOYMENT = """\

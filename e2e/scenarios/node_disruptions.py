@@ -1,4 +1,4 @@
-"""Issue 24 items 3-6 on real pods (CTest label `node`): evictions, scaling, start and stop order
+"""On real pods (CTest label `node`): evictions, scaling, start and stop order
 with the leader label, and the security contexts users run (e2e/node/README.md).
 
     LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_disruptions evict
@@ -174,7 +174,7 @@ def post_to_yes(r):
 
 @scenario
 def evict(s):
-    """Issue 24 item 3: the leader's pod evicted through the Eviction API (policy/v1).
+    """The leader's pod evicted through the Eviction API (policy/v1).
     Per round (NODE_REPEAT): (a) without a PodDisruptionBudget: the eviction is a graceful
     deletion, the handover is delete_leader_round's (the app acknowledges, the sidecar releases,
     failover <= FAILOVER_BOUND, POST /release -> next yes <= RELEASE_TO_YES_BOUND); (b) with the
@@ -682,7 +682,7 @@ def order_negative(node):
 
 @scenario
 def order(s):
-    """Issue 24 item 5, the native sidecar (overlays/native-sidecar + rbac/leader-label):
+    """Start and stop order, the native sidecar (overlays/native-sidecar + rbac/leader-label):
     - start: in every pod `app`'s first line follows the sidecar's and its first question is
       answered; with the startupProbe delayed by STARTUP_DELAY, `app` starts no earlier than
       that after the sidecar; a sidecar that exits 2 at start, or runs with a startupProbe that
@@ -933,7 +933,7 @@ def security_run(s, name, pod_security, uid, fs_group, rounds):
 
 @scenario
 def security(s):
-    """Issue 24 item 6, in namespaces enforcing Pod Security `restricted` (no warning at apply;
+    """Security contexts, in namespaces enforcing Pod Security `restricted` (no warning at apply;
     non-vacuity: a pod without the context is refused there, and its Deployment warns):
     (a) the shipped securityContext as is: every container's processes run as the image's uid
     65532, without capabilities, with no_new_privs, a seccomp filter and a read-only root; one

@@ -1,4 +1,4 @@
-"""Issue 23: the faults only a node can make, on real pods of the one-node cluster (CTest label
+"""The faults only a node can make, on real pods of the one-node cluster (CTest label
 `node`, test names `e2e_node_fault_<kind>_<variant>`; e2e/node/README.md).
 
     LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_faults fault_pod_freeze_native

@@ -141,7 +141,7 @@ def help_text():
 
 
 def supports_lock_none():
-    """Whether this binary's --help lists `none` among the lock types (issue 8)."""
+    """Whether this binary's --help lists `none` among the lock types."""
     import re
     para = re.search(r"\n  --lock-type .*?(?=\n  -)", help_text(), re.S)
     return bool(para and re.search(r"\bnone\b", para.group(0)))
@@ -539,7 +539,7 @@ def takeover_bound(retry):
 
 @scenario
 def native_sidecar_stopped_alone(s):
-    """Issue 20 item 3, with processes: the shipped native overlay's sidecar gets SIGTERM ALONE
+    """With processes: the shipped native overlay's sidecar gets SIGTERM ALONE
     (a liveness failure, `crictl stop`, an in-place resize restart) while `app` keeps running on
     a fresh "yes" from GET /leader: nobody POSTs /release. The rival's first "yes" must come no
     earlier than the validUntil the app was given (and, the price, no later than renew-deadline
@@ -650,7 +650,7 @@ def session_has(sid, argv):
 
 @scenario
 def example_app_valid_until(s):
-    """Issue 20 item 4: the example app (its own script, from the rendered native overlay, run
+    """The example app (its own script, from the rendered native overlay, run
     with the host's sh, wget and timeout) runs each unit only until the validUntil of the "yes"
     it asked for. The test's unit is `sleep 60` in place of the example's `sleep 2`; once it
     runs, the leader's sidecar is SIGSTOPped (it can neither renew nor answer, as when frozen).

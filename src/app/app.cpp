@@ -82,7 +82,7 @@ struct Agent {
   AppConfig config;
   // --lock-type none: leader election is off. Nothing may then reach for the API server: no
   // configuration, no token, no client.
-  bool election_off() const { return config.lock.type == locks::LockType::kNone; }
+  bool election_off() const { return config.lock.type == election::LockType::kNone; }
   std::string pod_namespace() const {
     return config.leader_pod.pod_namespace.empty() ? config.lock.name_space
                                                    : config.leader_pod.pod_namespace;
@@ -253,7 +253,7 @@ Step MakeServers(Agent& a) {
   localapi::MetricsLabels labels;
   labels.lock_namespace = config.lock.name_space;
   labels.lock_name = config.lock.name;
-  labels.lock_type = std::string(locks::LockTypeName(config.lock.type));
+  labels.lock_type = std::string(election::LockTypeName(config.lock.type));
   labels.version = kVersion;
   labels.timings = ec.timings();
   a.metrics.SetLabels(std::move(labels));
@@ -289,8 +289,8 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.lock.name_space,
-               config.lock.name, config.lock.namespace_source);
+               ec.identity(), election::LockTypeName(a.lock->Describe().type),
+               config.lock.name_space, config.lock.name, config.lock.namespace_source);
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",

@@ -140,7 +140,7 @@ const OptionTable<Draft>& AgentTable() {
                     "holder."),
           Row("lock-type", "TYPE",
               [](const std::string& t, Draft& d) {
-                const std::optional<locks::LockType> type = locks::ParseLockType(t);
+                const std::optional<election::LockType> type = election::ParseLockType(t);
                 if (!type) {
                   return Bad(Quote(t) + " is not a lock type (one of: " + locks::LockTypeNames() +
                              ")");
@@ -148,7 +148,8 @@ const OptionTable<Draft>& AgentTable() {
                 d.lock.type = *type;
                 return Status::Ok();
               })
-              .Default([](const Draft& d) { return std::string(locks::LockTypeName(d.lock.type)); })
+              .Default(
+                  [](const Draft& d) { return std::string(election::LockTypeName(d.lock.type)); })
               .Help("Kind of lock object: auto, leases, configmaps, endpoints, configmapsleases, "
                     "endpointsleases or none. auto uses the Lease where the cluster serves Leases, "
                     "the ConfigMap where it does not, and both while an older ConfigMap lock of "

@@ -15,9 +15,9 @@
 #include "base/listen_address.h"
 #include "base/status.h"
 #include "election/config.h"
+#include "election/lock.h"
 #include "kube/cluster_config.h"
 #include "localapi/watch_hub.h"
-#include "locks/lock_type.h"
 
 namespace leasehold::app {
 
@@ -67,7 +67,7 @@ Option<Draft> LogLevelOption(const char* arg, const char* help) {
 // The lock contended for.
 struct LockSettings {
   std::string name;  // --lock-name: a DNS-1123 subdomain
-  locks::LockType type = locks::LockType::kAuto;
+  election::LockType type = election::LockType::kAuto;
   std::string name_space;  // a DNS-1123 label
   // Where name_space came from: "--namespace", "LEASEHOLD_NAMESPACE", "POD_NAMESPACE", the
   // service-account file's path, or "default" when nothing named one. Only in the last case

@@ -87,7 +87,7 @@ int RunGateProbe(const std::vector<std::string>& args, const Environment& env) {
     }
     file = dir + "/" + gate::kStatusFileName;
   }
-  auto content = ReadRegularFile(file, 64 * 1024);
+  auto content = ReadRegularFile(file, size_t{64} * 1024);
   if (!content.ok()) {
     std::fprintf(stderr, "leasehold gate-probe: %s\n",
                  EscapeForLog(content.status().message()).c_str());

@@ -17,6 +17,8 @@ namespace {
 std::string SelfPath() {
   char buf[16];
   if (readlink("/proc/self/exe", buf, sizeof buf) > 0) return "/proc/self/exe";
+  // getauxval returns the address as an integer: this int-to-pointer cast cannot be avoided.
+  // NOLINTNEXTLINE(performance-no-int-to-ptr)
   const auto* execfn = reinterpret_cast<const char*>(getauxval(AT_EXECFN));
   return execfn != nullptr ? execfn : "";
 }

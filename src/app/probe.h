@@ -24,7 +24,7 @@ struct ProbeCommand {
 };
 
 // `args` follow "probe". --address defaults to $LEASEHOLD_HTTP_ADDRESS (the agent's own
-// setting, present in the sidecar's environment), else localhost:4040. Invalid messages name
+// setting, present in the sidecar's environment), else localhost:4040. kBadConfig messages name
 // the flag, like the agent's.
 Result<ProbeCommand> ParseProbeCommand(const std::vector<std::string>& args,
                                        const Environment& env);

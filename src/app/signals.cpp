@@ -74,7 +74,7 @@ void SignalWatcher::ExitNow(int signo) {
 void SignalWatcher::Loop() {
   const sigset_t set = TerminationSignals();
   // Polls `done_` between waits: the only way to end a sigtimedwait without a signal.
-  const timespec tick{0, 100 * 1000 * 1000};
+  const timespec tick{0, 100L * 1000 * 1000};
   int seen = 0;
   while (!done_) {
     const int signo = sigtimedwait(&set, nullptr, &tick);

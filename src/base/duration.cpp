@@ -18,8 +18,8 @@ uint64_t UnitNanos(std::string_view u) {
   if (u == "us" || u == "\xc2\xb5s" /* µs, U+00B5 */ || u == "\xce\xbcs" /* μs, U+03BC */) {
     return 1000;
   }
-  if (u == "ms") return 1000 * 1000;
-  if (u == "s") return 1000 * 1000 * 1000;
+  if (u == "ms") return 1000ULL * 1000;
+  if (u == "s") return 1000ULL * 1000 * 1000;
   if (u == "m") return 60ULL * 1000 * 1000 * 1000;
   if (u == "h") return 3600ULL * 1000 * 1000 * 1000;
   return 0;
@@ -122,9 +122,9 @@ std::string FormatGoDuration(Duration d) {
   std::string out;
   if (u < 1000) {
     out = std::to_string(u) + "ns";
-  } else if (u < 1000 * 1000) {
+  } else if (u < 1000ULL * 1000) {
     out = WithFraction(u, 3) + "\xc2\xb5s";
-  } else if (u < 1000 * 1000 * 1000) {
+  } else if (u < 1000ULL * 1000 * 1000) {
     out = WithFraction(u, 6) + "ms";
   } else {
     const uint64_t secs = u / 1000000000;

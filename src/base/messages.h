@@ -1,6 +1,6 @@
 // The user-facing messages that more than one room or command states, each in one home, so the
-// transport's error, the elector's log line and /readyz cannot drift apart (issue 26: the elector
-// and /readyz once named different RBAC verbs), nor the commands' usage errors.
+// transport's error, the elector's log line and /readyz cannot drift apart (the elector and
+// /readyz once named different RBAC verbs), nor the commands' usage errors.
 // Pinned by test/base/messages_test.cpp and by the /readyz golden files.
 #pragma once
 

@@ -44,10 +44,10 @@ std::string FormatRfc3339Millis(SysTime t);
 
 // Parses "YYYY-MM-DDTHH:MM:SS[.f…](Z|±hh:mm)": two-digit fields, an optional fraction of any
 // length (digits past the sixth are dropped), uppercase T and Z. Anything else, and any
-// out-of-range field (month 13, Feb 30, second 60, offset hour 24), is Invalid.
+// out-of-range field (month 13, Feb 30, second 60, offset hour 24), is kMalformed.
 Result<UnixMicros> ParseRfc3339Micros(std::string_view text);
 
-// As above, then Invalid when the instant does not fit SysTime (years before 1678 or after 2261).
+// As above, then kMalformed when the instant does not fit SysTime (years 1678 to 2261 only).
 Result<SysTime> ParseRfc3339(std::string_view text);
 
 // For timestamps that are informational only (never an expiry decision): RFC 3339 as above, or

@@ -44,13 +44,13 @@ struct KubeAnnouncerOptions {
   std::string pod_name;
   std::string pod_namespace;
   // The label and the cost are written again this long after the last successful write, so
-  // that a mark someone removed or changed comes back. Default 60s.
+  // that a mark someone removed or changed comes back.
   Duration label_reassert = std::chrono::seconds(60);
-  // The first retry after a failed write of them; it doubles up to label_reassert. Default 5s.
+  // The first retry after a failed write of them; it doubles up to label_reassert.
   Duration label_retry = std::chrono::seconds(5);
-  // Deadline of each request. Default 5s.
+  // Deadline of each request.
   Duration request_timeout = std::chrono::seconds(5);
-  // Events waiting to be sent; beyond it the oldest is dropped. Default 32.
+  // Events waiting to be sent; beyond it the oldest is dropped.
   size_t queue_limit = 32;
 };
 

@@ -41,56 +41,57 @@ void LockWatcher::Pause(Duration d) {
   WaitUntil(cv_, l, clock_, clock_.MonotonicNow() + d, [this] { return stop_; });
 }
 
-Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, locks::LockType type,
+Status LockWatcher::WatchOnce(const locks::LockObjectKind& kind, election::LockType type,
                               std::string& rv) {
   const election::LockDescription d = lock_.Describe();
   const kube::Request request =
       kube::WatchRequest(kind.Ref(d.name_space, d.name), rv, kWatchTimeout);
   Status failure;
   bool opened = false;  // this stream has delivered an event
-  Status st = watcher_.Watch(
-      request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
-      [&](const std::string& line) {
-        auto ev = kube::ParseWatchEvent(line);
-        if (!ev.ok()) {
-          failure = ev.status();
-          return false;
-        }
-        if (!ev->resource_version.empty()) rv = ev->resource_version;
-        if (!opened) {
-          // Once per stream: from here on a lost stream resumes from a version, which a
-          // compaction can expire (the 410 in Run).
-          opened = true;
-          spdlog::debug("watch on {} {}/{}: open at resourceVersion {}", locks::LockTypeName(type),
-                        d.name_space, d.name,
-                        rv.empty() ? std::string("(none)") : EscapeForLog(rv));
-        }
-        if (ev->type == "BOOKMARK") return true;
-        election::LockObservation obs;
-        if (ev->type == "DELETED") {
-          // Gone: a free lock, which the elector re-reads (404) and creates.
-          obs.raw = "deleted/" + ev->resource_version;
-        } else {
-          auto decoded = kind.observe(ev->object);
-          if (!decoded.ok()) {
-            spdlog::warn("watch on {} {}/{}: cannot read the object: {}", locks::LockTypeName(type),
-                         d.name_space, d.name, decoded.status().ToString());
-            return true;
-          }
-          obs = std::move(decoded).value();
-        }
-        elector_.SetWatchActive(true);
-        elector_.Observe(obs);
-        // `auto` may switch to a multilock, which cannot be watched as one object.
-        return lock_.Describe().type == type;
-      });
+  Status st =
+      watcher_.Watch(request, clock_.MonotonicNow() + kWatchTimeout + std::chrono::seconds(10),
+                     [&](const std::string& line) {
+                       auto ev = kube::ParseWatchEvent(line);
+                       if (!ev.ok()) {
+                         failure = ev.status();
+                         return false;
+                       }
+                       if (!ev->resource_version.empty()) rv = ev->resource_version;
+                       if (!opened) {
+                         // Once per stream: from here on a lost stream resumes from a version,
+                         // which a compaction can expire (the 410 in Run).
+                         opened = true;
+                         spdlog::debug("watch on {} {}/{}: open at resourceVersion {}",
+                                       election::LockTypeName(type), d.name_space, d.name,
+                                       rv.empty() ? std::string("(none)") : EscapeForLog(rv));
+                       }
+                       if (ev->type == "BOOKMARK") return true;
+                       election::LockObservation obs;
+                       if (ev->type == "DELETED") {
+                         // Gone: a free lock, which the elector re-reads (404) and creates.
+                         obs.raw = "deleted/" + ev->resource_version;
+                       } else {
+                         auto decoded = kind.observe(ev->object);
+                         if (!decoded.ok()) {
+                           spdlog::warn("watch on {} {}/{}: cannot read the object: {}",
+                                        election::LockTypeName(type), d.name_space, d.name,
+                                        decoded.status().ToString());
+                           return true;
+                         }
+                         obs = std::move(decoded).value();
+                       }
+                       elector_.SetWatchActive(true);
+                       elector_.Observe(obs);
+                       // `auto` may switch to a multilock, which cannot be watched as one object.
+                       return lock_.Describe().type == type;
+                     });
   if (!failure.ok()) return failure;
   return st;
 }
 
 void LockWatcher::Run() {
   std::string rv;
-  std::optional<locks::LockType> type;  // the type last watched; none before the first watch
+  std::optional<election::LockType> type;  // the type last watched; none before the first watch
   int failures = 0;
   while (true) {
     {
@@ -124,7 +125,7 @@ void LockWatcher::Run() {
       spdlog::info(
           "watch on {} {}/{}: resourceVersion {} is too old for the API server (410 Gone); "
           "watching again from the lock's current state",
-          locks::LockTypeName(d.type), d.name_space, d.name,
+          election::LockTypeName(d.type), d.name_space, d.name,
           rv.empty() ? std::string("(none)") : EscapeForLog(rv));
       if (on_restart_) on_restart_(kRestartExpired);
       rv.clear();
@@ -135,9 +136,9 @@ void LockWatcher::Run() {
       spdlog::warn(
           "cannot watch {} {}/{}; polling every retry-period instead (add the `watch` verb on "
           "the lock to the Role, see deploy/rbac): {}",
-          locks::LockTypeName(d.type), d.name_space, d.name, st.ToString());
+          election::LockTypeName(d.type), d.name_space, d.name, st.ToString());
     } else {
-      spdlog::debug("watch on {} {}/{} ended: {}", locks::LockTypeName(d.type), d.name_space,
+      spdlog::debug("watch on {} {}/{} ended: {}", election::LockTypeName(d.type), d.name_space,
                     d.name, st.ToString());
     }
     ++failures;

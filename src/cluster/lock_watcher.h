@@ -41,7 +41,7 @@ class LockWatcher {
 
  private:
   // One watch request; returns its status. `rv` is resumed from and updated.
-  Status WatchOnce(const locks::LockObjectKind& kind, locks::LockType type, std::string& rv);
+  Status WatchOnce(const locks::LockObjectKind& kind, election::LockType type, std::string& rv);
   void Pause(Duration d);
 
   kube::Watcher& watcher_;

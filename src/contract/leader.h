@@ -65,13 +65,13 @@ struct LeaderDoc {
 // GET /leader?pretty). Keys come in LeaderDoc's order.
 std::string EncodeLeader(const LeaderDoc& d, bool pretty = false);
 
-// One /leader object. Invalid when it is not a JSON object or isLeader is missing or not a
+// One /leader object. kMalformed when it is not a JSON object or isLeader is missing or not a
 // bool; every other key is optional, and a key of the wrong type counts as absent (termReliable
 // then false, validUntil then none, timings none unless all three are whole non-negative ms).
 Result<LeaderDoc> ParseLeader(std::string_view json);
 
 // "2026-01-02T03:04:05.123Z" (any number of fractional digits, or none; UTC "Z" only, as the
-// sidecar writes it). Invalid otherwise.
-Result<SysTime> ParseRfc3339Utc(std::string_view text);
+// sidecar writes it). kMalformed otherwise.
+Result<SysTime> ParseRfc3339Utc(std::string_view s);
 
 }  // namespace leasehold::contract

@@ -16,12 +16,12 @@
 namespace leasehold::contract {
 namespace {
 
-constexpr size_t kMaxHead = 16 * 1024;
+constexpr size_t kMaxHead = size_t{16} * 1024;
 // Body bytes one OnReady() call reads at most. The peer may send faster than we drain: without a
 // cap the read loop would never see EAGAIN, and the callers' bounds (FetchOnce's max_body and
 // deadline, the gate's timers) would never get their turn. poll() is level-triggered, so the
 // rest is read on the next call.
-constexpr size_t kMaxReadPerCall = 64 * 1024;
+constexpr size_t kMaxReadPerCall = size_t{64} * 1024;
 
 Status Errno(const std::string& what, int err) {
   return Status(Code::kUnavailable, what + ": " + std::strerror(err));

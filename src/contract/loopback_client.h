@@ -28,7 +28,7 @@ struct Target {
 // `leasehold gate --address`, $LEASEHOLD_HTTP_ADDRESS): every endpoint it listens on, in its
 // bind order, a wildcard asked on its loopback ("0.0.0.0" -> 127.0.0.1, "::" -> ::1). So
 // "localhost:4040" is 127.0.0.1:4040 then [::1]:4040: a client asks the next one only when it
-// cannot connect to the one before. Invalid (the grammar's message) for a bad address; port 0
+// cannot connect to the one before. kBadConfig (the grammar's message) for a bad address; port 0
 // is refused, as nobody can be asked there.
 Result<std::vector<Target>> SidecarTargets(std::string_view address);
 
@@ -84,7 +84,7 @@ struct HttpAnswer {
   std::string body;
   bool truncated = false;
 };
-constexpr size_t kDefaultMaxBody = 64 * 1024;
+constexpr size_t kDefaultMaxBody = size_t{64} * 1024;
 // `clock` measures the timeout (the gate's and the probe's RealClock).
 Result<HttpAnswer> FetchOnce(const Target& target, const std::string& request, Duration timeout,
                              const Clock& clock, size_t max_body = kDefaultMaxBody);

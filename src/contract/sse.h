@@ -36,7 +36,7 @@ class SseParser {
   // Appends bytes; returns the events they completed. A line longer than kMaxLine is an error
   // (the stream is then treated as lost).
   Result<std::vector<Event>> Feed(std::string_view bytes);
-  static constexpr size_t kMaxLine = 64 * 1024;
+  static constexpr size_t kMaxLine = size_t{64} * 1024;
 
  private:
   std::string line_;

@@ -169,6 +169,8 @@ void Elector::Observe(const LockObservation& observation) {
       if (observation.record.holder_identity == config_.identity()) return;
       check_now_ = true;
       woken_ = true;
+      // Two kinds of event are dropped below, each with its own reason: not one clone branch.
+      // NOLINTNEXTLINE(bugprone-branch-clone)
     } else if (observation.record.holder_identity == config_.identity()) {
       // A replica that does not lead never learns from a watch event that it holds the lock:
       // such an event is older than what it last read (a watch lags behind a Get, and restarts

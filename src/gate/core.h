@@ -107,7 +107,7 @@ int ExitCodeOf(int wait_status);
 
 // stop-grace + margin must fit in half of renew-deadline - retry-period, the least time a fresh
 // validUntil lies ahead of a renew's answer: the other half is left for the renew's own
-// latency. Otherwise the gate would stop CMD on every renew cycle. Invalid names the flag.
+// latency. Otherwise the gate would stop CMD on every renew cycle. kBadConfig, naming the flag.
 Status CheckStopGrace(Duration stop_grace, Duration margin, Duration renew_deadline,
                       Duration retry_period);
 

@@ -7,10 +7,12 @@
 //            the sidecar's "timings"; at start, and again after every lost stream (the sidecar
 //            may have restarted alone, with other flags); then
 //   stream   GET /leader/watch; every event goes to the core. The stream ending, a refused
-//            connection, no answer head within 2 s or 20 s without a byte (the sidecar pings
-//            every 15 s) is "not leader" now, then a reconnect with backoff (50 ms .. 1 s);
+//            connection, no answer head within kHeadTimeout or kStreamIdle without a byte (the
+//            sidecar pings more often: localapi's WatchHubOptions::heartbeat) is "not leader"
+//            now, then a reconnect with backoff (kBackoffMin .. kBackoffMax);
 //   poll     when the stream is refused with an HTTP status (503: --max-watchers reached or 0;
-//            404), GET /leader every poll-interval, the stream tried again every 10 s.
+//            404), GET /leader every poll-interval, the stream tried again every
+//            kRetryStreamAfter. The constants are gate.cpp's.
 //
 // Never /is-leader (it carries no validity) and never the probe listener (its answers are no
 // promise). See core.h for the decisions, process.h for the process tree.

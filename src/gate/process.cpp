@@ -11,8 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 
-extern char** environ;
-
 namespace leasehold::gate {
 namespace {
 
@@ -62,9 +60,11 @@ Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std:
   if (argv.empty()) return Status(Code::kFailedPrecondition, "no command");
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   const std::string not_found = "leasehold gate: cannot run " + argv[0] + ": ";

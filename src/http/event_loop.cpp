@@ -21,14 +21,14 @@ namespace {
 // A stream takes frames from its Stream only while less than this much of its output waits: a
 // reader that falls behind then leaves them queued there (the local API's hub cuts it off at
 // its queue limit).
-constexpr size_t kStreamOutputLow = 16 * 1024;
+constexpr size_t kStreamOutputLow = size_t{16} * 1024;
 // Frames taken from a Stream per wake-up.
 constexpr size_t kFramesPerTake = 16;
 // Connections accepted per wake-up of the listening socket, so that a flood of connects cannot
 // keep the loop from serving the connections it already has.
 constexpr int kAcceptsPerWake = 64;
 // Bytes read from a socket per wake-up.
-constexpr size_t kReadChunk = 16 * 1024;
+constexpr size_t kReadChunk = size_t{16} * 1024;
 // Shed connections are logged at most this often, with their count.
 constexpr auto kShedLogEvery = std::chrono::seconds(10);
 
@@ -37,7 +37,7 @@ constexpr auto kShedLogEvery = std::chrono::seconds(10);
 // would send a reset, which can destroy the answer before the peer has read it.
 constexpr auto kLinger = std::chrono::seconds(1);
 // ... and for at most this many bytes: a peer that keeps sending gets the reset.
-constexpr size_t kLingerBytes = 64 * 1024;
+constexpr size_t kLingerBytes = size_t{64} * 1024;
 
 // epoll's data word: the fd in the low 32 bits, a generation in the next 24 (so that an event
 // for a closed connection is not taken for a new one that got the same fd number in the same
@@ -366,7 +366,7 @@ void EventLoop::Process(Connection& c) {
     if (routed.stream != nullptr) {
       StartStream(c, std::move(routed));
     } else {
-      Respond(c, head, std::move(routed));
+      Respond(c, head, routed);
     }
     if (!Alive(fd, gen)) return;
   }
@@ -379,7 +379,7 @@ void EventLoop::Process(Connection& c) {
   Interest(c);
 }
 
-void EventLoop::Respond(Connection& c, const RequestHead& head, Routed routed) {
+void EventLoop::Respond(Connection& c, const RequestHead& head, const Routed& routed) {
   ++c.answered;
   const bool keep = routed.keep_alive && c.answered < options_.max_requests_per_connection;
   if (!keep) c.close_after_write = true;

@@ -58,7 +58,7 @@ class EventLoop {
   void OnSignal(Connection& c);
   void Read(Connection& c);
   void Process(Connection& c);
-  void Respond(Connection& c, const RequestHead& head, Routed routed);
+  void Respond(Connection& c, const RequestHead& head, const Routed& routed);
   void StartStream(Connection& c, Routed routed);
   void TakeFrames(Connection& c);
   void Queue(Connection& c, std::string data);

@@ -12,24 +12,25 @@
 // requests, unread bodies parsed as requests, multi-range answers, and a peer address a client
 // can overwrite with its own REMOTE_ADDR header. Here every one of those is bounded:
 //
-//   request head    at most ListenerOptions::limits (16 KiB, 64 header fields), else 431 + close
-//   request time    head (and its <= 1 KiB body, read and discarded) complete within
-//                   head_timeout (2 s) of the accept or of the end of the previous answer, else
-//                   408 + close; a connection that sends nothing is closed at that time too, so
-//                   the idle keep-alive timeout is also 2 s
-//   requests        at most max_requests_per_connection (1000) on one connection; pipelined
-//                   requests are answered in order, never dropped
-//   answers         every byte written within write_timeout (2 s) of being queued, else close;
-//                   no more requests are read while max_pending_output (64 KiB) waits
-//   connections     at most max_connections (256; the probe listener 32) per listening socket,
-//                   streams not counted; one more sheds the connection that has waited
-//                   longest for its request (idle or slow), never the newcomer
+//   request head    at most ListenerOptions::limits (http/request.h), else 431 + close
+//   request time    head (and its body, at most HeadLimits::max_body_bytes, read and discarded)
+//                   complete within head_timeout of the accept or of the end of the previous
+//                   answer, else 408 + close; a connection that sends nothing is closed at that
+//                   time too, so head_timeout is also the idle keep-alive timeout
+//   requests        at most max_requests_per_connection on one connection; pipelined requests
+//                   are answered in order, never dropped
+//   answers         every byte written within write_timeout of being queued, else close; no more
+//                   requests are read while max_pending_output waits
+//   connections     at most max_connections per listening socket (each caller sets its own; the
+//                   probe listener's is kProbeConnections in app.cpp), streams not counted; one
+//                   more sheds the connection that has waited longest for its request (idle or
+//                   slow), never the newcomer
 //   streams         as many as the Router hands out (the local API: --max-watchers); a stream
-//                   takes frames only while less than 16 KiB of its output waits, so a reader
-//                   that falls behind is cut off by its Stream (the local API: the hub's queue
-//                   limit) or by write_timeout; Stream::KeepAlive() after each
-//                   Stream::Heartbeat() of silence; HTTP/1.0 gets a close-delimited stream,
-//                   HTTP/1.1 a chunked one
+//                   takes frames only while less than kStreamOutputLow (event_loop.cpp) of its
+//                   output waits, so a reader that falls behind is cut off by its Stream (the
+//                   local API: the hub's queue limit) or by write_timeout; Stream::KeepAlive()
+//                   after each Stream::Heartbeat() of silence; HTTP/1.0 gets a close-delimited
+//                   stream, HTTP/1.1 a chunked one
 //   Range           ignored everywhere: always the full body
 //   peer address    from accept(), never from a header (Peer::loopback): the Router refuses
 //                   state changes from off the loopback
@@ -55,17 +56,17 @@ namespace leasehold::http {
 
 struct ListenerOptions {
   HeadLimits limits;
-  // From the accept, or the end of the previous answer, to the whole request. Default 2 s: the
+  // From the accept, or the end of the previous answer, to the whole request. Short: the
   // callers are local probes and the main container, never slow networks.
   Duration head_timeout = std::chrono::seconds(2);
-  // From queuing an answer (or a stream frame) to its last byte leaving. Default 2 s.
+  // From queuing an answer (or a stream frame) to its last byte leaving.
   Duration write_timeout = std::chrono::seconds(2);
-  // Open connections per listening socket, streams not counted. Default 256.
+  // Open connections per listening socket, streams not counted.
   int max_connections = 256;
-  // Answers on one connection; the last one says "Connection: close". Default 1000.
+  // Answers on one connection; the last one says "Connection: close".
   int max_requests_per_connection = 1000;
-  // Output queued on one connection before its next request is read. Default 64 KiB.
-  size_t max_pending_output = 64 * 1024;
+  // Output queued on one connection before its next request is read.
+  size_t max_pending_output = size_t{64} * 1024;
   // Called first by Stop(), before the loops stop: the Router's streams end there (the local
   // API's WatchHub::Close), so that every stream's final frame is queued and then written.
   std::function<void()> on_stop;
@@ -88,7 +89,7 @@ class Listener {
 
   // Binds every endpoint and starts serving; returns once all accept. Unavailable when a
   // required endpoint cannot be bound (e.g. the port is taken); an optional one (::1 of
-  // "localhost") is skipped with a warning. Call once; Invalid after Start() or Stop().
+  // "localhost") is skipped with a warning. Call once; kFailedPrecondition after Start() or Stop().
   Status Start();
 
   // Stops accepting, writes what is queued (every stream's final event included) for at most

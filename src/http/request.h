@@ -18,12 +18,12 @@
 namespace leasehold::http {
 
 struct HeadLimits {
-  // Request line + headers + the blank line, in bytes. Default 16 KiB: a browser's request head
-  // is under 2 KiB, and this bounds what one connection can make the agent hold.
-  size_t max_head_bytes = 16 * 1024;
-  // Header lines. Default 64.
+  // Request line + headers + the blank line, in bytes. A browser's request head is under 2 KiB,
+  // and this bounds what one connection can make the agent hold.
+  size_t max_head_bytes = size_t{16} * 1024;
+  // Header lines.
   size_t max_headers = 64;
-  // The largest request body read (and discarded). Default 1 KiB: no endpoint takes a body.
+  // The largest request body read (and discarded). Small: no endpoint takes a body.
   size_t max_body_bytes = 1024;
 };
 

@@ -49,7 +49,9 @@ std::string SerializeAnswer(const Answer& a, bool head_only, bool keep_alive, in
   out += ReasonPhrase(a.status);
   out += "\r\n";
   if (!a.content_type.empty()) out += "Content-Type: " + a.content_type + "\r\n";
-  for (const auto& [name, value] : a.headers) out += name + ": " + value + "\r\n";
+  for (const auto& [name, value] : a.headers) {
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
   out += "Cache-Control: no-store\r\nContent-Length: ";
   out += std::to_string(a.body.size());
   out += "\r\n";

@@ -11,7 +11,7 @@ namespace {
 // How much of a non-Status body goes into the message: enough to recognise a proxy's error page.
 constexpr size_t kMaxBodySnippet = 200;
 // Longer Retry-After delays are not believed (a misconfigured proxy, not a real back-off hint).
-constexpr int64_t kMaxRetryAfterSeconds = 24 * 60 * 60;
+constexpr int64_t kMaxRetryAfterSeconds = int64_t{24} * 60 * 60;
 
 // The start of `body`, one line, printable ASCII only, so a hostile body cannot forge log lines.
 std::string Snippet(std::string_view body) {

@@ -16,7 +16,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Create(std::string_view address,
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->router_ =
       std::make_unique<Router>(std::move(source), clock, std::move(handler_options), watch);
-  http::ListenerOptions listener_options = options;
+  http::ListenerOptions listener_options = std::move(options);
   listener_options.name = "the local API";
   if (watch != nullptr) listener_options.on_stop = [watch] { watch->Close(); };
   if (!probe_only) {

@@ -1,4 +1,4 @@
-// The local API's one route table (issue 21, step 4). For each route it says its path, the
+// The local API's one route table. For each route it says its path, the
 // methods it takes, whether the probe listener shows it, whether its answer is a promise, whether
 // it reads a snapshot at all, its handler and its line of `leasehold --help`. Everything else
 // reads it: Handle() (which route, 404 and 405), the router (which snapshot to take, which path

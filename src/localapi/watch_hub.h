@@ -35,12 +35,12 @@ namespace leasehold::localapi {
 
 struct WatchHubOptions {
   // Streams open at once; one more gets 503. Each holds a socket and an eventfd (see
-  // http/listener.h). Default 100 (--max-watchers).
+  // http/listener.h). The agent sets it from --max-watchers.
   int max_watchers = 100;
-  // Events queued for one client before it counts as stalled and is disconnected. Default 64:
-  // about two minutes of renewals with the default 2s retry-period.
+  // Events queued for one client before it counts as stalled and is disconnected: the
+  // default is about two minutes of renewals at the default retry-period.
   size_t queue_limit = 64;
-  // Silence after which the listener sends a ": ping" comment. Default 15s.
+  // Silence after which the listener sends a ": ping" comment.
   Duration heartbeat = std::chrono::seconds(15);
 };
 

@@ -64,7 +64,7 @@ AutoLock::AutoLock(kube::ApiClient& client, std::string name_space, std::string 
       name_(std::move(name)),
       recheck_every_(recheck_every),
       clock_(clock),
-      multi_(LockType::kConfigMapsLeases,
+      multi_(election::LockType::kConfigMapsLeases,
              std::make_unique<AnnotationLock>(kConfigMapObject, client, ns_, name_),
              std::make_unique<LeaseLock>(client, ns_, name_)) {}
 
@@ -223,16 +223,16 @@ Status AutoLock::Update(const LeaderElectionRecord& record, MonoTime deadline) {
 }
 
 election::LockDescription AutoLock::Describe() const {
-  LockType type = LockType::kAuto;
+  election::LockType type = election::LockType::kAuto;
   switch (effective_.load()) {
     case Effective::kConfigMaps:
-      type = LockType::kConfigMaps;
+      type = election::LockType::kConfigMaps;
       break;
     case Effective::kLeases:
-      type = LockType::kLeases;
+      type = election::LockType::kLeases;
       break;
     case Effective::kConfigMapsLeases:
-      type = LockType::kConfigMapsLeases;
+      type = election::LockType::kConfigMapsLeases;
       break;
     case Effective::kUndecided:
     case Effective::kLeasesUnchecked:

@@ -25,8 +25,8 @@ class AutoLock final : public election::Lock {
   // Decides first, if not yet decided (see auto_lock.cpp); an error while deciding is returned
   // and the decision retried on the next Get.
   Result<election::LockObservation> Get(MonoTime deadline) override;
-  // Forwarded to the lock decided on; Invalid before the first successful Get. A Lease-only
-  // Update first re-checks for the ConfigMap when due (Conflict if it appeared).
+  // Forwarded to the lock decided on; kFailedPrecondition before the first successful Get. A
+  // Lease-only Update first re-checks for the ConfigMap when due (Conflict if it appeared).
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   // "auto" until decided, then "leases", "configmapsleases" or "configmaps". Thread-safe.

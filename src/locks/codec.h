@@ -28,7 +28,7 @@ struct LeaseSpec {
 
 // Reads `spec` of a whole Lease object. A missing spec or field, or a null one, reads as the zero
 // value (nullopt for times); a field of the wrong type, or a body that is not a JSON object, is
-// Invalid.
+// kMalformed.
 Result<LeaseSpec> DecodeLeaseObject(std::string_view object_json);
 
 // The `spec` object leasehold writes, as client-go's LeaderElectionRecordToLeaseSpec builds it:
@@ -55,7 +55,7 @@ std::string EncodeAnnotationRecord(const election::LeaderElectionRecord& record)
 // Reads an annotation value as Go's json.Unmarshal does: unknown fields (strategy,
 // preferredHolder, …) are ignored, field names match case-insensitively and the last duplicate
 // wins, null leaves a field at its zero value, times may carry a fraction or an offset. A wrong
-// type, an empty string or malformed JSON is Invalid. The JSON literal null reads as the zero
+// type, an empty string or malformed JSON is kMalformed. The JSON literal null reads as the zero
 // record, as in Go.
 Result<election::LeaderElectionRecord> DecodeAnnotationRecord(std::string_view json);
 

@@ -23,21 +23,21 @@ Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube
     return std::make_unique<AnnotationLock>(kind, client, ns, name);
   };
   switch (options.type) {
-    case LockType::kNone:
+    case election::LockType::kNone:
       return std::unique_ptr<election::Lock>(std::make_unique<LocalLock>(ns, name));
-    case LockType::kAuto:
+    case election::LockType::kAuto:
       return std::unique_ptr<election::Lock>(
           std::make_unique<AutoLock>(client, ns, name, options.lease_duration, clock));
-    case LockType::kLeases:
+    case election::LockType::kLeases:
       return std::unique_ptr<election::Lock>(lease());
-    case LockType::kConfigMaps:
+    case election::LockType::kConfigMaps:
       return std::unique_ptr<election::Lock>(annotated(kConfigMapObject));
-    case LockType::kEndpoints:
+    case election::LockType::kEndpoints:
       return std::unique_ptr<election::Lock>(annotated(kEndpointsObject));
-    case LockType::kConfigMapsLeases:
+    case election::LockType::kConfigMapsLeases:
       return std::unique_ptr<election::Lock>(
           std::make_unique<MultiLock>(options.type, annotated(kConfigMapObject), lease()));
-    case LockType::kEndpointsLeases:
+    case election::LockType::kEndpointsLeases:
       return std::unique_ptr<election::Lock>(
           std::make_unique<MultiLock>(options.type, annotated(kEndpointsObject), lease()));
   }

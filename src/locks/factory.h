@@ -14,7 +14,7 @@
 namespace leasehold::locks {
 
 struct LockOptions {
-  LockType type = LockType::kAuto;
+  election::LockType type = election::LockType::kAuto;
   std::string name_space;
   std::string name;
   std::string identity;
@@ -22,8 +22,8 @@ struct LockOptions {
   Duration lease_duration = Timings{}.lease_duration;
 };
 
-// The lock keeps a reference to `client` and `clock`; both must outlive it. Invalid for an empty
-// namespace, name or identity. The explicit multilocks behave exactly as
+// The lock keeps a reference to `client` and `clock`; both must outlive it. kBadConfig for an
+// empty namespace, name or identity. The explicit multilocks behave exactly as
 // client-go's; `auto` is described in locks/auto_lock.cpp.
 Result<std::unique_ptr<election::Lock>> NewLock(const LockOptions& options, kube::ApiClient& client,
                                                 const Clock& clock);

@@ -12,7 +12,7 @@
 
 namespace leasehold::locks::internal {
 
-// Parses `text` into `doc`; Invalid (naming `what`) unless it is one JSON object. Iterative
+// Parses `text` into `doc`; kMalformed (naming `what`) unless it is one JSON object. Iterative
 // parsing, so hostile nesting cannot exhaust the stack.
 Status ParseObject(std::string_view text, const char* what, rapidjson::Document& doc);
 

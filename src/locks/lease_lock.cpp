@@ -72,6 +72,8 @@ Status LeaseLock::Update(const LeaderElectionRecord& record, MonoTime deadline) 
   return Status::Ok();
 }
 
-election::LockDescription LeaseLock::Describe() const { return {LockType::kLeases, ns_, name_}; }
+election::LockDescription LeaseLock::Describe() const {
+  return {election::LockType::kLeases, ns_, name_};
+}
 
 }  // namespace leasehold::locks

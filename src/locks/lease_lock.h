@@ -28,7 +28,7 @@ class LeaseLock final : public election::Lock {
   // POSTs {apiVersion, kind, metadata: {name, namespace}, spec}; caches the server's answer.
   Status Create(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   // PUTs the cached object with `spec` replaced; caches the server's answer on success and keeps
-  // the old cache on error. Invalid when nothing is cached.
+  // the old cache on error. kFailedPrecondition when nothing is cached.
   Status Update(const election::LeaderElectionRecord& record, MonoTime deadline) override;
   election::LockDescription Describe() const override;
 

@@ -5,18 +5,18 @@
 
 namespace leasehold::locks {
 
-const LockObjectKind kLeaseObject{"coordination.k8s.io", "v1", "Lease", "leases", LockType::kLeases,
-                                  &LeaseObservation};
+const LockObjectKind kLeaseObject{
+    "coordination.k8s.io", "v1", "Lease", "leases", election::LockType::kLeases, &LeaseObservation};
 const LockObjectKind kConfigMapObject{
-    "", "v1", "ConfigMap", "configmaps", LockType::kConfigMaps, &AnnotationObservation};
+    "", "v1", "ConfigMap", "configmaps", election::LockType::kConfigMaps, &AnnotationObservation};
 const LockObjectKind kEndpointsObject{
-    "", "v1", "Endpoints", "endpoints", LockType::kEndpoints, &AnnotationObservation};
+    "", "v1", "Endpoints", "endpoints", election::LockType::kEndpoints, &AnnotationObservation};
 
 std::string LockTypeNames() {
   std::string out;
-  for (const LockType t : kAllLockTypes) {
+  for (const election::LockType t : election::kAllLockTypes) {
     if (!out.empty()) out += ", ";
-    out += LockTypeName(t);
+    out += election::LockTypeName(t);
   }
   return out;
 }
@@ -30,28 +30,28 @@ kube::ObjectRef LockObjectKind::Ref(std::string_view name_space, std::string_vie
                          std::string(name_space), std::string(name)};
 }
 
-std::vector<const LockObjectKind*> LockObjects(LockType type) {
+std::vector<const LockObjectKind*> LockObjects(election::LockType type) {
   switch (type) {
-    case LockType::kAuto:
-    case LockType::kLeases:
+    case election::LockType::kAuto:
+    case election::LockType::kLeases:
       return {&kLeaseObject};
-    case LockType::kConfigMaps:
+    case election::LockType::kConfigMaps:
       return {&kConfigMapObject};
-    case LockType::kEndpoints:
+    case election::LockType::kEndpoints:
       return {&kEndpointsObject};
-    case LockType::kConfigMapsLeases:
+    case election::LockType::kConfigMapsLeases:
       return {&kConfigMapObject, &kLeaseObject};
-    case LockType::kEndpointsLeases:
+    case election::LockType::kEndpointsLeases:
       return {&kEndpointsObject, &kLeaseObject};
-    case LockType::kNone:
+    case election::LockType::kNone:
       return {};
   }
   return {};
 }
 
-const LockObjectKind* SingleLockObject(LockType type) {
+const LockObjectKind* SingleLockObject(election::LockType type) {
   // `auto` lists the Lease before it has chosen, but is no single-object lock until it has.
-  if (type == LockType::kAuto) return nullptr;
+  if (type == election::LockType::kAuto) return nullptr;
   const std::vector<const LockObjectKind*> objects = LockObjects(type);
   return objects.size() == 1 ? objects.front() : nullptr;
 }

@@ -14,12 +14,8 @@
 
 namespace leasehold::locks {
 
-// The lock types and their names are election::LockType's (election/lock.h), named here too
-// so that the flags, the factory and the cluster workers say locks::LockType as before.
-using election::kAllLockTypes;
-using election::LockType;
-using election::LockTypeName;
-using election::ParseLockType;
+// The lock types themselves and their names are election::LockType and election::LockTypeName
+// (election/lock.h), under that one name everywhere; this file adds what each type is made of.
 
 // "auto, leases, …, none", for --help and error messages.
 std::string LockTypeNames();
@@ -31,7 +27,7 @@ struct LockObjectKind {
   std::string_view kind;      // "Lease", "ConfigMap", "Endpoints"
   std::string_view resource;  // "leases", "configmaps", "endpoints"
   // The lock type of a lock on this object alone: kLeases, kConfigMaps, kEndpoints.
-  LockType single;
+  election::LockType single;
   // A whole object (a GET answer or a watch event's object) read exactly as the lock's Get reads
   // it: same record, same raw, so an unchanged object never counts as a change.
   Result<election::LockObservation> (*observe)(std::string_view object_json);
@@ -48,10 +44,10 @@ extern const LockObjectKind kEndpointsObject;
 // The objects a lock of `type` keeps its record in, the one it is judged by first: none for
 // `none`; the Lease for `auto` until it has chosen (it chooses before anyone can lead, and then
 // describes itself as the type it chose).
-std::vector<const LockObjectKind*> LockObjects(LockType type);
+std::vector<const LockObjectKind*> LockObjects(election::LockType type);
 
 // The one object a single-object lock (leases, configmaps, endpoints) lives in; nullptr for the
 // others (`auto` before it chose, the multilocks, `none`), which the lock watcher does not watch.
-const LockObjectKind* SingleLockObject(LockType type);
+const LockObjectKind* SingleLockObject(election::LockType type);
 
 }  // namespace leasehold::locks

@@ -26,8 +26,8 @@ using testing::FakeEnvironment;
 // Every field on one line, so a table row can state the whole expected config.
 std::string Summary(const AppConfig& c) {
   const election::ElectionConfig& e = c.election;
-  return "lock=" + std::string(locks::LockTypeName(c.lock.type)) + ":" + c.lock.name_space + "/" +
-         c.lock.name + " ns-from=" + c.lock.namespace_source + " id=" + e.identity() +
+  return "lock=" + std::string(election::LockTypeName(c.lock.type)) + ":" + c.lock.name_space +
+         "/" + c.lock.name + " ns-from=" + c.lock.namespace_source + " id=" + e.identity() +
          " lease=" + FormatGoDuration(e.lease_duration()) +
          " renew=" + FormatGoDuration(e.renew_deadline()) +
          " retry=" + FormatGoDuration(e.retry_period()) +
@@ -729,7 +729,7 @@ TEST_CASE("ParseCommandLine: a near miss of a LEASEHOLD_* variable warns, naming
         "LEASEHOLD_KUBECONFIG (--kubeconfig)?",
         "LEASEHOLD_LOG_LEVL is not a leasehold variable and is ignored; did you mean "
         "LEASEHOLD_LOG_LEVEL (--log-level)?"}},
-      {"two edits at most: three is someone else's variable (the near-miss rule; issue 26)",
+      {"two edits at most: three is someone else's variable (the near-miss rule)",
        {{"LEASEHOLD_ZZ_LOG_LEVEL", "x"}, {"LEASEHOLD_LEASE_DURATION_XYZ", "x"}},
        {}},
       {"and at most a quarter of the name: LEASEHOLD_PID is 1 edit from --id's would-be variable",
@@ -780,9 +780,9 @@ TEST_CASE("EnvVarFor") {
   CHECK(EnvVarFor("context") == "LEASEHOLD_CONTEXT");
 }
 
-// Issue 21: the local API's part of --help is to be derived from its route table; the whole text
-// is pinned byte for byte first (test/golden/help/).
-// One jitter constant (issue 26): the help's words for it are pinned byte for byte, so they are
+// The whole --help text is pinned byte for byte (test/golden/help/), the local API's part (derived
+// from its route table) included.
+// One jitter constant: the help's words for it are pinned byte for byte, so they are
 // checked against election::kJitterFactor instead of being derived from it.
 TEST_CASE("--help states election::kJitterFactor") {
   auto h = ParseCommandLine({"--help"}, FakeEnvironment({}, {}));

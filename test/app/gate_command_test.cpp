@@ -33,7 +33,7 @@ TEST_CASE("ParseGateCommand: defaults suit the sidecar's defaults with nothing s
   REQUIRE(c.ok());
   CHECK(c->options.command == Strings{"k8up", "operator"});
   // localhost: both endpoints, IPv4 first, as `leasehold probe` asks (one address rule; the gate
-  // took only the first before issue 21).
+  // once took only the first).
   CHECK(c->options.sidecars == std::vector<contract::Target>{{"127.0.0.1", 4040}, {"::1", 4040}});
   CHECK(c->options.core.stop_signal == SIGTERM);
   CHECK(c->options.core.stop_grace == seconds(3));

@@ -188,7 +188,7 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   const election::ElectionConfig& e = c.election;
   // The agent's settings whose default is a value, as the parsed config holds it.
   const std::map<std::string, std::string> applied = {
-      {"lock-type", std::string(locks::LockTypeName(c.lock.type))},
+      {"lock-type", std::string(election::LockTypeName(c.lock.type))},
       {"lease-duration", FormatGoDuration(e.lease_duration())},
       {"renew-deadline", FormatGoDuration(e.renew_deadline())},
       {"retry-period", FormatGoDuration(e.retry_period())},
@@ -542,7 +542,7 @@ TEST_CASE("UnknownVariableWarnings: a name of any length costs no more than a sh
 
 // ---------------------------------------------------------------------------------------------
 // The variables of everything around the product (harnesses, build scripts, CI): none of them
-// may make the agent or the gate warn. The product no longer lists them (issue 26): the
+// may make the agent or the gate warn. The product no longer lists them: the
 // near-miss rule keeps them silent, and this test proves it for the names known to be used.
 
 // Outside this repository, or set by CI: the names the product used to compile in.

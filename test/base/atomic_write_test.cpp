@@ -1,4 +1,4 @@
-// base/file.h's one atomic writer (issue 26: it replaces three copies, keeping the strictest
+// base/file.h's one atomic writer (it replaces three copies, keeping the strictest
 // behaviour of each). One table row per property; the concurrent writers and the failing write
 // have cases of their own.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// The user-facing messages of base/messages.h (issue 26: one home for each message). Pins their
+// The user-facing messages of base/messages.h (one home for each message). Pins their
 // wording, checks the RBAC verbs against the Role the project ships, and fails when a message's
 // text is written out again anywhere under src/ instead of using its constant.
 #include "base/messages.h"

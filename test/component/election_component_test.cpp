@@ -62,7 +62,7 @@ class Agent {
                              : std::max<Duration>(timings.renew_deadline / 2, 1s);
     client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
     locks::LockOptions lo;
-    lo.type = locks::LockType::kLeases;
+    lo.type = election::LockType::kLeases;
     lo.name_space = "ns";
     lo.name = "lock";
     lo.identity = identity;

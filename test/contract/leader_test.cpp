@@ -97,7 +97,7 @@ TEST_CASE("ParseLeader") {
     REQUIRE(p.ok());
     CHECK_FALSE(p->valid_until);
   }
-  SUBCASE("not JSON, or no isLeader: Invalid") {
+  SUBCASE("not JSON, or no isLeader: Malformed") {
     CHECK(ParseLeader("false").status().code() == Code::kMalformed);
     CHECK(ParseLeader("{").status().code() == Code::kMalformed);
     CHECK(ParseLeader(R"({"isLeader":"true"})").status().code() == Code::kMalformed);

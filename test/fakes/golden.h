@@ -1,5 +1,5 @@
 // Golden files (test/golden/): bytes that the code must reproduce exactly, captured once from the
-// code as it was (issue 21 captured them from d9c10c8, before the local API was split in rooms).
+// code as it was (from commit d9c10c8, before the local API was split in rooms).
 //
 //   CheckGolden("leader/leader.json", answer.body);
 //

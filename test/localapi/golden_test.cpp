@@ -1,4 +1,4 @@
-// The local API's answers as bytes (issue 21, step 1): /leader, its watch events, the status
+// The local API's answers as bytes: /leader, its watch events, the status
 // file's line, /readyz, compared byte for byte with test/golden/, which was captured from the code
 // before it moved. A key renamed, reordered or re-spelled fails here, whatever both sides agree on.
 #include "fakes/golden.h"
@@ -157,8 +157,8 @@ TEST_CASE("golden: GET /readyz") {
   Snapshot forbidden = Follower(clock);
   forbidden.last_error = Status(Code::kForbidden, "leases.coordination.k8s.io is forbidden");
   CheckGolden("readyz/forbidden.json", Get("/readyz", forbidden, clock, WithTimings(false)).body);
-  // A proxy answering the lock's GET with 200 and an HTML page (issue 26: no longer "the API
-  // server rejects the lock record"). The message is the lease lock's for such a body.
+  // A proxy answering the lock's GET with 200 and an HTML page (no longer "the API server
+  // rejects the lock record"). The message is the lease lock's for such a body.
   Snapshot malformed = Follower(clock);
   malformed.last_error =
       Status(Code::kMalformed, "Lease is not valid JSON: Invalid value. at offset 0");

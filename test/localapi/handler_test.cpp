@@ -350,7 +350,7 @@ TEST_CASE("GET /readyz") {
        R"({"ready":false,"reason":"the API server rejects the lock record: BadRequest: bad json",)"
        R"("identity":"pod-a_0badcafe","phase":"candidate","observed":true,"isLeader":false,)"
        R"("apiOutage":false,"lastError":"bad json","lastErrorCode":"BadRequest"})"},
-      // The three meanings kInvalid used to share besides the 422 (issue 26): each its own code
+      // The three meanings kInvalid used to share besides the 422: each its own code
       // and reason, all still not ready.
       {"Malformed: a proxy answering 200 with HTML",
        WithError(HeldBy("pod-b", 3), Code::kMalformed, "Lease is not valid JSON"), 503,

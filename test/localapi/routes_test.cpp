@@ -1,8 +1,8 @@
-// The local API's guards, pinned over route x listener x method x peer (issue 21, step 1):
+// The local API's guards, pinned over route x listener x method x peer:
 //
 //   - the probe listener (reachable on the pod IP) hides /, /leader, /leader/watch and /release,
 //     even when it is given a watch hub and a release callback; it shows /metrics, read-only, to
-//     any peer, so that Prometheus can scrape it (issue 22), and never as a promise;
+//     any peer, so that Prometheus can scrape it, and never as a promise;
 //   - POST /release is accepted from a loopback peer only, and no other method releases;
 //   - on the main listener, /, /leader, /is-leader and the watch stream take their snapshot as a
 //     PROMISE (Elector::Take): a `safe` release waits until every "yes" handed out has run out.

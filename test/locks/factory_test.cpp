@@ -21,7 +21,7 @@ TEST_CASE("NewLock") {
   };
   auto opts = [](const char* type, const char* ns, const char* name, const char* identity) {
     LockOptions o;
-    o.type = ParseLockType(type).value();
+    o.type = election::ParseLockType(type).value();
     o.name_space = ns;
     o.name = name;
     o.identity = identity;
@@ -49,7 +49,7 @@ TEST_CASE("NewLock") {
       REQUIRE(lock.code() == c.want);
       if (lock.ok()) {
         const election::LockDescription d = (*lock)->Describe();
-        CHECK(LockTypeName(d.type) == c.want_type);
+        CHECK(election::LockTypeName(d.type) == c.want_type);
         CHECK(d.name_space == "ns");
         CHECK(d.name == "lock");
       }

@@ -132,11 +132,12 @@ TEST_CASE("leases lock: exact requests and cache handling") {
 TEST_CASE("leases lock: describe") {
   FakeClock clock;
   ScriptedApiClient api(kDeadline);
-  auto lock = NewLock({LockType::kLeases, kNs, kName, kMe, std::chrono::seconds(15)}, api, clock);
+  auto lock =
+      NewLock({election::LockType::kLeases, kNs, kName, kMe, std::chrono::seconds(15)}, api, clock);
   REQUIRE(lock.ok());
   const election::LockDescription d = (*lock)->Describe();
-  CHECK(d.type == LockType::kLeases);
-  CHECK(LockTypeName(d.type) == "leases");
+  CHECK(d.type == election::LockType::kLeases);
+  CHECK(election::LockTypeName(d.type) == "leases");
   CHECK(d.name_space == kNs);
   CHECK(d.name == kName);
 }

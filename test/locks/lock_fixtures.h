@@ -187,7 +187,7 @@ inline void RunLockCase(const LockCase& c) {
   FakeClock clock;
   ScriptedApiClient api(kDeadline);
   LockOptions options;
-  options.type = ParseLockType(c.type).value();
+  options.type = election::ParseLockType(c.type).value();
   options.name_space = kNs;
   options.name = kName;
   options.identity = kMe;
@@ -216,7 +216,7 @@ inline void RunLockCase(const LockCase& c) {
       CHECK_MESSAGE(status.message().find(*step.want_message) != std::string::npos,
                     "message: " << status.message());
     }
-    if (step.want_type) CHECK(LockTypeName((*lock)->Describe().type) == *step.want_type);
+    if (step.want_type) CHECK(election::LockTypeName((*lock)->Describe().type) == *step.want_type);
     api.VerifyDone();
   }
   const election::LockDescription d = (*lock)->Describe();

@@ -9,14 +9,14 @@ namespace leasehold::locks {
 namespace {
 
 TEST_CASE("lock type names parse back to their type; nothing else parses") {
-  for (const LockType t : kAllLockTypes) {
-    CAPTURE(std::string(LockTypeName(t)));
-    CHECK(ParseLockType(LockTypeName(t)) == t);
+  for (const election::LockType t : election::kAllLockTypes) {
+    CAPTURE(std::string(election::LockTypeName(t)));
+    CHECK(election::ParseLockType(election::LockTypeName(t)) == t);
   }
   for (const char* bad : {"", "Leases", "lease", "auto ", "leases ", "configmap", "endpointsLeases",
                           "endpointleases", "zookeeper"}) {
     CAPTURE(bad);
-    CHECK_FALSE(ParseLockType(bad).has_value());
+    CHECK_FALSE(election::ParseLockType(bad).has_value());
   }
   CHECK(LockTypeNames() ==
         "auto, leases, configmaps, endpoints, configmapsleases, endpointsleases, none");
@@ -30,21 +30,21 @@ TEST_CASE("LockObjects: the objects each lock type keeps its record in") {
   const Want cm{"v1", "ConfigMap", "configmaps"};
   const Want ep{"v1", "Endpoints", "endpoints"};
   struct Case {
-    LockType type;
+    election::LockType type;
     std::vector<Want> want;
     bool single;  // watched as one object
   };
   const std::vector<Case> cases = {
-      {LockType::kLeases, {lease}, true},
-      {LockType::kAuto, {lease}, false},
-      {LockType::kConfigMaps, {cm}, true},
-      {LockType::kEndpoints, {ep}, true},
-      {LockType::kConfigMapsLeases, {cm, lease}, false},
-      {LockType::kEndpointsLeases, {ep, lease}, false},
-      {LockType::kNone, {}, false},
+      {election::LockType::kLeases, {lease}, true},
+      {election::LockType::kAuto, {lease}, false},
+      {election::LockType::kConfigMaps, {cm}, true},
+      {election::LockType::kEndpoints, {ep}, true},
+      {election::LockType::kConfigMapsLeases, {cm, lease}, false},
+      {election::LockType::kEndpointsLeases, {ep, lease}, false},
+      {election::LockType::kNone, {}, false},
   };
   for (const Case& c : cases) {
-    CAPTURE(std::string(LockTypeName(c.type)));
+    CAPTURE(std::string(election::LockTypeName(c.type)));
     const std::vector<const LockObjectKind*> got = LockObjects(c.type);
     REQUIRE(got.size() == c.want.size());
     for (size_t i = 0; i < got.size(); ++i) {
