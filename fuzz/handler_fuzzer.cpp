@@ -1,6 +1,6 @@
-// The local HTTP API as our code sees it: localapi::Handle(HttpQuery, Snapshot, Clock, options)
-// with the method, path, query parameters and the election snapshot all taken from the input
-// (the listener's request parser has its own target, http_head_fuzzer). Beyond "no crash, no
+// The local HTTP API as our code sees it: localapi::Handle(HttpQuery, its Route, Snapshot, Clock,
+// options) with the method, path, query parameters and the election snapshot all taken from the
+// input (the listener's request parser has its own target, http_head_fuzzer). Beyond "no crash, no
 // UB": the status codes and bodies keep the documented contract, including the probe listener's
 // (HandlerOptions::probe_only: /healthz, /readyz and /is-leader only, never a release), the
 // loopback rule of POST /release, and /metrics.
@@ -22,6 +22,7 @@
 #include "fakes/fake_clock.h"
 #include "fuzz_util.h"
 #include "localapi/handler.h"
+#include "localapi/routes.h"
 
 namespace leasehold::localapi {
 namespace {
@@ -111,7 +112,8 @@ void Fuzz(const uint8_t* data, size_t size) {
   }
   options.probe_only = p.ConsumeBool();
 
-  const HttpAnswer a = Handle(q, s, clock, options);
+  const Route* route = FindRoute(q.path);
+  const http::Answer a = Handle(q, route, s, clock, options);
   // LEASEHOLD_FUZZ_DEBUG=1 ./handler_fuzzer <file> shows what an input decodes to.
   static const bool debug = std::getenv("LEASEHOLD_FUZZ_DEBUG") != nullptr;
   if (debug) {
@@ -133,7 +135,7 @@ void Fuzz(const uint8_t* data, size_t size) {
   const bool known =
       probe_path || (!options.probe_only && (q.path == "/" || q.path == "/leader" ||
                                              q.path == "/release" || q.path == "/leader/watch"));
-  FUZZ_CHECK(AnswersLeadership(q.path) ==
+  FUZZ_CHECK((route != nullptr && route->promise == Promise::kAnswer) ==
              (q.path == "/" || q.path == "/leader" || q.path == "/is-leader"));
   FUZZ_CHECK(!a.content_type.empty());
   // Only POST /release on the main listener, from a loopback peer, releases.

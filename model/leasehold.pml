@@ -139,9 +139,9 @@ bool wstep_left = 1;
 byte pc[N], phase[N];
 byte nxt[N];                 /* ticks until the next step is due (NEVER: not before a wake-up) */
 bool paused[N], dead[N], stopreq[N], relreq[N], safe_mode[N], woken[N], checknow[N];
-bool obs[N];                 /* observed_ */
-byte oh[N];                  /* observed_record_.holder_identity */
-bool old[N];                 /* observed_record_.lease_duration_seconds (1: LD) */
+bool obs[N];                 /* seen_.observed */
+byte oh[N];                  /* seen_.record.holder_identity */
+bool old[N];                 /* seen_.record.lease_duration_seconds (1: LD) */
 byte osince[N];              /* ticks since observed_time_ */
 bool osame[N];               /* observed_raw_ equals the lock's current raw */
 byte claim[N];               /* ticks until claim_until_ (0: none or past); Go peer: last send + RD */

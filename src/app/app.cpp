@@ -28,12 +28,14 @@
 #include "cluster/lock_watcher.h"
 #include "election/elector.h"
 #include "election/publisher.h"
+#include "http/listener.h"
 #include "kube/cluster_config.h"
 #include "kube/curl_api_client.h"
 #include "kube/names.h"
 #include "kube/watch.h"
-#include "localapi/local_server.h"
+#include "localapi/leader_doc.h"
 #include "localapi/metrics.h"
+#include "localapi/router.h"
 #include "localapi/status_file.h"
 #include "localapi/watch_hub.h"
 #include "locks/factory.h"
@@ -101,8 +103,8 @@ struct Agent {
   std::unique_ptr<localapi::StatusFile> status_file;
   std::unique_ptr<kube::ApiClient> announce_client;
   std::unique_ptr<cluster::KubeAnnouncer> announcer;
-  std::unique_ptr<localapi::HttpServer> server;
-  std::unique_ptr<localapi::HttpServer> probe_server;
+  std::unique_ptr<http::Listener> server;
+  std::unique_ptr<http::Listener> probe_server;
 };
 
 // A start-up step: Ok, or the exit code and the one line that says why.
@@ -196,8 +198,7 @@ Step MakeElector(Agent& a) {
 Step MakeSinks(Agent& a) {
   const AppConfig& config = a.config;
   election::Elector& elector = *a.elector;
-  a.publisher = std::make_unique<election::Publisher>(
-      [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
+  a.publisher = std::make_unique<election::Publisher>(elector.Source(), a.clock);
   a.publisher->SetWriteHook(&a.metrics);
 
   if (config.local_api.max_watchers > 0) {
@@ -260,13 +261,8 @@ Step MakeServers(Agent& a) {
   handler_options.metrics = [&metrics = a.metrics, &elector] {
     return metrics.Render(elector.gauges());
   };
-  localapi::ServerOptions server_options;
-  server_options.watch = a.hub.get();
-  const localapi::SnapshotSource source = [&elector](bool promise) {
-    return promise ? elector.Take() : elector.Peek();
-  };
-  auto server = localapi::HttpServer::Create(config.local_api.http_address, source, a.clock,
-                                             handler_options, server_options);
+  auto server = localapi::Listen(config.local_api.http_address, elector.Source(), a.clock,
+                                 handler_options, a.hub.get());
   if (!server.ok()) {
     return StepError{kExitBadConfig, "--http-address: " + server.status().message()};
   }
@@ -275,10 +271,10 @@ Step MakeServers(Agent& a) {
     localapi::HandlerOptions probe_handler = handler_options;
     probe_handler.probe_only = true;
     probe_handler.release = nullptr;
-    localapi::ServerOptions probe_options;
+    http::ListenerOptions probe_options;
     probe_options.max_connections = kProbeConnections;
-    auto p = localapi::HttpServer::Create(config.local_api.probe_address, source, a.clock,
-                                          probe_handler, probe_options);
+    auto p = localapi::Listen(config.local_api.probe_address, elector.Source(), a.clock,
+                              probe_handler, /*watch=*/nullptr, probe_options);
     if (!p.ok()) return StepError{kExitBadConfig, "--probe-address: " + p.status().message()};
     a.probe_server = std::move(p).value();
   }

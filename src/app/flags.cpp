@@ -89,6 +89,15 @@ Status CheckListenAddress(const std::string& text) {
   return a.ok() ? Status::Ok() : Bad(a.status().message());
 }
 
+// --probe-address's help names what the probe listener serves, from the route table.
+const char* ProbeAddressHelp() {
+  static const std::string text =
+      "A second listener, e.g. :8081, that serves only " + localapi::ProbeEndpoints() +
+      ", for kubelet probes and Prometheus on the pod IP; the full API stays on --http-address. "
+      "Same forms as --http-address.";
+  return text.c_str();
+}
+
 // The agent's settings, in --help order (the order they are read in, so the first bad one is
 // the error). Help texts are wrapped to 100 columns by HelpText.
 const OptionTable<Draft>& AgentTable() {
@@ -227,9 +236,7 @@ const OptionTable<Draft>& AgentTable() {
                 return d.local_api.probe_address.empty() ? std::string("off")
                                                          : d.local_api.probe_address;
               })
-              .Help("A second listener, e.g. :8081, that serves only /healthz, /readyz and "
-                    "/is-leader, for kubelet probes on the pod IP; the full API stays on "
-                    "--http-address. Same forms as --http-address.")
+              .Help(ProbeAddressHelp())
               .Summary("a probe-only listener, e.g. `:8081` (same forms as `--http-address`)"),
           Row("leader-label", "KEY",
               [](const std::string& t, Draft& d) {

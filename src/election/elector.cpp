@@ -48,7 +48,7 @@
 // -----------------
 // A takeover writes a transition count greater than any this replica has seen on the lock, so
 // the term this replica leads under never repeats one it saw, whatever a foreign writer did to
-// the count. Where the count is not kept by every writer, Snapshot::term_reliable says so.
+// the count. Where the count is not kept by every writer, Observed::term_reliable() says so.
 //
 // Promises overtaken
 // ------------------
@@ -178,9 +178,9 @@ void Elector::Observe(const LockObservation& observation) {
       // a rival with the version that Get cached (model/README.md, finding 3). A Get, or the
       // answer to its own write, is what tells it.
       return;
-    } else if (observed_ && observation.raw == observed_raw_ &&
-               observation.record.holder_identity == observed_record_.holder_identity &&
-               observation.opaque == observed_opaque_) {
+    } else if (seen_.observed && observation.raw == observed_raw_ &&
+               observation.record.holder_identity == seen_.record.holder_identity &&
+               observation.opaque == seen_.opaque) {
       // Unchanged: the expiry timer keeps running. The holder is compared too, since a write's
       // answer sets the record without the raw it produced (see step 3 of TryAcquireOrRenew).
       return;
@@ -203,8 +203,8 @@ void Elector::SetWatchActive(bool active) {
 }
 
 MonoTime Elector::CandidateDueLocked(MonoTime now) const {
-  const std::string& holder = observed_record_.holder_identity;
-  if (!observed_ || (holder.empty() && !observed_opaque_) || holder == config_.identity() ||
+  const std::string& holder = seen_.record.holder_identity;
+  if (!seen_.observed || (holder.empty() && !seen_.opaque) || holder == config_.identity() ||
       !LeaseValidLocked(now)) {
     return now;
   }
@@ -216,8 +216,8 @@ int Elector::ObservedLeaseSecondsLocked() const {
   // The record's own duration counts (client-go ≥ v0.27); a record without one (a garbled
   // annotation) falls back to ours rather than to zero, which would make it expire at once. An
   // opaque holder gets the longer of the two (see "Opaque holders", (c)).
-  const int recorded = observed_record_.lease_duration_seconds;
-  if (observed_opaque_) return std::max(recorded, config_.lease_duration_seconds());
+  const int recorded = seen_.record.lease_duration_seconds;
+  if (seen_.opaque) return std::max(recorded, config_.lease_duration_seconds());
   return recorded > 0 ? recorded : config_.lease_duration_seconds();
 }
 
@@ -228,7 +228,7 @@ bool Elector::LeaseValidLocked(MonoTime now) const {
 std::optional<MonoTime> Elector::LeaderClaimLocked() const {
   // See "The leadership invariant" at the top of this file: (1) and (3) here, (2) is the claim.
   if (!stop_requested_ && !release_requested_ && phase_ == Phase::kLeader &&
-      observed_record_.holder_identity == config_.identity()) {
+      seen_.record.holder_identity == config_.identity()) {
     return claim_until_;
   }
   return std::nullopt;
@@ -250,7 +250,7 @@ void Elector::NotePromiseOvertakenLocked(const LockObservation& o, bool from_get
     return;
   }
   overtaken_counted_for_ = promised_until_;
-  ++promise_overtaken_total_;
+  ++progress_.promise_overtaken_total;
   spdlog::error(
       "lock {}: {} took the lock while this replica's promise to lead runs for another {}ms: two "
       "pods were told \"you lead\" at once (a foreign elector that ignores promises, clock drift "
@@ -260,65 +260,60 @@ void Elector::NotePromiseOvertakenLocked(const LockObservation& o, bool from_get
       std::chrono::duration_cast<std::chrono::milliseconds>(promised_until_ - now).count());
 }
 
-void Elector::PublishGaugesLocked() {
+void Gauges::Store(const Observed& seen, const Progress& progress, const std::string& identity,
+                   std::optional<MonoTime> leader_until) {
   const auto ns = [](MonoTime t) {
     return static_cast<int64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   };
-  const std::string& holder = observed_record_.holder_identity;
-  const bool held = observed_ && (observed_opaque_ || !holder.empty());
-  gauges_.observed.store(observed_);
-  gauges_.term.store(observed_record_.leader_transitions);
-  gauges_.term_reliable.store(term_unreliable_reason_.empty());
-  gauges_.held.store(held);
-  gauges_.holder_is_me.store(observed_ && !observed_opaque_ && holder == config_.identity());
-  gauges_.holder_hash.store(held && !observed_opaque_ ? HolderHash(holder) : 0);
-  const std::optional<MonoTime> claim = LeaderClaimLocked();
-  gauges_.leader_until_ns.store(claim ? ns(*claim) : 0);
-  gauges_.last_renew_ns.store(last_renew_at_ ? ns(*last_renew_at_) : 0);
-  gauges_.last_error.store(static_cast<int>(last_error_.code()));
-  gauges_.slowpath_total.store(slowpath_total_);
-  gauges_.acquired_total.store(acquired_total_);
-  gauges_.renew_failures_total.store(renew_failures_total_);
-  gauges_.promise_overtaken_total.store(promise_overtaken_total_);
+  const std::string& holder = seen.record.holder_identity;
+  const bool is_held = seen.observed && (seen.opaque || !holder.empty());
+  observed.store(seen.observed);
+  term.store(seen.record.leader_transitions);
+  term_reliable.store(seen.term_reliable());
+  held.store(is_held);
+  holder_is_me.store(seen.observed && !seen.opaque && holder == identity);
+  holder_hash.store(is_held && !seen.opaque ? HolderHash(holder) : 0);
+  leader_until_ns.store(leader_until ? ns(*leader_until) : 0);
+  last_renew_ns.store(progress.last_renew_at ? ns(*progress.last_renew_at) : 0);
+  last_error.store(static_cast<int>(progress.last_error.code()));
+  slowpath_total.store(progress.slowpath_total);
+  acquired_total.store(progress.acquired_total);
+  renew_failures_total.store(progress.renew_failures_total);
+  promise_overtaken_total.store(progress.promise_overtaken_total);
 }
 
-Snapshot Elector::TakeLocked(MonoTime now, bool promise) const {
+void Elector::PublishGaugesLocked() {
+  gauges_.Store(seen_, progress_, config_.identity(), LeaderClaimLocked());
+}
+
+Snapshot Elector::TakeLocked(MonoTime now, Reading reading) const {
   Snapshot s;
+  static_cast<Observed&>(s) = seen_;
+  static_cast<Progress&>(s) = progress_;
   s.identity = config_.identity();
   s.lock = lock_.Describe();
   s.phase = phase_;
-  s.observed = observed_;
-  s.record = observed_record_;
   s.is_leader = IsLeaderLocked(now);
   if (s.is_leader) {
     s.valid_until = *claim_until_;
-    if (promise) promised_until_ = std::max(promised_until_, *claim_until_);
+    if (reading == Reading::kPromise) promised_until_ = std::max(promised_until_, *claim_until_);
   }
-  s.last_error = last_error_;
-  s.last_attempt_at = last_attempt_at_;
-  s.last_progress_at = last_progress_at_;
-  s.last_renew_at = last_renew_at_;
-  s.slowpath_total = slowpath_total_;
-  s.acquired_total = acquired_total_;
-  s.writes_total = writes_total_;
-  s.last_write_latency = last_write_latency_;
   s.stopping = stop_requested_;
-  s.opaque = observed_opaque_;
-  s.unreadable = observed_unreadable_;
-  s.term_reliable = term_unreliable_reason_.empty();
-  s.term_unreliable_reason = term_unreliable_reason_;
   return s;
 }
 
-Snapshot Elector::Take() const {
+Snapshot Elector::Read(Reading reading) const {
   std::lock_guard<std::mutex> l(mu_);
-  return TakeLocked(clock_.MonotonicNow(), /*promise=*/true);
+  return TakeLocked(clock_.MonotonicNow(), reading);
 }
 
-Snapshot Elector::Peek() const {
-  std::lock_guard<std::mutex> l(mu_);
-  return TakeLocked(clock_.MonotonicNow(), /*promise=*/false);
+Snapshot Elector::Take() const { return Read(Reading::kPromise); }
+
+Snapshot Elector::Peek() const { return Read(Reading::kPeek); }
+
+SnapshotSource Elector::Source() const {
+  return [this](Reading reading) { return Read(reading); };
 }
 
 void Elector::Notify() {
@@ -344,7 +339,7 @@ void Elector::CheckTermLocked(const LockObservation& next, TermHistory& source) 
   const int64_t max_seen = source.max_transitions;
   source.last = next.opaque ? std::nullopt : std::optional<LeaderElectionRecord>(r);
   source.max_transitions = std::max(source.max_transitions, r.leader_transitions);
-  if (!term_unreliable_reason_.empty()) return;
+  if (!seen_.term_unreliable_reason.empty()) return;
   std::string why;
   if (next.opaque) {
     why = "an unreadable record was written to the lock";
@@ -361,7 +356,7 @@ void Elector::CheckTermLocked(const LockObservation& next, TermHistory& source) 
           " without raising the transition count";
   }
   if (why.empty()) return;
-  term_unreliable_reason_ = why;
+  seen_.term_unreliable_reason = why;
   spdlog::warn("lock {}: the term is no fencing token from now on: {}", Where(lock_.Describe()),
                why);
 }
@@ -370,17 +365,17 @@ void Elector::SetObserved(const LockObservation& observation, MonoTime at) {
   const LeaderElectionRecord& record = observation.record;
   const std::string& raw = observation.raw;
   max_transitions_seen_ = std::max(max_transitions_seen_, record.leader_transitions);
-  if (observation.opaque && (!observed_opaque_ || raw != observed_raw_)) {
+  if (observation.opaque && (!seen_.opaque || raw != observed_raw_)) {
     // Once per version of the object, not once per read.
     spdlog::warn(
         "lock {} holds a record this replica cannot read ({}); it counts as held by an "
         "unknown holder until it has not changed for the lease duration",
         Where(lock_.Describe()), EscapeForLog(observation.unreadable));
   }
-  observed_opaque_ = observation.opaque;
-  observed_unreadable_ = observation.unreadable;
-  if (!observation.opaque && (record.holder_identity != observed_record_.holder_identity ||
-                              !observed_ || observed_opaque_)) {
+  seen_.opaque = observation.opaque;
+  seen_.unreadable = observation.unreadable;
+  if (!observation.opaque &&
+      (record.holder_identity != seen_.record.holder_identity || !seen_.observed || seen_.opaque)) {
     if (record.holder_identity.empty()) {
       spdlog::info("lease {} is free", Where(lock_.Describe()));
     } else if (record.holder_identity != config_.identity()) {
@@ -400,8 +395,8 @@ void Elector::SetObserved(const LockObservation& observation, MonoTime at) {
         "record's value)",
         Where(lock_.Describe()), record.lease_duration_seconds, config_.lease_duration_seconds());
   }
-  observed_ = true;
-  observed_record_ = record;
+  seen_.observed = true;
+  seen_.record = record;
   observed_raw_ = raw;
   observed_time_ = at;
 }
@@ -419,13 +414,13 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   bool fast = false;
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (observed_ && observed_record_.holder_identity == config_.identity() &&
+    if (seen_.observed && seen_.record.holder_identity == config_.identity() &&
         LeaseValidLocked(now)) {
       fast = true;
       // Never a null time while holding: a foreign elector (the Python client) takes a record
       // with a null time at once (see "Opaque holders" for the others of its kind).
-      rec.acquire_time = observed_record_.acquire_time.value_or(wall);
-      rec.leader_transitions = observed_record_.leader_transitions;
+      rec.acquire_time = seen_.record.acquire_time.value_or(wall);
+      rec.leader_transitions = seen_.record.leader_transitions;
     }
   }
   if (fast) {
@@ -447,7 +442,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   if (!got.ok()) {
     if (got.code() != Code::kNotFound) {
       std::lock_guard<std::mutex> l(mu_);
-      last_error_ = got.status();
+      progress_.last_error = got.status();
       return false;
     }
     rec.leader_transitions = 0;
@@ -455,7 +450,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     Status st = lock_.Create(rec, deadline);
     std::lock_guard<std::mutex> l(mu_);
     if (!st.ok()) {
-      last_error_ = st;
+      progress_.last_error = st;
       return false;
     }
     const MonoTime after = clock_.MonotonicNow();
@@ -467,18 +462,17 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   // 3. Observe: only a change of the raw record restarts the expiry timer. A changed holder
   // is a change too: a write's answer records what we wrote but keeps the raw of an earlier
   // read, and a watch event may have set that raw meanwhile. Without this, a renew answered
-  // after a rival's watch event leaves us the holder in observed_record_ while the fetched raw
+  // after a rival's watch event leaves us the holder in seen_.record while the fetched raw
   // "is unchanged", and the next fast path PUTs over the rival's lease (found by the model:
   // model/README.md, finding 1; pinned by [late-answer-keeps-stale-holder]).
   const LockObservation& obs = got.value();
   {
     std::lock_guard<std::mutex> l(mu_);
-    last_error_ = Status::Ok();
+    progress_.last_error = Status::Ok();
     CheckTermLocked(obs, term_from_gets_);
     NotePromiseOvertakenLocked(obs, /*from_get=*/true, clock_.MonotonicNow());
-    if (!observed_ || obs.raw != observed_raw_ ||
-        obs.record.holder_identity != observed_record_.holder_identity ||
-        obs.opaque != observed_opaque_) {
+    if (!seen_.observed || obs.raw != observed_raw_ ||
+        obs.record.holder_identity != seen_.record.holder_identity || obs.opaque != seen_.opaque) {
       SetObserved(obs, clock_.MonotonicNow());
     }
     const std::string& holder = obs.record.holder_identity;
@@ -493,7 +487,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     if (!takeover) {
       rec.acquire_time = obs.record.acquire_time;
       rec.leader_transitions = obs.record.leader_transitions;
-      ++slowpath_total_;
+      ++progress_.slowpath_total;
     } else {
       rec.leader_transitions = std::max(max_transitions_seen_, obs.record.leader_transitions) + 1;
     }
@@ -509,7 +503,7 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   Status st = lock_.Update(rec, deadline);
   std::lock_guard<std::mutex> l(mu_);
   if (!st.ok()) {
-    last_error_ = st;
+    progress_.last_error = st;
     return false;
   }
   const MonoTime after = clock_.MonotonicNow();
@@ -523,10 +517,10 @@ void Elector::WriteSucceededLocked(const LeaderElectionRecord& rec, const std::s
   // Counted from the send, not the answer: see "The leadership invariant", (2).
   claim_until_ = sent + config_.renew_deadline();
   written_term_ = rec.leader_transitions;
-  last_renew_at_ = answered;
-  ++writes_total_;
-  last_write_latency_ = answered - sent;
-  last_error_ = Status::Ok();
+  progress_.last_renew_at = answered;
+  ++progress_.writes_total;
+  progress_.last_write_latency = answered - sent;
+  progress_.last_error = Status::Ok();
 }
 
 Status Elector::Release(MonoTime deadline) {
@@ -607,17 +601,17 @@ std::string Elector::LostLeaseCauseLocked(MonoTime now) const {
     // (A failed attempt that saw another holder's record has already ended the claim with a
     // line of its own, "lost lease ... to ...": here the last attempt's error is never OK.)
     return fmt::format("no renew succeeded within renew-deadline ({} failed, the last: {})",
-                       renews_failed_since_success_, last_error_.ToString());
+                       renews_failed_since_success_, progress_.last_error.ToString());
   }
-  if (last_renew_at_ && claim_until_ && *last_renew_at_ >= *claim_until_) {
+  if (progress_.last_renew_at && claim_until_ && *progress_.last_renew_at >= *claim_until_) {
     return fmt::format(
         "the last renew succeeded, but its answer took {}, longer than renew-deadline ({})",
-        ms(last_write_latency_), FormatGoDuration(config_.renew_deadline()));
+        ms(progress_.last_write_latency), FormatGoDuration(config_.renew_deadline()));
   }
   return fmt::format(
       "no renew was attempted within renew-deadline: the last attempt ended {} ago (this "
       "process was paused, frozen or starved of CPU meanwhile)",
-      last_attempt_at_ ? ms(now - *last_attempt_at_) : std::string("never"));
+      progress_.last_attempt_at ? ms(now - *progress_.last_attempt_at) : std::string("never"));
 }
 
 MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
@@ -641,10 +635,10 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   const MonoTime after = clock_.MonotonicNow();
 
   std::lock_guard<std::mutex> l(mu_);
-  last_attempt_at_ = after;
-  last_progress_at_ = after;
+  progress_.last_attempt_at = after;
+  progress_.last_progress_at = after;
   if (!ok && was_leader) {
-    ++renew_failures_total_;
+    ++progress_.renew_failures_total;
     ++renews_failed_since_success_;
   }
   if (ok) {
@@ -652,27 +646,27 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     consecutive_errors_ = 0;
     if (!was_leader) {
       phase_ = Phase::kLeader;
-      ++acquired_total_;
+      ++progress_.acquired_total;
       spdlog::info("acquired lease {} as {} (term {})", Where(lock_.Describe()), config_.identity(),
-                   observed_record_.leader_transitions);
+                   seen_.record.leader_transitions);
     }
     return after + rp;  // renew every retry-period, counted from the end of this attempt
   }
-  if (was_leader && observed_record_.holder_identity != config_.identity()) {
+  if (was_leader && seen_.record.holder_identity != config_.identity()) {
     phase_ = Phase::kCandidate;
     claim_until_.reset();
     spdlog::warn("lost lease {} to {} (term {})", Where(lock_.Describe()),
-                 observed_record_.holder_identity, observed_record_.leader_transitions);
+                 seen_.record.holder_identity, seen_.record.leader_transitions);
   }
-  if (last_error_.code() == Code::kUnauthorized) {
+  if (progress_.last_error.code() == Code::kUnauthorized) {
     spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
-                  last_error_.ToString(), kCredentialsRefused);
-  } else if (last_error_.code() == Code::kForbidden) {
+                  progress_.last_error.ToString(), kCredentialsRefused);
+  } else if (progress_.last_error.code() == Code::kForbidden) {
     spdlog::error("leader election attempt on {} refused: {} -- {}", Where(lock_.Describe()),
-                  last_error_.ToString(), kLockRbacRefused);
-  } else if (!last_error_.ok()) {
+                  progress_.last_error.ToString(), kLockRbacRefused);
+  } else if (!progress_.last_error.ok()) {
     spdlog::warn("leader election attempt on {} failed: {}", Where(lock_.Describe()),
-                 last_error_.ToString());
+                 progress_.last_error.ToString());
   }
   if (phase_ == Phase::kLeader) {
     // Keep trying every retry-period while the claim lasts; StepCandidateOrLeader steps down
@@ -681,8 +675,9 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   }
   MonoTime next =
       after + std::chrono::duration_cast<Duration>(rp * (1.0 + random_() * kJitterFactor));
-  const bool api_error = !last_error_.ok() && last_error_.code() != Code::kConflict &&
-                         last_error_.code() != Code::kAlreadyExists;
+  const bool api_error = !progress_.last_error.ok() &&
+                         progress_.last_error.code() != Code::kConflict &&
+                         progress_.last_error.code() != Code::kAlreadyExists;
   if (api_error) {
     // Back off on errors that are not lost races, up to 8x but never past a lease-duration, so
     // an outage costs the API server little and failover after it stays bounded.
@@ -691,7 +686,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     const Duration backoff = std::min<Duration>(
         (next - after) * factor, std::max<Duration>(config_.lease_duration(), next - after));
     next = after + backoff;
-    if (auto ra = last_error_.retry_after()) next = std::max(next, after + *ra);
+    if (auto ra = progress_.last_error.retry_after()) next = std::max(next, after + *ra);
   } else {
     consecutive_errors_ = 0;
     if (watch_active_) {
@@ -712,7 +707,7 @@ MonoTime Elector::StepHeldOff(MonoTime now) {
     bool ours;
     {
       std::lock_guard<std::mutex> l(mu_);
-      ours = observed_ && observed_record_.holder_identity == config_.identity();
+      ours = seen_.observed && seen_.record.holder_identity == config_.identity();
     }
     if (ours) {
       Status st = Release(now + config_.renew_deadline());
@@ -742,7 +737,7 @@ MonoTime Elector::StepStopping(MonoTime now) {
   MonoTime promised;
   {
     std::lock_guard<std::mutex> l(mu_);
-    ours = observed_ && observed_record_.holder_identity == config_.identity();
+    ours = seen_.observed && seen_.record.holder_identity == config_.identity();
     acked = release_requested_;
     promised = promised_until_;
   }
@@ -781,7 +776,7 @@ void Elector::Run() {
         next = watch_active_ ? CandidateDueLocked(now) : now;
         // The loop is alive and judged the lock, though no attempt may be due for a long time.
         // Only once it has attempted: /healthz must still notice a loop that never could.
-        if (last_attempt_at_) last_progress_at_ = now;
+        if (progress_.last_attempt_at) progress_.last_progress_at = now;
       }
       if (next > now) continue;
     }

@@ -32,20 +32,29 @@ enum class Phase {
 // other camelCase keys of the local API's JSON; renaming one changes that answer.
 const char* PhaseName(Phase phase);
 
-// What the local API reports. Taken under the elector's lock, so it is self-consistent.
-struct Snapshot {
-  std::string identity;
-  LockDescription lock;
-  Phase phase = Phase::kCandidate;
+// What this replica has read of the lock. The elector keeps one, under its lock; every Snapshot
+// carries a copy.
+struct Observed {
   // True once the lock has been read (or created) successfully at least once.
   bool observed = false;
   // The record as last observed (or as last written by this replica).
   LeaderElectionRecord record;
-  // Judged at the instant the snapshot was taken: true only while this replica holds the lock
-  // and its last successful write was sent less than renew-deadline ago.
-  bool is_leader = false;
-  // Only while is_leader: the monotonic instant at which this "yes" stops being true.
-  MonoTime valid_until{};
+  // The lock holds a record this replica cannot read (see LockObservation::opaque): the holder
+  // is unknown, and `unreadable` says why.
+  bool opaque = false;
+  std::string unreadable;
+  // Set once this replica has seen evidence that the lock's transition count is not kept by
+  // every writer (a record without one, a count that went backwards, a change of holder that
+  // did not raise it, an unreadable record): `term` is then no fencing token, and this says which
+  // evidence. Sticky for the life of the process; empty while the count looks kept.
+  std::string term_unreliable_reason;
+
+  bool term_reliable() const { return term_unreliable_reason.empty(); }
+};
+
+// What the election loop has done: its last attempt, and how often each thing happened. The
+// elector keeps one, under its lock; every Snapshot carries a copy.
+struct Progress {
   // The result of the last completed attempt (OK if it succeeded).
   Status last_error;
   // When the last attempt completed, successful or not; nullopt before the first one.
@@ -66,17 +75,23 @@ struct Snapshot {
   // the renew-latency histogram.
   uint64_t writes_total = 0;
   Duration last_write_latency{};
+  // Renew attempts (while leading) that failed; acquisition attempts are not counted.
+  uint64_t renew_failures_total = 0;
+  // See Elector::NotePromiseOvertakenLocked.
+  uint64_t promise_overtaken_total = 0;
+};
+
+// What the local API reports. Taken under the elector's lock, so it is self-consistent.
+struct Snapshot : Observed, Progress {
+  std::string identity;
+  LockDescription lock;
+  Phase phase = Phase::kCandidate;
+  // Judged at the instant the snapshot was taken: true only while this replica holds the lock
+  // and its last successful write was sent less than renew-deadline ago.
+  bool is_leader = false;
+  // Only while is_leader: the monotonic instant at which this "yes" stops being true.
+  MonoTime valid_until{};
   bool stopping = false;
-  // The lock holds a record this replica cannot read (see LockObservation::opaque): the holder
-  // is unknown, and `unreadable` says why.
-  bool opaque = false;
-  std::string unreadable;
-  // False once this replica has seen evidence that the lock's transition count is not kept by
-  // every writer (a record without one, a count that went backwards, a change of holder that
-  // did not raise it, an unreadable record): `term` is then no fencing token, and
-  // term_unreliable_reason says which evidence. Sticky for the life of the process.
-  bool term_reliable = true;
-  std::string term_unreliable_reason;
 
   // Whether this snapshot may still say "you lead" at `now`: it was a "yes" when taken, and its
   // claim has not run out since. Every reader that hands a snapshot on later than the instant
@@ -95,7 +110,7 @@ struct Snapshot {
 struct Gauges {
   std::atomic<bool> observed{false};
   // The observed record's transition count, and whether it is a fencing token
-  // (Snapshot::term_reliable).
+  // (Observed::term_reliable()).
   std::atomic<int64_t> term{0};
   std::atomic<bool> term_reliable{true};
   // The lock is held (a holder is named, or the record is opaque), and by this replica.
@@ -109,12 +124,17 @@ struct Gauges {
   std::atomic<int64_t> leader_until_ns{0};
   std::atomic<int64_t> last_renew_ns{0};  // the last successful acquire/renew write's answer
   std::atomic<int> last_error{0};         // the last attempt's Code (kOk = 0)
+  // Progress's counters of the same names.
   std::atomic<uint64_t> slowpath_total{0};
   std::atomic<uint64_t> acquired_total{0};
-  // Renew attempts (while leading) that failed; acquisition attempts are not counted.
   std::atomic<uint64_t> renew_failures_total{0};
-  // See Elector::NotePromiseOvertakenLocked.
   std::atomic<uint64_t> promise_overtaken_total{0};
+
+  // Stores every field from the elector's state: what it observed, its progress, its own
+  // identity (for holder_is_me) and the end of its claim while it leads but for the clock
+  // (Elector::LeaderClaimLocked; nullopt otherwise).
+  void Store(const Observed& seen, const Progress& progress, const std::string& identity,
+             std::optional<MonoTime> leader_until);
 };
 
 // FNV-1a, 32 bits: the holder hash of Gauges (0 is kept for "no holder").
@@ -125,11 +145,16 @@ uint32_t HolderHash(const std::string& identity);
 // hands leadership on must Take() for itself.
 using SnapshotListener = std::function<void(const Snapshot&)>;
 
-// Where a reader of the election gets a snapshot, once per question. `promise` is true when the
-// answer may tell someone "you lead": production then calls Elector::Take(), which remembers the
-// "yes" as a promise that safe-mode shutdown honours; otherwise Elector::Peek(). Must be
-// thread-safe.
-using SnapshotSource = std::function<Snapshot(bool promise)>;
+// What a reader of the election does with a "yes" in its snapshot.
+enum class Reading {
+  kPeek,     // hands it to no one (probes, metrics): Elector::Peek, no promise is recorded
+  kPromise,  // may tell someone "you lead": Elector::Take, which remembers the "yes" as a
+             // promise that safe-mode shutdown honours
+};
+
+// Where a reader of the election gets a snapshot, once per question. Must be thread-safe; in
+// production Elector::Source().
+using SnapshotSource = std::function<Snapshot(Reading reading)>;
 
 class Elector {
  public:
@@ -169,6 +194,8 @@ class Elector {
   Snapshot Take() const;
   // The same, but the "yes" is not handed to anyone (probes, metrics): no promise is recorded.
   Snapshot Peek() const;
+  // Take() or Peek(), as each question's Reading says. The elector must outlive it.
+  SnapshotSource Source() const;
 
   void SetListener(SnapshotListener listener);
 
@@ -197,8 +224,8 @@ class Elector {
     std::optional<LeaderElectionRecord> last;
     int64_t max_transitions = 0;
   };
-  // Notes evidence against the transition count (see Snapshot::term_reliable) in `next`, which
-  // `source` delivered.
+  // Notes evidence against the transition count (see Observed::term_unreliable_reason) in `next`,
+  // which `source` delivered.
   void CheckTermLocked(const LockObservation& next, TermHistory& source);
   // The bookkeeping of every write that made or kept this replica the holder (a create, a
   // fast-path or a slow-path renew), sent at `sent` and answered at `answered`: `rec` is the
@@ -212,7 +239,8 @@ class Elector {
   bool LeaseValidLocked(MonoTime now) const;
   // The lease duration the observed record is judged by, in seconds.
   int ObservedLeaseSecondsLocked() const;
-  Snapshot TakeLocked(MonoTime now, bool promise) const;
+  Snapshot Read(Reading reading) const;
+  Snapshot TakeLocked(MonoTime now, Reading reading) const;
   // Stores the state into gauges_.
   void PublishGaugesLocked();
   // An observation (`from_get`: by a Get, else by the watch) at `now` names another holder
@@ -237,31 +265,20 @@ class Elector {
   bool stop_requested_ = false;
   bool release_requested_ = false;
   MonoTime holdoff_until_{};
-  bool observed_ = false;
-  LeaderElectionRecord observed_record_;
+  // What the loop last read of the lock (an opaque holder: see "Opaque holders"), with the raw
+  // record and when it was read (the expiry timer's start).
+  Observed seen_;
   std::string observed_raw_;
   MonoTime observed_time_{};
-  // The observed record could not be read: an opaque holder (see "Opaque holders").
-  bool observed_opaque_ = false;
-  std::string observed_unreadable_;
   // The largest transition count seen on this lock; a takeover writes more than it, so the
   // term never goes backwards whatever a foreign writer did to the count.
   int64_t max_transitions_seen_ = 0;
-  std::string term_unreliable_reason_;  // "" while the count looks kept
   TermHistory term_from_gets_;
   TermHistory term_from_watch_;
   // The invariant's input: send time of the last successful write + renew-deadline.
   std::optional<MonoTime> claim_until_;
   // The latest valid_until handed out in any "yes"; safe mode releases only after it.
   mutable MonoTime promised_until_{};
-  Status last_error_;
-  std::optional<MonoTime> last_attempt_at_;
-  std::optional<MonoTime> last_progress_at_;
-  std::optional<MonoTime> last_renew_at_;
-  uint64_t slowpath_total_ = 0;
-  uint64_t acquired_total_ = 0;
-  uint64_t writes_total_ = 0;
-  Duration last_write_latency_{};
   bool warned_duration_mismatch_ = false;
   // Failed attempts in a row that were API errors rather than lost races; drives the backoff.
   int consecutive_errors_ = 0;
@@ -272,11 +289,11 @@ class Elector {
   MonoTime overtaken_counted_for_{};
   // promised_until_ when this replica last released the lock: those promises were given up.
   MonoTime released_promises_until_{};
-  uint64_t renew_failures_total_ = 0;
   // Renew attempts that failed since the last successful write: what the "lost lease" line
   // says caused the loss (failures, a late answer, or no attempt at all: a stalled process).
   uint64_t renews_failed_since_success_ = 0;
-  uint64_t promise_overtaken_total_ = 0;
+  // The last attempt, the counts.
+  Progress progress_;
   Gauges gauges_;
 };
 

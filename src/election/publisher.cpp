@@ -67,13 +67,14 @@ void Publisher::OnSnapshot(const Snapshot& s) {
 
 MonoTime Publisher::Poll() {
   std::lock_guard<std::mutex> l(publish_mu_);
-  return PollLocked(/*force_promise=*/false);
+  return PollLocked(Reading::kPeek);
 }
 
-MonoTime Publisher::PollLocked(bool force_promise) {
-  bool promise = force_promise;
-  for (const PublicationSink* sink : sinks_) promise = promise || sink->HandsOutLeadership();
-  Snapshot s = source_(promise);
+MonoTime Publisher::PollLocked(Reading reading) {
+  for (const PublicationSink* sink : sinks_) {
+    if (sink->HandsOutLeadership()) reading = Reading::kPromise;
+  }
+  Snapshot s = source_(reading);
   const MonoTime next = s.is_leader ? s.valid_until : MonoTime::max();
   Key key = KeyOf(s);
   if (published_ && key == last_key_) return next;
@@ -98,7 +99,7 @@ MonoTime Publisher::PollLocked(bool force_promise) {
 void Publisher::Attach(const std::function<void(const Publication& current)>& attach) {
   std::lock_guard<std::mutex> l(publish_mu_);
   // Publish whatever is new first, as a promise: the caller is about to hand it out.
-  PollLocked(/*force_promise=*/true);
+  PollLocked(Reading::kPromise);
   // The last publication: the same state (so the same sequence); whoever renders it counts
   // validForMs from the moment of rendering, not from when it was first published.
   attach(last_);

@@ -135,7 +135,7 @@ class Publisher {
     bool operator==(const Key& o) const;
   };
   static Key KeyOf(const Snapshot& s);
-  MonoTime PollLocked(bool force_promise);
+  MonoTime PollLocked(Reading reading);
   void OnSnapshot(const Snapshot& s);
   void Loop();
 

@@ -362,7 +362,7 @@ void EventLoop::Process(Connection& c) {
     const RequestHead& head = p.head;
     if (c.in.size() < head.head_bytes + head.body_bytes) break;  // the body is still coming
     c.in.erase(0, head.head_bytes + head.body_bytes);            // the body is read and discarded
-    Routed routed = router_.Route(head, Peer{label_, c.peer, c.loopback});
+    Routed routed = router_.Serve(head, Peer{label_, c.peer, c.loopback});
     if (routed.stream != nullptr) {
       StartStream(c, std::move(routed));
     } else {

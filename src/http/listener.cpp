@@ -60,12 +60,13 @@ Status Listen(const ListenEndpoint& ep, int port_wanted, int* fd_out, int* port_
 }  // namespace
 
 struct Listener::Impl {
-  Impl(ListenAddress listen_address, const Router& r, const Clock& c, ListenerOptions o)
-      : address(std::move(listen_address)), options(std::move(o)), router(r), clock(c) {}
+  Impl(ListenAddress listen_address, std::shared_ptr<const Router> r, const Clock& c,
+       ListenerOptions o)
+      : address(std::move(listen_address)), options(std::move(o)), router(std::move(r)), clock(c) {}
 
   const ListenAddress address;
   const ListenerOptions options;
-  const Router& router;  // shared by every loop
+  const std::shared_ptr<const Router> router;  // shared by every loop
   const Clock& clock;
 
   std::mutex mu;  // guards the fields below
@@ -88,7 +89,8 @@ Listener::Listener(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Listener::~Listener() { Stop(); }
 
-Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address, const Router& router,
+Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address,
+                                                   std::shared_ptr<const Router> router,
                                                    const Clock& clock, ListenerOptions options) {
   auto parsed = ParseListenAddress(address);
   if (!parsed.ok()) return parsed.status();
@@ -97,7 +99,8 @@ Result<std::unique_ptr<Listener>> Listener::Create(std::string_view address, con
       options.head_timeout <= Duration::zero() || options.write_timeout <= Duration::zero()) {
     return Status(Code::kBadConfig, "http server: every limit must be positive");
   }
-  auto impl = std::make_unique<Impl>(std::move(parsed).value(), router, clock, std::move(options));
+  auto impl = std::make_unique<Impl>(std::move(parsed).value(), std::move(router), clock,
+                                     std::move(options));
   return std::unique_ptr<Listener>(new Listener(std::move(impl)));
 }
 
@@ -109,7 +112,7 @@ Status Listener::Start() {
   impl_->started = true;
   int port = impl_->address.port;
   for (const ListenEndpoint& ep : impl_->address.endpoints) {
-    auto loop = std::make_unique<EventLoop>(impl_->options, impl_->router, impl_->clock);
+    auto loop = std::make_unique<EventLoop>(impl_->options, *impl_->router, impl_->clock);
     int fd = -1;
     int bound = 0;
     // Port 0: the kernel picks for the first endpoint; the others reuse its choice.

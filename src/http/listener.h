@@ -79,9 +79,10 @@ struct ListenerOptions {
 
 class Listener {
  public:
-  // Validates the address (see ParseListenAddress); binds nothing yet. `router` and `clock` must
-  // outlive the listener.
-  static Result<std::unique_ptr<Listener>> Create(std::string_view address, const Router& router,
+  // Validates the address (see ParseListenAddress); binds nothing yet. The listener keeps
+  // `router` (non-null) until it is destroyed; `clock` must outlive it.
+  static Result<std::unique_ptr<Listener>> Create(std::string_view address,
+                                                  std::shared_ptr<const Router> router,
                                                   const Clock& clock, ListenerOptions options = {});
   ~Listener();  // Stop()s
   Listener(const Listener&) = delete;

@@ -64,7 +64,7 @@ class Router {
   virtual ~Router() = default;
   // `head` is complete and its body read and discarded. Called from every listener thread at
   // once.
-  virtual Routed Route(const RequestHead& head, const Peer& from) const = 0;
+  virtual Routed Serve(const RequestHead& head, const Peer& from) const = 0;
 };
 
 }  // namespace leasehold::http

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "base/rfc3339.h"
 #include "contract/leader.h"
-#include "localapi/metrics.h"
+#include "localapi/leader_doc.h"
+#include "localapi/readiness.h"
 #include "localapi/routes.h"
 
 namespace leasehold::localapi {
@@ -50,7 +50,7 @@ void Str(W& w, const std::string& s) {
 }
 
 template <typename Fn>
-HttpAnswer Json(int status, bool pretty, Fn&& fill) {
+http::Answer Json(int status, bool pretty, Fn&& fill) {
   rapidjson::StringBuffer buf;
   if (pretty) {
     rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
@@ -60,7 +60,7 @@ HttpAnswer Json(int status, bool pretty, Fn&& fill) {
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     fill(w);
   }
-  HttpAnswer a;
+  http::Answer a;
   a.status = status;
   a.content_type = kJson;
   a.body.assign(buf.GetString(), buf.GetSize());
@@ -68,15 +68,15 @@ HttpAnswer Json(int status, bool pretty, Fn&& fill) {
   return a;
 }
 
-HttpAnswer Text(int status, std::string body) {
-  HttpAnswer a;
+http::Answer Text(int status, std::string body) {
+  http::Answer a;
   a.status = status;
   a.content_type = kText;
   a.body = std::move(body);
   return a;
 }
 
-HttpAnswer Error(int status, const HttpQuery& q, const std::string& message) {
+http::Answer Error(int status, const HttpQuery& q, const std::string& message) {
   return Json(status, WantsPretty(q), [&](auto& w) {
     w.StartObject();
     w.Key("error");
@@ -85,23 +85,17 @@ HttpAnswer Error(int status, const HttpQuery& q, const std::string& message) {
   });
 }
 
-HttpAnswer NotAllowed(const HttpQuery& q, const char* allow) {
-  HttpAnswer a = Error(405, q,
-                       Printable(q.method) + " is not allowed on " + Printable(q.path) +
-                           " (allowed: " + allow + ")");
+http::Answer NotAllowed(const HttpQuery& q, const char* allow) {
+  http::Answer a = Error(405, q,
+                         Printable(q.method) + " is not allowed on " + Printable(q.path) +
+                             " (allowed: " + allow + ")");
   a.headers.emplace_back("Allow", allow);
   return a;
 }
 
-std::string NotObservedReason(const Snapshot& s) {
-  std::string r = "the lock has not been read yet";
-  if (!s.last_error.ok()) r += " (last error: " + s.last_error.ToString() + ")";
-  return r;
-}
-
-HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
-                  const HandlerOptions* options = nullptr) {
-  HttpAnswer a;
+http::Answer Leader(const Snapshot& s, const Clock& clock, bool pretty,
+                    const HandlerOptions* options = nullptr) {
+  http::Answer a;
   a.status = s.observed ? 200 : 503;
   a.content_type = kJson;
   a.body = contract::EncodeLeader(LeaderDocOf(s, clock, options), pretty);
@@ -109,11 +103,11 @@ HttpAnswer Leader(const Snapshot& s, const Clock& clock, bool pretty,
   return a;
 }
 
-HttpAnswer IsLeader(const Snapshot& s, const Clock& clock) {
+http::Answer IsLeader(const Snapshot& s, const Clock& clock) {
   return s.LeaderAt(clock.MonotonicNow()) ? Text(200, "true") : Text(503, "false");
 }
 
-HttpAnswer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions& options) {
+http::Answer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions& options) {
   // Only a container of this pod may end its leadership: with --http-address on a pod or node
   // address, any peer that can reach it would otherwise make the leader let go.
   if (!q.loopback_peer) {
@@ -144,7 +138,7 @@ std::string Seconds(Duration d) {
   return buf;
 }
 
-HttpAnswer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& options) {
+http::Answer Healthz(const Snapshot& s, const Clock& clock, const HandlerOptions& options) {
   // Held off, stopping and done are deliberately idle (a hold-off may outlast the limit), so
   // only the two looping phases can be wedged.
   if (s.phase != Phase::kCandidate && s.phase != Phase::kLeader) return Text(200, "ok");
@@ -171,7 +165,7 @@ bool IsOutage(Code code) {
          code == Code::kTooManyRequests;
 }
 
-HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
+http::Answer Readyz(const HttpQuery& q, const Snapshot& s) {
   const Code code = s.last_error.code();
   const bool ready = ReadyFor(s.observed, code);
   std::string reason;
@@ -218,172 +212,35 @@ HttpAnswer Readyz(const HttpQuery& q, const Snapshot& s) {
   });
 }
 
-HttpAnswer MetricsAnswer(const HandlerOptions& options) {
-  HttpAnswer a;
+http::Answer MetricsAnswer(const HandlerOptions& options) {
+  http::Answer a;
   a.status = 200;
   a.content_type = kMetricsType;
   a.body = options.metrics();
   return a;
 }
 
-// The routes' handlers: the request is shown on its listener and its method allowed.
-HttpAnswer LeaderRoute(const RouteRequest& r) {
+}  // namespace
+
+http::Answer LeaderRoute(const RouteRequest& r) {
   return Leader(r.snapshot, r.clock, WantsPretty(r.query), &r.options);
 }
-HttpAnswer IsLeaderRoute(const RouteRequest& r) { return IsLeader(r.snapshot, r.clock); }
-HttpAnswer WatchRoute(const RouteRequest& r) {
+http::Answer IsLeaderRoute(const RouteRequest& r) { return IsLeader(r.snapshot, r.clock); }
+http::Answer WatchRoute(const RouteRequest& r) {
   // The router streams GET itself when it has a watch hub; reaching here means it has none.
   return Error(503, r.query, "the watch stream is off (--max-watchers=0)");
 }
-HttpAnswer ReleaseRoute(const RouteRequest& r) { return Release(r.query, r.snapshot, r.options); }
-HttpAnswer HealthzRoute(const RouteRequest& r) { return Healthz(r.snapshot, r.clock, r.options); }
-HttpAnswer ReadyzRoute(const RouteRequest& r) { return Readyz(r.query, r.snapshot); }
-HttpAnswer MetricsRoute(const RouteRequest& r) { return MetricsAnswer(r.options); }
-bool HasMetrics(const HandlerOptions& o) { return static_cast<bool>(o.metrics); }
+http::Answer ReleaseRoute(const RouteRequest& r) { return Release(r.query, r.snapshot, r.options); }
+http::Answer HealthzRoute(const RouteRequest& r) { return Healthz(r.snapshot, r.clock, r.options); }
+http::Answer ReadyzRoute(const RouteRequest& r) { return Readyz(r.query, r.snapshot); }
+http::Answer MetricsRoute(const RouteRequest& r) { return MetricsAnswer(r.options); }
 
-// clang-format off
-// The one route table (routes.h). A row's columns: path, methods, shown on the probe listener,
-// promise, reads a snapshot, handler, enabled, alias, --help text.
-const std::vector<Route> kRoutes = {
-    {"/leader", Methods::kGet, /*on_probe=*/false, Promise::kAnswer, /*reads_snapshot=*/true,
-     LeaderRoute, nullptr, /*alias=*/false,
-     "JSON: name/leader (holder), identity, isLeader, term, lock, acquireTime,\n"
-     "renewTime, leaseDurationSeconds, and while leading validForMs, validUntil"},
-    {"/", Methods::kGet, /*on_probe=*/false, Promise::kAnswer, /*reads_snapshot=*/true,
-     LeaderRoute, nullptr, /*alias=*/true, nullptr},
-    {"/is-leader", Methods::kGet, /*on_probe=*/true, Promise::kAnswer, /*reads_snapshot=*/true,
-     IsLeaderRoute, nullptr, /*alias=*/false,
-     "200 \"true\" or 503 \"false\", e.g. curl -sf localhost:4040/is-leader && ..."},
-    {"/leader/watch", Methods::kGet, /*on_probe=*/false, Promise::kStream, /*reads_snapshot=*/true,
-     WatchRoute, nullptr, /*alias=*/false,
-     "Server-Sent Events: the /leader JSON now, then on every change and renew"},
-    {"/release", Methods::kPost, /*on_probe=*/false, Promise::kNone, /*reads_snapshot=*/true,
-     ReleaseRoute, nullptr, /*alias=*/false,
-     "the main container has stopped leading work: release now"},
-    {"/healthz", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/true,
-     HealthzRoute, nullptr, /*alias=*/false, "liveness and readiness probes"},
-    {"/readyz", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/true,
-     ReadyzRoute, nullptr, /*alias=*/false, nullptr},
-    {"/metrics", Methods::kGet, /*on_probe=*/true, Promise::kNone, /*reads_snapshot=*/false,
-     MetricsRoute, HasMetrics, /*alias=*/false, "Prometheus text format"},
-};
-// clang-format on
-
-}  // namespace
-
-contract::LeaderDoc LeaderDocOf(const Snapshot& s, const Clock& clock,
-                                const HandlerOptions* options) {
-  const std::string& holder = s.record.holder_identity;
-  contract::LeaderDoc d;
-  d.name = holder;
-  // null for a record this replica cannot read: the lock is held, by someone unknown.
-  if (!s.opaque) d.leader = holder;
-  d.identity = s.identity;
-  // Judged now, at the answer, not when the snapshot was taken: a publication rendered after a
-  // stalled sink, or an answer rendered late, says "no" once the claim ran out (publisher.h, (b)).
-  const MonoTime now = clock.MonotonicNow();
-  d.is_leader = s.LeaderAt(now);
-  d.term = s.record.leader_transitions;
-  d.term_reliable = s.term_reliable;
-  d.term_reason = s.term_unreliable_reason;
-  d.lock = {std::string(election::LockTypeName(s.lock.type)), s.lock.name_space, s.lock.name};
-  d.acquire_time = s.record.acquire_time;
-  d.renew_time = s.record.renew_time;
-  d.lease_duration_seconds = s.record.lease_duration_seconds;
-  if (d.is_leader) {
-    // Rounded down, so a caller adding validForMs to its own clock never overshoots.
-    const Duration left = s.valid_until - now;
-    d.valid_for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
-    d.valid_until = ToSystem(clock, s.valid_until);
-  }
-  if (options) d.timings = options->timings;
-  if (!s.observed) {
-    d.reason = NotObservedReason(s);
-  } else if (s.opaque) {
-    d.reason = "the lock holds a record this replica cannot read (" + s.unreadable +
-               "); it counts as held until it has not changed for the lease duration";
-  }
-  return d;
-}
-
-std::string LeaderLine(const Snapshot& s, const Clock& clock) {
-  return contract::EncodeLeader(LeaderDocOf(s, clock));
-}
-
-HttpAnswer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {
+http::Answer LeaderAnswer(const Snapshot& s, const Clock& clock, bool pretty) {
   return Leader(s, clock, pretty);
 }
 
-const std::vector<Route>& Routes() { return kRoutes; }
-
-const Route* FindRoute(const std::string& path) {
-  for (const Route& route : kRoutes) {
-    if (path == route.path) return &route;
-  }
-  return nullptr;
-}
-
-bool Shown(const Route& route, const HandlerOptions& options) {
-  // The probe listener is reachable from the pod network: nothing that reveals more than a
-  // probe or a scrape needs, and no way to release the lock.
-  if (options.probe_only && !route.on_probe) return false;
-  return route.enabled == nullptr || route.enabled(options);
-}
-
-std::string EndpointList(bool probe_only) {
-  std::string out;
-  for (const Route& route : kRoutes) {
-    if (route.alias || (probe_only && !route.on_probe)) continue;
-    if (!out.empty()) out += ", ";
-    out += route.path;
-  }
-  return out;
-}
-
-std::string RoutesHelp() {
-  // Each line's label: its route's path ("POST " first for a POST route), then the paths of the
-  // rows after it that have no text of their own.
-  std::vector<std::pair<std::string, std::string>> lines;
-  for (const Route& route : kRoutes) {
-    const std::string path =
-        std::string(route.methods == Methods::kPost ? "POST " : "") + route.path;
-    if (route.help == nullptr && !lines.empty()) {
-      lines.back().first += (route.alias ? ", " : " ") + path;
-    } else {
-      lines.emplace_back(path, route.help == nullptr ? "" : route.help);
-    }
-  }
-  size_t width = 0;
-  for (const auto& [label, text] : lines) width = std::max(width, label.size());
-  std::string out;
-  for (const auto& [label, text] : lines) {
-    std::string line = "  " + label + std::string(width - label.size() + 2, ' ');
-    for (char c : text) {
-      if (c == '\n') {
-        out += line + '\n';
-        line = std::string(width + 4, ' ');
-      } else {
-        line += c;
-      }
-    }
-    out += line + '\n';
-  }
-  return out;
-}
-
-bool AnswersLeadership(const std::string& path) {
-  const Route* route = FindRoute(path);
-  return route != nullptr && route->promise == Promise::kAnswer;
-}
-
-bool NeedsSnapshot(const std::string& path) {
-  const Route* route = FindRoute(path);
-  return route == nullptr || route->reads_snapshot;
-}
-
-HttpAnswer Handle(const HttpQuery& q, const Snapshot& s, const Clock& clock,
-                  const HandlerOptions& options) {
-  const Route* route = FindRoute(q.path);
+http::Answer Handle(const HttpQuery& q, const Route* route, const Snapshot& s, const Clock& clock,
+                    const HandlerOptions& options) {
   if (route == nullptr || !Shown(*route, options)) {
     return Error(404, q,
                  std::string(options.probe_only ? "no such endpoint on the probe listener: "

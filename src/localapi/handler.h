@@ -9,14 +9,15 @@
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
 //   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics); also on
 //                        the probe listener: read-only, and it needs no snapshot (see
-//                        NeedsSnapshot), so a flood of scrapes never waits on the elector
+//                        Route::reads_snapshot), so a flood of scrapes never waits on the elector
 //   GET /leader/watch    Server-Sent Events, routed to the watch hub by router.cpp before this
 //                        function; here only its 405 and, without a hub, its 503
 //   anything else        404 JSON; a known path with another method 405 JSON with Allow
 // HEAD is accepted wherever GET is. `?pretty` (any value but 0/false) indents JSON answers.
 // The probe listener (HandlerOptions::probe_only) serves /healthz, /readyz, /is-leader and
 // /metrics only. Which route takes which methods, shows on which listener and promises what is
-// said once, by the route table (routes.h); Handle() and the router only read it.
+// said once, by the route table (routes.h); the router looks a request's route up there once and
+// hands it to Handle().
 #pragma once
 
 #include <functional>
@@ -28,7 +29,6 @@
 
 #include "base/clock.h"
 #include "base/timings.h"
-#include "contract/leader.h"
 #include "election/elector.h"
 #include "http/route.h"
 
@@ -42,9 +42,6 @@ struct HttpQuery {
   // ::ffff:127.0.0.0/104. Requests that change state need it; false refuses them.
   bool loopback_peer = false;
 };
-
-// The listener's answer type (http/route.h).
-using HttpAnswer = http::Answer;
 
 // /healthz calls the loop wedged when no attempt completed for lease-duration + this.
 inline constexpr Duration kWedgeGrace = std::chrono::seconds(20);
@@ -68,35 +65,35 @@ struct HandlerOptions {
   bool probe_only = false;
 };
 
-// Where a listener gets its snapshot, once per request (election/elector.h).
-using SnapshotSource = election::SnapshotSource;
+struct Route;
+
+// One request as a route's handler sees it.
+struct RouteRequest {
+  const HttpQuery& query;
+  const election::Snapshot& snapshot;  // empty when the route reads none
+  const Clock& clock;
+  const HandlerOptions& options;
+};
+
+// The routes' handlers (routes.cpp's table names each): the request is shown on its listener
+// and its method allowed.
+http::Answer LeaderRoute(const RouteRequest& r);
+http::Answer IsLeaderRoute(const RouteRequest& r);
+http::Answer WatchRoute(const RouteRequest& r);
+http::Answer ReleaseRoute(const RouteRequest& r);
+http::Answer HealthzRoute(const RouteRequest& r);
+http::Answer ReadyzRoute(const RouteRequest& r);
+http::Answer MetricsRoute(const RouteRequest& r);
 
 // The body of GET /leader for `s` (newline-terminated JSON) and its status: 200, or 503 with
-// "reason" before the lock was read once. Also the data of every watch event and the content of
-// the status file. validForMs is counted from `clock`'s now.
-HttpAnswer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pretty = false);
+// "reason" before the lock was read once. validForMs is counted from `clock`'s now.
+http::Answer LeaderAnswer(const election::Snapshot& s, const Clock& clock, bool pretty = false);
 
-// The /leader document for `s` (contract/leader.h), judged and counted at `clock`'s now:
-// isLeader only while s.LeaderAt(now), validForMs from now;
-// "timings" only when `options` is given and has them. The one
-// place a snapshot becomes the contract: GET /leader, the watch events and the status file.
-contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
-                                const HandlerOptions* options = nullptr);
-
-// LeaderDocOf(s, clock) as one line of JSON, without the trailing newline: the data of a watch
-// event and the status file's content, rendered by each when it writes.
-std::string LeaderLine(const election::Snapshot& s, const Clock& clock);
-
-// True for the paths whose answer can say "you lead" (/, /leader, /is-leader).
-bool AnswersLeadership(const std::string& path);
-
-// False for /metrics, whose answer reads no snapshot: the router then takes none, so a scrape
-// never takes the elector's lock (a flood of scrapes cannot delay a renew).
-bool NeedsSnapshot(const std::string& path);
-
-// `s` must be taken (Elector::Take) for this request when AnswersLeadership(q.path), else
-// peeked; `clock` gives "now" for validForMs, validUntil and the /healthz age.
-HttpAnswer Handle(const HttpQuery& q, const election::Snapshot& s, const Clock& clock,
-                  const HandlerOptions& options);
+// The answer to `q` on `route` (FindRoute(q.path), looked up once by the caller; nullptr: 404).
+// `s` must be taken (Elector::Take) when the route's answer is a promise (Promise::kAnswer) on the
+// main listener, else peeked, and may be empty when the route reads none; `clock` gives "now"
+// for validForMs, validUntil and the /healthz age.
+http::Answer Handle(const HttpQuery& q, const Route* route, const election::Snapshot& s,
+                    const Clock& clock, const HandlerOptions& options);
 
 }  // namespace leasehold::localapi

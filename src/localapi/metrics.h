@@ -121,14 +121,6 @@ class Metrics final : public election::WriteHook {
   std::atomic<uint64_t> renew_sum_ns_{0};
 };
 
-// What GET /readyz and leasehold_ready say: ready once the lock was read, unless the last
-// attempt was refused (401, 403: credentials or RBAC), its record rejected (400, 422), our
-// configuration unusable, the answer unreadable (kMalformed) or a precondition broken.
-bool ReadyFor(bool observed, Code last_error);
-// The one-line reason /readyz states for a code that makes a replica not ready; nullptr for the
-// codes that keep it ready (outages, conflicts: the elector retries them).
-const char* RefusalReason(Code code);
-
 // Escapes a label value for the text format: backslash, double quote and newline.
 std::string EscapeLabelValue(const std::string& v);
 

@@ -6,26 +6,27 @@
 #include <utility>
 
 #include "http/response.h"
-#include "localapi/routes.h"
 
 namespace leasehold::localapi {
 
-Router::Router(SnapshotSource source, const Clock& clock, HandlerOptions options, WatchHub* watch)
+using election::Reading;
+
+Router::Router(election::SnapshotSource source, const Clock& clock, HandlerOptions options,
+               WatchHub* watch)
     : source_(std::move(source)), clock_(clock), options_(std::move(options)), watch_(watch) {}
 
-bool Router::Streams(const std::string& path) const {
+bool Router::Streams(const Route* route) const {
   // The hub streams a watch route on a listener that shows it; without a hub, Handle() answers.
-  // (localapi::Route: within Router, Route names the member function.)
-  const localapi::Route* route = FindRoute(path);
   return route != nullptr && route->promise == Promise::kStream && watch_ != nullptr &&
          Shown(*route, options_);
 }
 
-Routed Router::Route(const http::RequestHead& head, const http::Peer& from) const {
+http::Routed Router::Serve(const http::RequestHead& head, const http::Peer& from) const {
   http::DecodedTarget target = http::DecodeTarget(head.target);
-  Routed r;
+  const Route* route = FindRoute(target.path);
+  http::Routed r;
   r.keep_alive = head.keep_alive;
-  if (head.method == "GET" && Streams(target.path)) {
+  if (head.method == "GET" && Streams(route)) {
     auto client = watch_->Attach(from.address);
     if (!client.ok()) {
       r.answer = http::JsonError(503, client.status().message());
@@ -41,12 +42,15 @@ Routed Router::Route(const http::RequestHead& head, const http::Peer& from) cons
   q.path = std::move(target.path);
   q.params = std::move(target.params);
   q.loopback_peer = from.loopback;
-  if (q.method == "HEAD" && Streams(q.path)) {
+  if (q.method == "HEAD" && Streams(route)) {
     r.answer.content_type = "text/event-stream";
   } else {
-    const bool promise = AnswersLeadership(q.path) && !options_.probe_only;
+    const bool promise = route != nullptr && route->promise == Promise::kAnswer;
+    const Reading reading = promise && !options_.probe_only ? Reading::kPromise : Reading::kPeek;
+    // An unknown path is peeked, as every route is but those that read none (/metrics).
+    const bool reads_snapshot = route == nullptr || route->reads_snapshot;
     try {
-      r.answer = Handle(q, NeedsSnapshot(q.path) ? source_(promise) : election::Snapshot{}, clock_,
+      r.answer = Handle(q, route, reads_snapshot ? source_(reading) : election::Snapshot{}, clock_,
                         options_);
     } catch (const std::exception& e) {
       // Out of memory, most likely: this request fails, the loop and the election go on.
@@ -59,6 +63,23 @@ Routed Router::Route(const http::RequestHead& head, const http::Peer& from) cons
   spdlog::debug("http {}: {} {} from {} -> {}", from.listener, q.method, q.path, from.address,
                 r.answer.status);
   return r;
+}
+
+Result<std::unique_ptr<http::Listener>> Listen(std::string_view address,
+                                               election::SnapshotSource source, const Clock& clock,
+                                               HandlerOptions handler_options, WatchHub* watch,
+                                               http::ListenerOptions options) {
+  if (!source) return Status(Code::kFailedPrecondition, "http server: no snapshot source");
+  options.name = "the local API";
+  if (watch != nullptr) options.on_stop = [watch] { watch->Close(); };
+  if (!handler_options.probe_only) {
+    options.off_loopback_warning =
+        "every peer that can reach it can read the leader and the lock (POST /release is still "
+        "refused from off the loopback)";
+  }
+  auto router =
+      std::make_shared<const Router>(std::move(source), clock, std::move(handler_options), watch);
+  return http::Listener::Create(address, std::move(router), clock, std::move(options));
 }
 
 }  // namespace leasehold::localapi

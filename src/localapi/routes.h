@@ -1,16 +1,15 @@
 // The local API's one route table. For each route it says its path, the
 // methods it takes, whether the probe listener shows it, whether its answer is a promise, whether
 // it reads a snapshot at all, its handler and its line of `leasehold --help`. Everything else
-// reads it: Handle() (which route, 404 and 405), the router (which snapshot to take, which path
-// streams), the 404 bodies' endpoint lists and the help text. The table itself is in
-// handler.cpp, beside the handlers it names; test/localapi/routes_test.cpp pins what it decides.
+// reads it: the router (which route, looked up once per request: which snapshot to take, which
+// path streams), Handle() (404 and 405), the 404 bodies' endpoint lists and the help text of both
+// listeners. The table, the lookup and the help text are in routes.cpp; the handlers it names in
+// handler.cpp. test/localapi/routes_test.cpp pins what it decides.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "base/clock.h"
-#include "election/elector.h"
 #include "localapi/handler.h"
 
 namespace leasehold::localapi {
@@ -22,7 +21,7 @@ enum class Methods {
 };
 
 // Whether an answer on this route can tell the caller "you lead", so that a `safe` release must
-// wait until it has run out (see SnapshotSource).
+// wait until it has run out (see election::Reading).
 enum class Promise {
   kNone,    // never: the snapshot is peeked
   kAnswer,  // on the main listener, the answer's snapshot is taken as a promise (Elector::Take),
@@ -30,14 +29,6 @@ enum class Promise {
             // needed only makes a safe release wait longer). The probe listener's never is.
   kStream,  // a watch stream (the hub, on the main listener): every event is one, taken by the
             // publisher (publisher.cpp); a HEAD or a refused method is none
-};
-
-// One request as a route's handler sees it.
-struct RouteRequest {
-  const HttpQuery& query;
-  const election::Snapshot& snapshot;  // empty when the route reads none
-  const Clock& clock;
-  const HandlerOptions& options;
 };
 
 struct Route {
@@ -50,7 +41,7 @@ struct Route {
   // False: the router takes no snapshot for it, so that a flood of these requests never waits
   // for the elector's lock (/metrics reads atomics only).
   bool reads_snapshot;
-  HttpAnswer (*handler)(const RouteRequest&);
+  http::Answer (*handler)(const RouteRequest&);
   // Only when this is set in the options (nullptr: always): a route without what it serves is
   // 404, as if it did not exist.
   bool (*enabled)(const HandlerOptions&);
@@ -74,6 +65,10 @@ bool Shown(const Route& route, const HandlerOptions& options);
 // The endpoints a 404 names: every route but aliases, on the probe listener only its own,
 // comma-separated in table order.
 std::string EndpointList(bool probe_only);
+
+// The probe listener's endpoints for prose, in table order: "/a, /b and /c" (--probe-address's
+// help).
+std::string ProbeEndpoints();
 
 // The "Local API" lines of `leasehold --help`, one per route (or group of routes), each
 // newline-terminated: "  LABEL  TEXT", LABEL padded to the longest, "POST " before a POST route.

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "base/file.h"
-#include "localapi/handler.h"
+#include "localapi/leader_doc.h"
 
 namespace leasehold::localapi {
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "localapi/handler.h"
+#include "localapi/leader_doc.h"
 
 namespace leasehold::localapi {
 

@@ -667,7 +667,7 @@ const std::vector<Case>& Cases() {
          s = f.elector.Take();
          CHECK(s.is_leader);
          CHECK_FALSE(s.opaque);
-         CHECK_FALSE(s.term_reliable);  // an unreadable record was seen
+         CHECK_FALSE(s.term_reliable());  // an unreadable record was seen
          CHECK(f.lock.calls() == "Get Get Get Get Update");
        }},
       {"[opaque-uses-own-duration] an opaque holder with a shorter or no readable duration is "
@@ -713,13 +713,13 @@ const std::vector<Case>& Cases() {
          Fixture f(ReleaseMode::kOff);
          f.lock.ExpectGet(Obs(kThem, 9, "rv1"));
          f.Step();
-         CHECK(f.elector.Take().term_reliable);
+         CHECK(f.elector.Take().term_reliable());
          // A foreign writer resets the count; it expires later.
          f.clock.Advance(1s);
          f.lock.ExpectGet(Obs("py_1", 0, "rv2"));
          f.Step();
          Snapshot s = f.elector.Take();
-         CHECK_FALSE(s.term_reliable);
+         CHECK_FALSE(s.term_reliable());
          CHECK(s.term_unreliable_reason.find("went back from 9 to 0") != std::string::npos);
          f.clock.Advance(15s);
          f.lock.ExpectGet(Obs("py_1", 0, "rv2"))
@@ -738,7 +738,7 @@ const std::vector<Case>& Cases() {
          f.clock.Advance(1s);
          f.lock.ExpectGet(Obs("py_1", 3, "rv2"));
          f.Step();
-         CHECK_FALSE(f.elector.Take().term_reliable);
+         CHECK_FALSE(f.elector.Take().term_reliable());
        }},
       {"[term-kept] client-go's holder changes (count + 1) and releases keep the term reliable",
        [] {
@@ -752,7 +752,7 @@ const std::vector<Case>& Cases() {
          f.clock.Advance(3s);
          f.lock.ExpectGet(Obs("other_3", 4, "rv3"));
          f.Step();
-         CHECK(f.elector.Take().term_reliable);
+         CHECK(f.elector.Take().term_reliable());
        }},
       {"[term-missing-count] a record without a transition count makes the term unreliable",
        [] {
@@ -762,7 +762,7 @@ const std::vector<Case>& Cases() {
          f.lock.ExpectGet(py);
          f.Step();
          const Snapshot s = f.elector.Take();
-         CHECK_FALSE(s.term_reliable);
+         CHECK_FALSE(s.term_reliable());
          CHECK(s.term_unreliable_reason.find("without a transition count") != std::string::npos);
        }},
       {"[term-from-watch] a watching follower judges the term from the watch's events too",
@@ -772,12 +772,12 @@ const std::vector<Case>& Cases() {
          f.lock.ExpectGet(Obs(kThem, 3, "rv1"));
          f.Step();
          f.elector.Observe(Obs(kThem, 3, "rv2"));
-         CHECK(f.elector.Take().term_reliable);
+         CHECK(f.elector.Take().term_reliable());
          // A Python elector takes over: seen by watch only, no Get.
          LockObservation py = Obs("py_1", 0, "rv3");
          py.record.transitions_recorded = false;
          f.elector.Observe(py);
-         CHECK_FALSE(f.elector.Take().term_reliable);
+         CHECK_FALSE(f.elector.Take().term_reliable());
        }},
       {"[term-unbumped-by-watch] a change of holder that keeps the count, seen by watch",
        [] {
@@ -787,7 +787,7 @@ const std::vector<Case>& Cases() {
          f.Step();
          f.elector.Observe(Obs(kThem, 3, "rv2"));
          f.elector.Observe(Obs("py_1", 3, "rv3"));
-         CHECK_FALSE(f.elector.Take().term_reliable);
+         CHECK_FALSE(f.elector.Take().term_reliable());
        }},
       {"[renew-never-null-acquire] a holder's renew never writes a null acquireTime, fast path or "
        "slow",

@@ -80,8 +80,7 @@ struct Fixture {
       : lock(clock),
         config(*ElectionConfig::Create(kMe, {15s, 10s, 2s}, mode, 30s)),
         elector(config, lock, clock, [] { return 0.5; }),
-        publisher([this](bool promise) { return promise ? elector.Take() : elector.Peek(); },
-                  clock) {}
+        publisher(elector.Source(), clock) {}
 
   // Acquires a free lock (404 → Create).
   void BecomeLeader() {
@@ -437,7 +436,7 @@ TEST_CASE("publisher thread: wakes on the listener, and at valid_until on its ow
   const auto steady_valid_until = std::chrono::steady_clock::now() + 300ms;
   const MonoTime valid_until = clock.MonotonicNow() + 300ms;
   Publisher publisher(
-      [&](bool) {
+      [&](Reading) {
         std::lock_guard<std::mutex> l(mu);
         Snapshot s;
         s.identity = "me";

@@ -73,7 +73,7 @@ class TestStream final : public Stream {
 // loopback.
 class TestRouter final : public Router {
  public:
-  Routed Route(const RequestHead& head, const Peer& from) const override {
+  Routed Serve(const RequestHead& head, const Peer& from) const override {
     ++routed;
     Routed r;
     r.keep_alive = head.keep_alive;
@@ -94,7 +94,7 @@ struct Fixture {
   explicit Fixture(ListenerOptions o = {}) {
     // Stop() ends the streams first, as the local API's hub does: its wait for queued output is
     // on the fake clock, which nobody advances then.
-    o.on_stop = [this] { router.stream->End(); };
+    o.on_stop = [this] { router->stream->End(); };
     auto l = Listener::Create("127.0.0.1:0", router, clock, std::move(o));
     REQUIRE(l.ok());
     listener = std::move(l).value();
@@ -106,7 +106,7 @@ struct Fixture {
     listener->Wake();
   }
   FakeClock clock;
-  TestRouter router;
+  std::shared_ptr<TestRouter> router = std::make_shared<TestRouter>();
   std::unique_ptr<Listener> listener;
   int port = 0;
 };
@@ -151,7 +151,7 @@ TEST_CASE("listener: a request that never completes gets 408 once head_timeout p
   // as an idle connection), and the incomplete request never reached the Router.
   CHECK(cli.ReadToEof(5s));
   CHECK(cli.Count("HTTP/1.1 200") == 1);
-  CHECK(f.router.routed == 1);
+  CHECK(f.router->routed == 1);
 }
 
 TEST_CASE("listener: a header flood gets 431 and the close") {
@@ -163,7 +163,7 @@ TEST_CASE("listener: a header flood gets 431 and the close") {
   cli.Send(flood);
   CHECK(cli.ReadToEof(5s));
   CHECK(cli.data().rfind("HTTP/1.1 431 ", 0) == 0);
-  CHECK(f.router.routed == 0);
+  CHECK(f.router->routed == 0);
 }
 
 TEST_CASE("listener: a stream's frames, and its keep-alive after each heartbeat of silence") {
@@ -171,7 +171,7 @@ TEST_CASE("listener: a stream's frames, and its keep-alive after each heartbeat 
   RawClient cli(f.port);
   REQUIRE(cli.Get("/stream"));
   REQUIRE(cli.ReadUntil("Transfer-Encoding: chunked\r\n"));
-  f.router.stream->Push("frame one\n");
+  f.router->stream->Push("frame one\n");
   REQUIRE(cli.ReadUntil("frame one\n"));
   f.Advance(15s);
   CHECK(cli.ReadUntil(": keep-alive\n\n"));
@@ -185,8 +185,8 @@ TEST_CASE("event loop: a descriptor epoll will not watch fails Open, never a dea
   REQUIRE(fd >= 0);
   ListenerOptions o;
   FakeClock clock;
-  TestRouter router;
-  EventLoop loop(o, router, clock);
+  std::shared_ptr<TestRouter> router = std::make_shared<TestRouter>();
+  EventLoop loop(o, *router, clock);
   const Status st = loop.Open(fd);  // takes fd: the loop closes it
   CHECK(st.code() == Code::kUnavailable);
   CHECK(st.message().find("epoll_ctl") != std::string::npos);

@@ -12,6 +12,7 @@
 #include "fakes/fake_clock.h"
 #include "fakes/temp_dir.h"
 #include "localapi/handler.h"
+#include "localapi/routes.h"
 #include "localapi/status_file.h"
 #include "localapi/watch_hub.h"
 
@@ -65,7 +66,6 @@ Snapshot Opaque(const Clock& clock) {
   s.record.leader_transitions = 0;
   s.opaque = true;
   s.unreadable = "control-plane.alpha.kubernetes.io/leader: not JSON";
-  s.term_reliable = false;
   s.term_unreliable_reason = "an unreadable record";
   return s;
 }
@@ -73,7 +73,6 @@ Snapshot Opaque(const Clock& clock) {
 Snapshot UnreliableTerm(const Clock& clock) {
   Snapshot s = HeldBy(clock, "pod-b_12345678");
   s.lock.type = election::LockType::kConfigMapsLeases;
-  s.term_reliable = false;
   s.term_unreliable_reason = "a change of holder did not raise leaderTransitions (4 to 4)";
   return s;
 }
@@ -84,13 +83,13 @@ HandlerOptions WithTimings(bool timings) {
   return o;
 }
 
-HttpAnswer Get(const std::string& path, const Snapshot& s, const Clock& clock,
-               const HandlerOptions& options) {
+http::Answer Get(const std::string& path, const Snapshot& s, const Clock& clock,
+                 const HandlerOptions& options) {
   HttpQuery q;
   q.method = "GET";
   q.path = path;
   q.loopback_peer = true;
-  return Handle(q, s, clock, options);
+  return Handle(q, FindRoute(q.path), s, clock, options);
 }
 
 struct Case {
@@ -116,7 +115,7 @@ TEST_CASE("golden: GET /leader, with and without timings") {
     for (bool timings : {false, true}) {
       CAPTURE(c.name);
       CAPTURE(timings);
-      const HttpAnswer a = Get("/leader", c.make(clock), clock, WithTimings(timings));
+      const http::Answer a = Get("/leader", c.make(clock), clock, WithTimings(timings));
       CHECK(a.status == c.status);
       CHECK(a.content_type == "application/json");
       CheckGolden(std::string("leader/") + c.name + (timings ? ".timings" : "") + ".json", a.body);
@@ -143,7 +142,7 @@ Snapshot K8upLeader(const Clock& clock) {
 
 TEST_CASE("golden: the README's GET /leader sample") {
   FakeClock clock;
-  const HttpAnswer a = Get("/leader", K8upLeader(clock), clock, WithTimings(true));
+  const http::Answer a = Get("/leader", K8upLeader(clock), clock, WithTimings(true));
   CheckGolden("leader/readme.json", a.body);
 }
 
@@ -151,7 +150,7 @@ TEST_CASE("golden: GET /readyz") {
   FakeClock clock;
   for (const Case& c : kCases) {
     CAPTURE(c.name);
-    const HttpAnswer a = Get("/readyz", c.make(clock), clock, WithTimings(false));
+    const http::Answer a = Get("/readyz", c.make(clock), clock, WithTimings(false));
     CheckGolden(std::string("readyz/") + c.name + ".json", a.body);
   }
   Snapshot forbidden = Follower(clock);
@@ -173,7 +172,7 @@ TEST_CASE("golden: the watch stream's event frames and the status file's content
     CAPTURE(c.name);
     FakeClock clock;
     Snapshot s = c.make(clock);
-    election::Publisher publisher([&s](bool) { return s; }, clock);
+    election::Publisher publisher([&s](election::Reading) { return s; }, clock);
     WatchHub hub(publisher, WatchHubOptions{});
     publisher.AddSink(&hub);
     testing::TempDir dir;

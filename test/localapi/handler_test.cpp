@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
-#include "localapi/metrics.h"
+#include "localapi/readiness.h"
+#include "localapi/routes.h"
 
 namespace leasehold::localapi {
 namespace {
@@ -62,8 +63,8 @@ Snapshot WithError(Snapshot s, Code code, std::string message) {
 }
 
 // From a loopback peer unless `loopback` says otherwise.
-HttpAnswer Call(const std::string& method, const std::string& path, const Snapshot& s,
-                const Clock& clock, HandlerOptions options = {}, bool loopback = true) {
+http::Answer Call(const std::string& method, const std::string& path, const Snapshot& s,
+                  const Clock& clock, HandlerOptions options = {}, bool loopback = true) {
   HttpQuery q;
   q.method = method;
   q.loopback_peer = loopback;
@@ -74,10 +75,10 @@ HttpAnswer Call(const std::string& method, const std::string& path, const Snapsh
     const size_t eq = query.find('=');
     q.params.emplace(query.substr(0, eq), eq == std::string::npos ? "" : query.substr(eq + 1));
   }
-  return Handle(q, s, clock, options);
+  return Handle(q, FindRoute(q.path), s, clock, options);
 }
 
-std::string Header(const HttpAnswer& a, const std::string& name) {
+std::string Header(const http::Answer& a, const std::string& name) {
   for (const auto& [k, v] : a.headers) {
     if (k == name) return v;
   }
@@ -139,7 +140,6 @@ TEST_CASE("GET /leader") {
          s.record.renew_time.reset();
          s.opaque = true;
          s.unreadable = "field leaseDurationSeconds is not a number of seconds";
-         s.term_reliable = false;
          s.term_unreliable_reason = "an unreadable record was written to the lock";
          return s;
        }(),
@@ -154,12 +154,12 @@ TEST_CASE("GET /leader") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      const HttpAnswer a = Call("GET", "/leader", c.s, clock);
+      const http::Answer a = Call("GET", "/leader", c.s, clock);
       CHECK(a.status == c.status);
       CHECK(a.content_type == kJson);
       CHECK(a.body == c.body + "\n");
       // "/" answers exactly as /leader (the classic image answered on every path), HEAD as GET.
-      const HttpAnswer root = Call("GET", "/", c.s, clock);
+      const http::Answer root = Call("GET", "/", c.s, clock);
       CHECK(root.status == a.status);
       CHECK(root.body == a.body);
       CHECK(Call("HEAD", "/leader", c.s, clock).body == a.body);
@@ -171,7 +171,7 @@ TEST_CASE("GET /leader: validForMs counts down with the clock") {
   FakeClock clock;
   const Snapshot s = Leader(clock, seconds(10));
   clock.Advance(milliseconds(2500));
-  const HttpAnswer a = Call("GET", "/leader", s, clock);
+  const http::Answer a = Call("GET", "/leader", s, clock);
   CHECK(a.body.find(R"("validForMs":7500,"validUntil":"2026-01-02T03:00:10.000Z")") !=
         std::string::npos);
   // At and past valid_until (the snapshot is older than the answer): the answer is judged now, so
@@ -245,7 +245,7 @@ TEST_CASE("GET /is-leader") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      const HttpAnswer a = Call("GET", "/is-leader", c.s, clock);
+      const http::Answer a = Call("GET", "/is-leader", c.s, clock);
       CHECK(a.status == c.status);
       CHECK(a.content_type == kText);
       CHECK(a.body == c.body);
@@ -275,7 +275,7 @@ TEST_CASE("POST /release") {
       int calls = 0;
       HandlerOptions options;
       options.release = [&calls] { ++calls; };
-      const HttpAnswer a = Call("POST", "/release", c.s, clock, options);
+      const http::Answer a = Call("POST", "/release", c.s, clock, options);
       CHECK(a.status == 202);
       CHECK(a.content_type == kJson);
       CHECK(a.body == std::string(c.body) + "\n");
@@ -289,7 +289,7 @@ TEST_CASE("POST /release from a peer that is not loopback: 403, and nothing is r
   int calls = 0;
   HandlerOptions options;
   options.release = [&calls] { ++calls; };
-  const HttpAnswer a =
+  const http::Answer a =
       Call("POST", "/release", Leader(clock, seconds(10)), clock, options, /*loopback=*/false);
   CHECK(a.status == 403);
   CHECK(a.body == "{\"error\":\"POST /release is only accepted from a loopback address\"}\n");
@@ -392,7 +392,7 @@ TEST_CASE("GET /readyz") {
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      const HttpAnswer a = Call("GET", "/readyz", c.s, clock);
+      const http::Answer a = Call("GET", "/readyz", c.s, clock);
       CHECK(a.status == c.status);
       CHECK(a.content_type == kJson);
       CHECK(a.body == c.body + "\n");
@@ -411,7 +411,7 @@ TEST_CASE("GET /readyz: every code has one reason") {
     CAPTURE(CodeName(code));
     const Snapshot s =
         code == Code::kOk ? HeldBy("pod-b", 3) : WithError(HeldBy("pod-b", 3), code, "m");
-    const HttpAnswer a = Call("GET", "/readyz", s, clock);
+    const http::Answer a = Call("GET", "/readyz", s, clock);
     const bool ready = ReadyFor(true, code);
     CHECK(a.status == (ready ? 200 : 503));
     const std::string needle = R"("reason":")";
@@ -485,7 +485,7 @@ TEST_CASE("GET /healthz") {
         s.last_progress_at = options.started_at + c.last_progress;
       }
       clock.Advance(c.now);
-      const HttpAnswer a = Call("GET", "/healthz", s, clock, options);
+      const http::Answer a = Call("GET", "/healthz", s, clock, options);
       CHECK(a.status == c.status);
       CHECK(a.content_type == kText);
       CHECK(a.body == c.body);
@@ -496,8 +496,8 @@ TEST_CASE("GET /healthz") {
 TEST_CASE("LeaderAnswer is the /leader answer") {
   FakeClock clock;
   for (const Snapshot& s : {NotObserved(), HeldBy("pod-b", 3), Leader(clock, seconds(10))}) {
-    const HttpAnswer a = LeaderAnswer(s, clock);
-    const HttpAnswer b = Call("GET", "/leader", s, clock);
+    const http::Answer a = LeaderAnswer(s, clock);
+    const http::Answer b = Call("GET", "/leader", s, clock);
     CHECK(a.status == b.status);
     CHECK(a.body == b.body);
     CHECK(a.content_type == kJson);
@@ -510,15 +510,15 @@ TEST_CASE("GET /metrics") {
   FakeClock clock;
   HandlerOptions options;
   options.metrics = [] { return std::string("leasehold_is_leader 1\n"); };
-  HttpAnswer a = Call("GET", "/metrics", Leader(clock, seconds(10)), clock, options);
+  http::Answer a = Call("GET", "/metrics", Leader(clock, seconds(10)), clock, options);
   CHECK(a.status == 200);
   CHECK(a.content_type == "text/plain; version=0.0.4; charset=utf-8");
   CHECK(a.body == "leasehold_is_leader 1\n");
   // The router takes no snapshot for it (a scrape never takes the elector's lock).
-  CHECK_FALSE(NeedsSnapshot("/metrics"));
+  CHECK_FALSE(FindRoute("/metrics")->reads_snapshot);
   for (const char* path : {"/", "/leader", "/is-leader", "/healthz", "/readyz", "/release"}) {
     CAPTURE(path);
-    CHECK(NeedsSnapshot(path));
+    CHECK(FindRoute(path)->reads_snapshot);
   }
   a = Call("POST", "/metrics", NotObserved(), clock, options);
   CHECK(a.status == 405);
@@ -529,7 +529,7 @@ TEST_CASE("GET /metrics") {
 
 TEST_CASE("/leader/watch reaching the handler: the listener has no watch hub") {
   FakeClock clock;
-  HttpAnswer a = Call("GET", "/leader/watch", NotObserved(), clock);
+  http::Answer a = Call("GET", "/leader/watch", NotObserved(), clock);
   CHECK(a.status == 503);
   CHECK(a.body == R"j({"error":"the watch stream is off (--max-watchers=0)"})j"
                   "\n");
@@ -563,7 +563,7 @@ TEST_CASE("the probe listener: /healthz, /readyz, /is-leader and /metrics only")
     options.probe_only = true;
     options.release = [&releases] { ++releases; };
     options.metrics = [] { return std::string("m 1\n"); };
-    const HttpAnswer a = Call(c.method, c.path, Leader(clock, seconds(10)), clock, options);
+    const http::Answer a = Call(c.method, c.path, Leader(clock, seconds(10)), clock, options);
     CHECK(a.status == c.status);
     if (c.status == 404) {
       CHECK(a.body == R"({"error":"no such endpoint on the probe listener: )" +
@@ -612,7 +612,7 @@ TEST_CASE("unknown paths and wrong methods") {
       int calls = 0;
       HandlerOptions options;
       options.release = [&calls] { ++calls; };
-      const HttpAnswer a = Call(c.method, c.path, HeldBy("pod-b", 1), clock, options);
+      const http::Answer a = Call(c.method, c.path, HeldBy("pod-b", 1), clock, options);
       CHECK(a.status == c.status);
       CHECK(a.content_type == kJson);
       CHECK(a.body == c.body + "\n");

@@ -20,8 +20,8 @@
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
 #include "http/request.h"
-#include "localapi/local_server.h"
 #include "localapi/metrics.h"
+#include "localapi/router.h"
 #include "localapi/watch_hub.h"
 
 namespace leasehold::localapi {
@@ -50,7 +50,7 @@ double MsSince(Steady::time_point t) {
 // The listener's deadlines are on `clock` (a FakeClock: tests advance it and Wake() the server,
 // never sleep), unless `real_time` (the load test, which measures real latencies).
 struct Fixture {
-  explicit Fixture(ServerOptions so = {}, bool real_time = false) {
+  explicit Fixture(http::ListenerOptions so = {}, bool real_time = false) {
     snapshot.identity = "pod-a";
     snapshot.lock = {election::LockType::kLeases, "default", "my-lock"};
     snapshot.observed = true;
@@ -60,8 +60,9 @@ struct Fixture {
     ho.started_at = server_clock.MonotonicNow();
     ho.release = [this] { ++releases; };
     ho.metrics = [] { return std::string("leasehold_is_leader 0\n"); };
-    auto s = HttpServer::Create(
-        "127.0.0.1:0", [this](bool) { return snapshot; }, server_clock, ho, so);
+    auto s = Listen(
+        "127.0.0.1:0", [this](election::Reading) { return snapshot; }, server_clock, ho,
+        /*watch=*/nullptr, so);
     REQUIRE(s.ok());
     server = std::move(s).value();
     REQUIRE(server->Start().ok());
@@ -76,7 +77,7 @@ struct Fixture {
   RealClock real_clock;
   election::Snapshot snapshot;
   std::atomic<int> releases{0};
-  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<http::Listener> server;
   int port = 0;
 };
 
@@ -263,7 +264,7 @@ TEST_CASE("a header flood is cut off at 16 KiB: 431 and close, whatever the peer
 
 TEST_CASE("the request must arrive within head_timeout of the accept or of the last answer") {
   // On the fake clock: no sleep, and the bound is exact.
-  ServerOptions so;
+  http::ListenerOptions so;
   so.head_timeout = 400ms;
   Fixture f(so);
 
@@ -368,7 +369,7 @@ TEST_CASE("a REMOTE_ADDR header is only a header: the peer address comes from th
 }
 
 TEST_CASE("at most max_requests_per_connection answers; the last says Connection: close") {
-  ServerOptions so;
+  http::ListenerOptions so;
   so.max_requests_per_connection = 3;
   Fixture f(so);
   RawClient cli(f.port);
@@ -381,7 +382,7 @@ TEST_CASE("at most max_requests_per_connection answers; the last says Connection
 }
 
 TEST_CASE("a full listener sheds the connection that waited longest, never the newcomer") {
-  ServerOptions so;
+  http::ListenerOptions so;
   so.max_connections = 4;
   Fixture f(so);
   std::vector<std::unique_ptr<RawClient>> old;
@@ -405,7 +406,7 @@ TEST_CASE("a full listener sheds the connection that waited longest, never the n
 TEST_CASE(
     "probes and scrapes on a fresh connection answer fast while 2,000 slow or idle connections "
     "are held") {
-  ServerOptions so;
+  http::ListenerOptions so;
   // Below the attack, so that every new connection sheds one, as in production (256, 2,000).
   so.max_connections = kHeldEach / 4;
   Fixture f(so, /*real_time=*/true);
@@ -475,7 +476,7 @@ TEST_CASE("connections their peers closed are not counted against the limit: no 
   // scrapes against a limit of 16 shed a live client; with this many scrapes against 8, the
   // mutant accept-burst-past-limit fails 19 runs of 20. Guarded code: 0 of 100, loaded or not.
   constexpr int kScrapesEach = 1500;
-  ServerOptions so;
+  http::ListenerOptions so;
   so.max_connections = 8;
   Fixture f(so);
   std::atomic<int> answered{0}, failed{0};
@@ -514,16 +515,16 @@ TEST_CASE("a /metrics flood on the probe listener never waits for the elector's 
   ho.started_at = clock.MonotonicNow();
   ho.probe_only = true;
   ho.metrics = [&] { return metrics.Render(gauges); };
-  ServerOptions so;
+  http::ListenerOptions so;
   so.max_connections = 128;  // the probe listener's bound (app.cpp, kProbeConnections)
-  auto server = HttpServer::Create(
+  auto server = Listen(
       "127.0.0.1:0",
-      [&](bool) {
+      [&](election::Reading) {
         std::lock_guard<std::mutex> l(elector_mu);
         ++snapshots;
         return election::Snapshot{};
       },
-      clock, ho, so);
+      clock, ho, /*watch=*/nullptr, so);
   REQUIRE(server.ok());
   REQUIRE((*server)->Start().ok());
   const int port = (*server)->port();
@@ -563,13 +564,11 @@ TEST_CASE("an HTTP/1.0 client gets a watch stream it can read: no chunks, ended 
   election::Snapshot s;
   s.identity = "pod-a";
   s.observed = true;
-  election::Publisher publisher([&](bool) { return s; }, clock);
+  election::Publisher publisher([&](election::Reading) { return s; }, clock);
   WatchHub hub(publisher, {});
   publisher.AddSink(&hub);
-  ServerOptions so;
-  so.watch = &hub;
-  auto server = HttpServer::Create(
-      "127.0.0.1:0", [&](bool) { return s; }, clock, HandlerOptions{}, so);
+  auto server = Listen(
+      "127.0.0.1:0", [&](election::Reading) { return s; }, clock, HandlerOptions{}, &hub);
   REQUIRE(server.ok());
   REQUIRE((*server)->Start().ok());
   RawClient cli((*server)->port());

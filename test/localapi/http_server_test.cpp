@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
-#include "localapi/local_server.h"
+#include "localapi/router.h"
 
 namespace leasehold::localapi {
 namespace {
@@ -50,17 +50,17 @@ struct Fixture {
   std::atomic<int> promised{0};
   std::atomic<int> peeked{0};
 
-  Result<std::unique_ptr<HttpServer>> Make(const std::string& address) {
+  Result<std::unique_ptr<http::Listener>> Make(const std::string& address) {
     HandlerOptions options;
     options.started_at = clock.MonotonicNow();
     options.release = [this] { ++releases; };
-    return HttpServer::Create(
+    return Listen(
         address,
-        [this](bool promise) {
-          (promise ? promised : peeked)++;
+        [this](election::Reading reading) {
+          (reading == election::Reading::kPromise ? promised : peeked)++;
           return box.Get();
         },
-        clock, options);
+        clock, options, /*watch=*/nullptr);
   }
 };
 
@@ -85,7 +85,7 @@ TEST_CASE("listener serves Handle() over HTTP on 127.0.0.1, port 0") {
   CHECK(r->get_header_value("Content-Type") == "application/json");
   CHECK(r->get_header_value("Cache-Control") == "no-store");
   HttpQuery q{"GET", "/leader", {}};
-  CHECK(r->body == Handle(q, f.box.Get(), f.clock, {}).body);
+  CHECK(r->body == Handle(q, FindRoute(q.path), f.box.Get(), f.clock, {}).body);
 
   r = cli.Get("/is-leader");
   REQUIRE(r);

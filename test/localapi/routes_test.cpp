@@ -51,9 +51,9 @@ struct Source {
     s.last_attempt_at = clock.MonotonicNow();
     s.last_progress_at = s.last_attempt_at;
   }
-  election::Snapshot Get(bool promise) {
+  election::Snapshot Get(election::Reading reading) {
     std::lock_guard<std::mutex> l(mu);
-    (promise ? promises : peeks)++;
+    (reading == election::Reading::kPromise ? promises : peeks)++;
     return s;
   }
   std::mutex mu;
@@ -73,7 +73,7 @@ struct Outcome {
 Outcome Ask(Listener listener, const std::string& method, const std::string& path, Peer peer) {
   FakeClock clock;
   Source source(clock);
-  SnapshotSource snapshots = [&source](bool promise) { return source.Get(promise); };
+  election::SnapshotSource snapshots = [&source](election::Reading r) { return source.Get(r); };
   election::Publisher publisher(snapshots, clock);
   WatchHub hub(publisher, WatchHubOptions{});
   publisher.AddSink(&hub);
@@ -90,7 +90,7 @@ Outcome Ask(Listener listener, const std::string& method, const std::string& pat
   head.target = path;
   const std::string label = "listener";
   const std::string from = peer == Peer::kLoopback ? "127.0.0.1:5000" : "10.1.2.3:5000";
-  Routed r = router.Route(head, RequestSource{label, from, peer == Peer::kLoopback});
+  http::Routed r = router.Serve(head, http::Peer{label, from, peer == Peer::kLoopback});
   Outcome out;
   out.status = r.stream ? 200 : r.answer.status;
   r.stream.reset();
@@ -151,7 +151,7 @@ const Row kRows[] = {
     {M, "POST", "/nope", 404, 404, false},
     {M, "GET", "/leader/", 404, 404, false},
     {M, "GET", "/is-leader/x", 404, 404, false},
-    // The probe listener: /healthz, /readyz and /is-leader only, and never a promise.
+    // The probe listener: /healthz, /readyz, /is-leader and /metrics only, never a promise.
     {P, "GET", "/", 404, 404, false},
     {P, "HEAD", "/", 404, 404, false},
     {P, "GET", "/leader", 404, 404, false},

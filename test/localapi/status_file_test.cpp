@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "fakes/fake_clock.h"
-#include "localapi/handler.h"
+#include "localapi/leader_doc.h"
 
 namespace leasehold::localapi {
 namespace {

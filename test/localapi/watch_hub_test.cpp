@@ -27,9 +27,9 @@ struct Source {
     s.record.holder_identity = "them";
     s.record.leader_transitions = 1;
   }
-  Snapshot Get(bool promise) {
+  Snapshot Get(election::Reading reading) {
     std::lock_guard<std::mutex> l(mu);
-    if (promise) ++promises;
+    if (reading == election::Reading::kPromise) ++promises;
     return s;
   }
   // A new term: a change every sink hears of.
@@ -53,7 +53,7 @@ std::optional<std::string> NextFrame(WatchHub& hub, WatchHub::Client& c) {
 
 struct Fixture {
   explicit Fixture(WatchHubOptions o = {})
-      : publisher([this](bool promise) { return source.Get(promise); }, clock), hub(publisher, o) {
+      : publisher([this](election::Reading r) { return source.Get(r); }, clock), hub(publisher, o) {
     publisher.AddSink(&hub);
   }
   // The term each frame carries, or the frame itself when it is not an event.

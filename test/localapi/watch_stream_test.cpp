@@ -24,7 +24,7 @@
 #include "election/publisher.h"
 #include "fakes/fake_clock.h"
 #include "fakes/raw_client.h"
-#include "localapi/local_server.h"
+#include "localapi/router.h"
 #include "localapi/watch_hub.h"
 
 namespace leasehold::localapi {
@@ -65,9 +65,9 @@ class Box {
     s_.record.holder_identity = "pod-b";
     s_.record.leader_transitions = 1;
   }
-  Snapshot Get(bool promise) {
+  Snapshot Get(election::Reading reading) {
     std::lock_guard<std::mutex> l(mu_);
-    (promise ? promised_ : peeked_)++;
+    (reading == election::Reading::kPromise ? promised_ : peeked_)++;
     return s_;
   }
   // A new term held by `holder`; leading when it is "pod-a".
@@ -101,17 +101,16 @@ class Box {
 };
 
 struct Fixture {
-  explicit Fixture(WatchHubOptions hub_options = {}, ServerOptions server_options = {})
+  explicit Fixture(WatchHubOptions hub_options = {}, http::ListenerOptions server_options = {})
       : box(clock),
-        publisher([this](bool promise) { return box.Get(promise); }, clock),
+        publisher([this](election::Reading r) { return box.Get(r); }, clock),
         hub(publisher, hub_options) {
     publisher.AddSink(&hub);
     HandlerOptions ho;
     ho.started_at = clock.MonotonicNow();
     ho.metrics = [] { return std::string("leasehold_is_leader 0\n"); };
-    server_options.watch = &hub;
-    auto s = HttpServer::Create(
-        "127.0.0.1:0", [this](bool promise) { return box.Get(promise); }, clock, ho,
+    auto s = Listen(
+        "127.0.0.1:0", [this](election::Reading r) { return box.Get(r); }, clock, ho, &hub,
         server_options);
     REQUIRE(s.ok());
     server = std::move(s).value();
@@ -128,7 +127,7 @@ struct Fixture {
   Box box;
   election::Publisher publisher;
   WatchHub hub;
-  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<http::Listener> server;
   int port = 0;
 };
 
@@ -188,7 +187,7 @@ TEST_CASE(
     "other clients, and is cut off") {
   WatchHubOptions o;
   o.queue_limit = 8;
-  ServerOptions so;
+  http::ListenerOptions so;
   // A publication that waited for the stalled client's socket would take this long.
   so.write_timeout = 1s;
   Fixture f(o, so);
@@ -219,7 +218,7 @@ TEST_CASE(
   CHECK(reader.ReadUntil("\"isLeader\":true"));
 }
 
-TEST_CASE("HttpServer::Stop ends every stream after its last event, promptly") {
+TEST_CASE("Stop ends every stream after its last event, promptly") {
   Fixture f;
   std::vector<std::unique_ptr<RawClient>> clients;
   for (int i = 0; i < 10; ++i) {
@@ -285,8 +284,8 @@ TEST_CASE(
   int releases = 0;
   ho.release = [&] { ++releases; };
   ho.metrics = [] { return std::string("m 1\n"); };
-  auto server = HttpServer::Create(
-      "127.0.0.1:0", [&](bool promise) { return box.Get(promise); }, clock, ho);
+  auto server = Listen(
+      "127.0.0.1:0", [&](election::Reading r) { return box.Get(r); }, clock, ho, /*watch=*/nullptr);
   REQUIRE(server.ok());
   REQUIRE((*server)->Start().ok());
   httplib::Client cli("127.0.0.1", (*server)->port());
