@@ -27,6 +27,7 @@
 #include "cluster/announcer.h"
 #include "cluster/lock_watcher.h"
 #include "election/elector.h"
+#include "election/observer.h"
 #include "election/publisher.h"
 #include "kube/cluster_config.h"
 #include "kube/curl_api_client.h"
@@ -95,6 +96,15 @@ struct Agent {
   std::unique_ptr<kube::Watcher> watcher;
   std::unique_ptr<election::Lock> lock;
   std::unique_ptr<election::Elector> elector;
+  std::unique_ptr<election::Observer> observer;  // --agent-mode observe, in place of the elector
+  election::Runner& runner() const {
+    return observer ? static_cast<election::Runner&>(*observer) : *elector;
+  }
+  // The identity the local API and the Events name: the pod's in observe mode (the holder's
+  // own identity is the operator's).
+  std::string identity() const {
+    return observer ? config.observe_match.name : config.election.identity();
+  }
   std::unique_ptr<election::Publisher> publisher;
   std::unique_ptr<localapi::WatchHub> hub;
   std::unique_ptr<localapi::StatusFile> status_file;
@@ -184,6 +194,16 @@ Step MakeElector(Agent& a) {
       return StepError{kExitBadConfig, "cannot set up the lock: " + l.status().message()};
     a.lock = std::move(l).value();
   }
+  if (config.mode == AgentMode::kObserve) {
+    election::ObserverConfig oc;
+    oc.match = config.observe_match;
+    oc.identity = config.observe_match.name;
+    oc.lease_duration = ec.lease_duration();
+    oc.renew_deadline = ec.renew_deadline();
+    oc.retry_period = ec.retry_period();
+    a.observer = std::make_unique<election::Observer>(oc, *a.lock, a.clock);
+    return std::nullopt;
+  }
   a.elector = std::make_unique<election::Elector>(ec, *a.lock, a.clock, MakeRandom01());
   return std::nullopt;
 }
@@ -191,7 +211,7 @@ Step MakeElector(Agent& a) {
 // Everyone who is told rather than asks: watch streams, the status file, Events, the label.
 Step MakeSinks(Agent& a) {
   const AppConfig& config = a.config;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   a.publisher = std::make_unique<election::Publisher>(
       [&elector](bool promise) { return promise ? elector.Take() : elector.Peek(); }, a.clock);
   a.publisher->SetWriteHook(&a.metrics);
@@ -223,7 +243,7 @@ Step MakeSinks(Agent& a) {
     }
     a.announce_client = std::move(c).value();
     cluster::KubeAnnouncerOptions ao;
-    ao.identity = config.election.identity();
+    ao.identity = a.identity();
     ao.events = true;
     ao.label_key = config.leader_label;
     ao.pod_name = config.pod_name;
@@ -240,7 +260,7 @@ Step MakeSinks(Agent& a) {
 Step MakeServers(Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   localapi::HandlerOptions handler_options;
   handler_options.started_at = a.clock.MonotonicNow();
   handler_options.lease_duration = ec.lease_duration();
@@ -288,8 +308,16 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
+               a.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
                config.lock_name, config.namespace_source);
+  if (a.observer) {
+    spdlog::info(
+        "mode observe: never writes the lock; this pod leads while the holder {} {} "
+        "(--observe-identity {})",
+        config.observe_match.rule == election::MatchRule::kPod ? "is, or starts with _ after,"
+                                                               : "is exactly",
+        config.observe_match.name, election::MatchRuleName(config.observe_match.rule));
+  }
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",
@@ -303,7 +331,7 @@ void LogStart(const Agent& a) {
 // Starts the listeners and the sinks; the elector then runs until the first signal stops it.
 Step Serve(Agent& a, FirstSignal& first_signal) {
   const AppConfig& config = a.config;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   // From here the first signal stops the elector instead of exiting (see Main); disarmed before
   // this returns, so before the elector goes away.
   first_signal.Arm([&elector, mode = config.election.release_mode()](int signo) {
@@ -358,7 +386,7 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
 
 // After the elector returned: the final state to every sink, then the listeners stop.
 void Shutdown(Agent& a) {
-  a.elector->SetListener(nullptr);
+  a.runner().SetListener(nullptr);
   // Publishes the final state ("not leader") to the streams, the status file and the announcer.
   a.publisher->Stop();
   // "stopped leading" and the label "follower", in bounded time.

@@ -37,6 +37,8 @@ struct Draft {
   Duration renew = election::Timings{}.renew_deadline;
   Duration retry = election::Timings{}.retry_period;
   election::ReleaseMode mode = election::ReleaseMode::kSafe;
+  AgentMode agent_mode = AgentMode::kElect;
+  election::MatchRule observe_rule = election::MatchRule::kPod;
   Duration holdoff = election::kDefaultReleaseHoldoff;
   std::string http_address = kDefaultHttpAddress;
   int watchers = localapi::WatchHubOptions{}.max_watchers;
@@ -131,6 +133,39 @@ const OptionTable<Draft>& AgentTable() {
      "replicas still using it see the same leader during an upgrade). none switches leader "
      "election off: this replica always leads and makes no API call (no RBAC, no token); more "
      "than one replica would each act as leader.", ""},
+    {"agent-mode", "", "elect|observe", kOwnVariable, "", "",
+     [](const Draft& d) { return std::string(AgentModeName(d.agent_mode)); },
+     [](const std::string& t, Draft& d) {
+       for (const AgentMode m : {AgentMode::kElect, AgentMode::kObserve}) {
+         if (t == AgentModeName(m)) {
+           d.agent_mode = m;
+           return Status::Ok();
+         }
+       }
+       return Bad(Quote(t) + " is not a mode (one of: elect, observe)");
+     },
+     "elect: contend for the lock. observe: never write it; read and watch a lock that another "
+     "program in this pod elects with (a controller-runtime or client-go operator), and report "
+     "whether this pod holds it (see --observe-identity). A \"yes\" then ends at most "
+     "--renew-deadline after the send of the last read that showed an older version of the "
+     "record (docs/safety.md, \"Observe mode\"); safe only beside electors that do not release "
+     "the lock on shutdown (controller-runtime's default).",
+     "`elect` contends for the lock; `observe` only reads a lock another program elects with"},
+    {"observe-identity", "", "pod|exact", kOwnVariable, "", "",
+     [](const Draft& d) { return std::string(election::MatchRuleName(d.observe_rule)); },
+     [](const std::string& t, Draft& d) {
+       for (const election::MatchRule r : {election::MatchRule::kPod, election::MatchRule::kExact}) {
+         if (t == election::MatchRuleName(r)) {
+           d.observe_rule = r;
+           return Status::Ok();
+         }
+       }
+       return Bad(Quote(t) + " is not a rule (one of: pod, exact)");
+     },
+     "With --agent-mode observe, which holder is this pod. pod: the holder is $POD_NAME or starts with "
+     "$POD_NAME and \"_\" (controller-runtime's <hostname>_<uuid>; pod names cannot contain "
+     "\"_\", so one holder names at most one pod of a namespace). exact: the holder is --identity.",
+     "with `--agent-mode observe`: `pod` (holder is `POD_NAME` or `POD_NAME_…`) or `exact` (`--identity`)"},
     {"lease-duration", "", "DURATION", kOwnVariable, "", "",
      [](const Draft& d) { return FormatGoDuration(d.lease); },
      Store<Draft, Duration, &Draft::lease, ParseDuration>,
@@ -385,6 +420,13 @@ class Resolver {
   Resolver(const CommandLineValue& command_line, const Environment& env)
       : command_line_(command_line), env_(env) {}
 
+  // Where the setting `flag` came from, or the flag itself when it was not given (for messages).
+  Given Named(const std::string& flag) const {
+    Given g = GivenFor(flag);
+    if (g.origin.empty()) g.origin = "--" + flag;
+    return g;
+  }
+
   // Where the setting `flag` came from (for messages).
   Given GivenFor(const std::string& flag) const {
     for (const SettingDoc& s : Describe(AgentTable())) {
@@ -439,6 +481,44 @@ class Resolver {
     if (base.empty()) base = env_.hostname();
     if (base.empty()) base = "leasehold";
     return base + "_" + env_.random_hex8();
+  }
+
+  // --agent-mode observe: who this pod is in the lock, and the settings observe mode needs (why
+  // each is refused: election/observer.h, docs/safety.md "Observe mode").
+  Status Observe(const Draft& d, const Resolved& resolved, election::HolderMatch& out) const {
+    if (d.agent_mode != AgentMode::kObserve) return Status::Ok();
+    const Given mode = Named("agent-mode");
+    if (d.type == locks::LockType::kNone) {
+      return BadValue(mode, "observe needs a lock to read (not --lock-type none)");
+    }
+    if (d.lease - d.renew < election::kObserveMargin) {
+      return BadValue(Named("renew-deadline"),
+                      "must be at least " + FormatGoDuration(election::kObserveMargin) +
+                          " below --lease-duration in observe mode (clock drift, and a rival's "
+                          "whole-second view of the record)");
+    }
+    const Given rule = Named("observe-identity");
+    out.rule = d.observe_rule;
+    if (d.observe_rule == election::MatchRule::kExact) {
+      out.name = d.identity.value_or("");
+    } else {
+      out.name = FromEnv("POD_NAME").value_or("");
+      if (!out.name.empty() && !kube::IsDns1123Subdomain(out.name)) {
+        return BadValue(rule, "POD_NAME " + Quote(out.name) + " is not a valid pod name");
+      }
+      // Pod names are unique in a namespace only: pods of two namespaces reading one lock
+      // could share a name.
+      const std::string pod_ns = FromEnv("POD_NAMESPACE").value_or(resolved.name_space);
+      if (pod_ns != resolved.name_space) {
+        return BadValue(rule,
+                        "pod matches pod names, unique only within a namespace, but this "
+                        "pod (POD_NAMESPACE " +
+                            Quote(pod_ns) + ") is not in the lock's namespace " +
+                            Quote(resolved.name_space) + " (use exact with --identity)");
+      }
+    }
+    if (Status st = election::CheckHolderMatch(out); !st.ok()) return BadValue(rule, st.message());
+    return Status::Ok();
   }
 
   // --leader-label's pod (POD_NAME, POD_NAMESPACE from the downward API).
@@ -500,6 +580,10 @@ Result<AppConfig> Assemble(const Draft& d, const Resolved& resolved, std::string
 }  // namespace
 
 std::vector<SettingDoc> AgentSettings() { return Describe(AgentTable()); }
+
+const char* AgentModeName(AgentMode mode) {
+  return mode == AgentMode::kObserve ? "observe" : "elect";
+}
 
 const char* LogFormatName(LogFormat format) { return format == LogFormat::kJson ? "json" : "text"; }
 
@@ -577,6 +661,8 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   if (Status st = resolve.LabelledPod(draft, resolved); !st.ok()) return st;
   Result<AppConfig> config = Assemble(draft, resolved, resolve.Identity(draft));
   if (!config.ok()) return config.status();
+  if (Status st = resolve.Observe(draft, resolved, config->observe_match); !st.ok()) return st;
+  config->mode = draft.agent_mode;
   command.config.emplace(std::move(config).value());
   WarnRepeatedFlags(r, env, &command.warnings);
   for (std::string& w : UnknownVariableWarnings(env, AllSettings(), "leasehold")) {

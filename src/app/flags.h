@@ -13,15 +13,20 @@
 #include "app/options.h"
 #include "base/status.h"
 #include "election/config.h"
+#include "election/observer.h"
 #include "kube/cluster_config.h"
 #include "locks/lock_type.h"
 
 namespace leasehold::app {
 
 enum class LogFormat { kText, kJson };
+// --agent-mode: contend for the lock (Elector), or only read a lock another program elects with
+// (Observer, election/observer.h).
+enum class AgentMode { kElect, kObserve };
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 
 const char* LogFormatName(LogFormat format);
+const char* AgentModeName(AgentMode mode);  // "elect", "observe"
 const char* LogLevelName(LogLevel level);
 
 // --log-format and --log-level values, for the agent, `gate` and `probe` alike: the one home of
@@ -60,6 +65,9 @@ struct AppConfig {
   kube::LoadOptions kube;  // --kubeconfig, --context, --serviceaccount-dir
   LogFormat log_format = LogFormat::kText;
   LogLevel log_level = LogLevel::kInfo;
+  AgentMode mode = AgentMode::kElect;
+  // kObserve only: which holder is this pod (checked: it can match one pod's holder only).
+  election::HolderMatch observe_match;
 };
 
 struct Command {

@@ -16,6 +16,7 @@
 #include "election/config.h"
 #include "election/lock.h"
 #include "election/record.h"
+#include "election/runner.h"
 
 namespace leasehold::election {
 
@@ -131,7 +132,7 @@ using SnapshotListener = std::function<void(const Snapshot&)>;
 // thread-safe.
 using SnapshotSource = std::function<Snapshot(bool promise)>;
 
-class Elector {
+class Elector : public Runner {
  public:
   Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random);
 
