@@ -365,7 +365,7 @@ MUTANTS = [Mutant(*m) for m in [
      "if (!veto_since_) veto_since_ = now;",
      "(void)now;",
      "a watch event naming another holder does not end the yes"),
-    ("observe-veto-cleared-at-event-instant", OBS,
+    ("observe-veto-lifted-at-event-instant", OBS,
      "if (veto_since_ && send > *veto_since_)",
      "if (veto_since_ && send >= *veto_since_)",
      "a Get not sent after the watch event ends its veto"),

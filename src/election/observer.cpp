@@ -51,6 +51,7 @@
 
 #include "base/text.h"
 #include "base/wake.h"
+#include "election/term_evidence.h"
 
 namespace leasehold::election {
 namespace {
@@ -254,29 +255,17 @@ Snapshot Observer::Peek() const {
 // The term is the holder's leaseTransitions as read; it is a fencing token only while every
 // writer kept the count (the same evidence the elector looks for, from the Gets).
 void Observer::CheckTermLocked(const LockObservation& o) {
-  const LeaderElectionRecord& r = o.record;
-  const std::optional<LeaderElectionRecord> previous = term_last_;
-  term_last_ = o.opaque ? std::nullopt : std::optional<LeaderElectionRecord>(r);
-  if (!term_unreliable_reason_.empty()) return;
-  std::string why;
-  if (o.opaque) {
-    why = "an unreadable record was written to the lock";
-  } else if (!r.holder_identity.empty() && !r.transitions_recorded) {
-    why = "a record without a transition count (holder " + EscapeForLog(r.holder_identity) +
-          ") was written to the lock";
-  } else if (previous && r.leader_transitions < previous->leader_transitions) {
-    why = "the transition count went back from " + std::to_string(previous->leader_transitions) +
-          " to " + std::to_string(r.leader_transitions);
-  } else if (previous && !r.holder_identity.empty() && !previous->holder_identity.empty() &&
-             r.holder_identity != previous->holder_identity &&
-             r.leader_transitions <= previous->leader_transitions) {
-    why = "the holder changed to " + EscapeForLog(r.holder_identity) +
-          " without raising the transition count";
+  const std::optional<LeaderElectionRecord> previous = std::move(term_last_);
+  const int64_t max_seen = term_max_;
+  term_last_ = o.opaque ? std::nullopt : std::optional<LeaderElectionRecord>(o.record);
+  term_max_ = std::max(term_max_, o.record.leader_transitions);
+  if (term_unreliable_reason_.empty()) {
+    term_unreliable_reason_ = TermUnreliableReason(o, previous, max_seen);
+    if (!term_unreliable_reason_.empty()) {
+      spdlog::warn("lock {}: the term is no fencing token from now on: {}", Where(lock_.Describe()),
+                   term_unreliable_reason_);
+    }
   }
-  if (why.empty()) return;
-  term_unreliable_reason_ = why;
-  spdlog::warn("lock {}: the term is no fencing token from now on: {}", Where(lock_.Describe()),
-               why);
 }
 
 void Observer::PublishGaugesLocked() {

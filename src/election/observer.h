@@ -119,6 +119,7 @@ class Observer : public Runner {
   std::optional<MonoTime> last_attempt_at_;
   std::optional<MonoTime> last_progress_at_;
   std::optional<LeaderElectionRecord> term_last_;
+  int64_t term_max_ = 0;
   std::string term_unreliable_reason_;
   std::function<void(const Snapshot&)> listener_;
   Gauges gauges_;
