@@ -243,6 +243,13 @@ class Run:
         # Every agent's promise against every other pod's manager: the least room left.
         room = min(span[1] - x.end for span in spans for p, ss in pods.items() if p != span[0]
                    for x in ss if x.yes and x.valid_until is not None and x.send < span[1])
+        # The bounds of docs/safety.md ("Observe mode"): the old pod's yes ended at most
+        # renew-deadline after a Get sent before the last renewal, which came before the fault;
+        # the new pod's yes came with the first Get after the takeover's watch event (within a
+        # retry-period without the watch).
+        assert last_yes <= t_fault + TIMINGS.renew + 0.05, (last_yes - t_fault)
+        assert first_new - acquired_new <= 2 * TIMINGS.retry + 0.5, (first_new - acquired_new)
+        assert room > 0, room
         measured(f"observe {fault}: {old[-1][5]}'s leadership ended {old[-1][3] - t_fault:+.2f}s "
                  f"from the fault; its pod's last validUntil {last_yes - t_fault:+.2f}s; "
                  f"{new[0][5]} acquired {acquired_new - t_fault:.2f}s after the fault, "
