@@ -311,12 +311,13 @@ void LogStart(const Agent& a) {
                a.identity(), locks::LockTypeName(a.lock->Describe().type), config.name_space,
                config.lock_name, config.namespace_source);
   if (a.observer) {
+    const election::HolderMatch& m = config.observe_match;
     spdlog::info(
-        "mode observe: never writes the lock; this pod leads while the holder {} {} "
+        "agent mode observe: never writes the lock; this pod leads while the holder {} "
         "(--observe-identity {})",
-        config.observe_match.rule == election::MatchRule::kPod ? "is, or starts with _ after,"
-                                                               : "is exactly",
-        config.observe_match.name, election::MatchRuleName(config.observe_match.rule));
+        m.rule == election::MatchRule::kPod ? "is " + m.name + " or starts with \"" + m.name + "_\""
+                                            : "is exactly " + m.name,
+        election::MatchRuleName(m.rule));
   }
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "

@@ -420,13 +420,6 @@ class Resolver {
   Resolver(const CommandLineValue& command_line, const Environment& env)
       : command_line_(command_line), env_(env) {}
 
-  // Where the setting `flag` came from, or the flag itself when it was not given (for messages).
-  Given Named(const std::string& flag) const {
-    Given g = GivenFor(flag);
-    if (g.origin.empty()) g.origin = "--" + flag;
-    return g;
-  }
-
   // Where the setting `flag` came from (for messages).
   Given GivenFor(const std::string& flag) const {
     for (const SettingDoc& s : Describe(AgentTable())) {
@@ -487,17 +480,17 @@ class Resolver {
   // each is refused: election/observer.h, docs/safety.md "Observe mode").
   Status Observe(const Draft& d, const Resolved& resolved, election::HolderMatch& out) const {
     if (d.agent_mode != AgentMode::kObserve) return Status::Ok();
-    const Given mode = Named("agent-mode");
+    const Given mode = GivenFor("agent-mode");
     if (d.type == locks::LockType::kNone) {
       return BadValue(mode, "observe needs a lock to read (not --lock-type none)");
     }
     if (d.lease - d.renew < election::kObserveMargin) {
-      return BadValue(Named("renew-deadline"),
+      return BadValue(GivenFor("renew-deadline"),
                       "must be at least " + FormatGoDuration(election::kObserveMargin) +
                           " below --lease-duration in observe mode (clock drift, and a rival's "
                           "whole-second view of the record)");
     }
-    const Given rule = Named("observe-identity");
+    const Given rule = GivenFor("observe-identity");
     out.rule = d.observe_rule;
     if (d.observe_rule == election::MatchRule::kExact) {
       out.name = d.identity.value_or("");
