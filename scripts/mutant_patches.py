@@ -20,6 +20,9 @@ R = "src/localapi/router.cpp"
 # Publication (beside the elector): promises, the answer judged when it
 # is rendered, and a listener that never waits for a sink.
 PUB = "src/election/publisher.cpp"
+# Observe mode's "yes" (the argument at the top of observer.cpp). Killed by election_test's
+# Observer cases (test/election/observer_test.cpp).
+OBS = "src/election/observer.cpp"
 
 # (name, file, old text, new text, what the mutant breaks). `old` must occur exactly once.
 MUTANTS = [Mutant(*m) for m in [
@@ -337,6 +340,52 @@ MUTANTS = [Mutant(*m) for m in [
      "if (configmap.code() != Code::kNotFound && configmap.code() != Code::kForbidden) "
      "return configmap.status();",
      "a 403 on the ConfigMap check lets the leader renew the Lease alone"),
+    # --- observe mode: reads only, and a yes bounded from a Get's send ---------------------------
+    ("observe-writes", OBS,
+     "Result<LockObservation> got = lock_.Get(send + config_.renew_deadline);\n",
+     "Result<LockObservation> got = lock_.Get(send + config_.renew_deadline);\n"
+     "  (void)lock_.Update(LeaderElectionRecord{}, send + config_.renew_deadline);\n",
+     "the observer writes the lock it only reads"),
+    ("observe-evidence-from-answer", OBS,
+     "last_send_ = send;\n      last_type_",
+     "last_send_ = answered;\n      last_type_",
+     "the yes counted from a Get's answer, not its send (the version may predate the answer)"),
+    ("observe-first-get-is-evidence", OBS,
+     "evidence_.reset();  // no earlier Get",
+     "evidence_ = send;  // no earlier Get",
+     "a first Get naming this pod says yes: a dead holder's record looks alive"),
+    ("observe-failed-get-counts", OBS,
+     "last_error_ = got.status();\n",
+     "last_error_ = got.status();\n      last_send_ = send;\n",
+     "a failed Get moves S forward although it read nothing"),
+    ("observe-fine-key", OBS,
+     "if (o.opaque) return \"opaque\\n\" + o.raw;",
+     "return o.raw;",
+     "versions told apart more finely than a Go elector does (sub-second renewTime)"),
+    ("observe-watch-ignored", OBS,
+     "if (!veto_since_) veto_since_ = now;",
+     "(void)now;",
+     "a watch event naming another holder does not end the yes"),
+    ("observe-veto-lifted-at-event-instant", OBS,
+     "if (veto_since_ && send > *veto_since_)",
+     "if (veto_since_ && send >= *veto_since_)",
+     "a Get not sent after the watch event ends its veto"),
+    ("observe-record-lease-ignored", OBS,
+     "std::chrono::seconds(current_.record.lease_duration_seconds), config_.lease_duration);",
+     "config_.lease_duration, config_.lease_duration);",
+     "a record with a shorter lease duration than --lease-duration does not shorten the yes"),
+    ("observe-no-margin", OBS,
+     "lease - kObserveMargin);",
+     "lease);",
+     "the yes may run to S + lease duration: no room for drift or whole seconds"),
+    ("observe-claim-inclusive", OBS,
+     "s.is_leader = claim && now < *claim;",
+     "s.is_leader = claim && now <= *claim;",
+     "still yes at the very instant the bound ends"),
+    ("observe-prefix-without-underscore", OBS,
+     "holder[name.size()] == '_';",
+     "true;",
+     "a pod name matches holders of other pods that start with it (web-0, web-01_x)"),
     ("auto-get-recheck-fails-open", "src/locks/auto_lock.cpp",
      "if (configmap.code() == Code::kNotFound) return multi_.secondary().Get(deadline);\n"
      "  return configmap.status();",
@@ -355,4 +404,5 @@ GROUPS = [
 ]
 # Files whose mutants the listed tests kill first (tried before GROUPS, unless MUTANTS_TESTS).
 FIRST = {H: "^localapi_test(/|$)", RT: "^localapi_test(/|$)", R: "^localapi_test(/|$)", PUB: "^election_test(/|$)",
+         OBS: "^election_test(/|$)",
          "src/http/event_loop.cpp": "^localapi_test(/|$)"}

@@ -27,6 +27,7 @@
 #include "cluster/announcer.h"
 #include "cluster/lock_watcher.h"
 #include "election/elector.h"
+#include "election/observer.h"
 #include "election/publisher.h"
 #include "http/listener.h"
 #include "kube/cluster_config.h"
@@ -98,6 +99,15 @@ struct Agent {
   std::unique_ptr<kube::Watcher> watcher;
   std::unique_ptr<election::Lock> lock;
   std::unique_ptr<election::Elector> elector;
+  std::unique_ptr<election::Observer> observer;  // --agent-mode observe, in place of the elector
+  election::Runner& runner() const {
+    return observer ? static_cast<election::Runner&>(*observer) : *elector;
+  }
+  // The identity the local API and the Events name: the pod's in observe mode (the holder's
+  // own identity is the operator's).
+  std::string identity() const {
+    return observer ? config.observe_match.name : config.election.identity();
+  }
   std::unique_ptr<election::Publisher> publisher;
   std::unique_ptr<localapi::WatchHub> hub;
   std::unique_ptr<localapi::StatusFile> status_file;
@@ -190,6 +200,16 @@ Step MakeElector(Agent& a) {
       return StepError{kExitBadConfig, "cannot set up the lock: " + l.status().message()};
     a.lock = std::move(l).value();
   }
+  if (config.mode == AgentMode::kObserve) {
+    election::ObserverConfig oc;
+    oc.match = config.observe_match;
+    oc.identity = config.observe_match.name;
+    oc.lease_duration = ec.lease_duration();
+    oc.renew_deadline = ec.renew_deadline();
+    oc.retry_period = ec.retry_period();
+    a.observer = std::make_unique<election::Observer>(oc, *a.lock, a.clock);
+    return std::nullopt;
+  }
   a.elector = std::make_unique<election::Elector>(ec, *a.lock, a.clock, MakeRandom01());
   return std::nullopt;
 }
@@ -197,7 +217,7 @@ Step MakeElector(Agent& a) {
 // Everyone who is told rather than asks: watch streams, the status file, Events, the label.
 Step MakeSinks(Agent& a) {
   const AppConfig& config = a.config;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   a.publisher = std::make_unique<election::Publisher>(elector.Source(), a.clock);
   a.publisher->SetWriteHook(&a.metrics);
 
@@ -228,7 +248,7 @@ Step MakeSinks(Agent& a) {
     }
     a.announce_client = std::move(c).value();
     cluster::KubeAnnouncerOptions ao;
-    ao.identity = config.election.identity();
+    ao.identity = a.identity();
     ao.events = true;
     ao.label_key = config.leader_pod.label;
     ao.deletion_cost = config.leader_pod.deletion_cost;
@@ -246,7 +266,7 @@ Step MakeSinks(Agent& a) {
 Step MakeServers(Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   localapi::HandlerOptions handler_options;
   handler_options.started_at = a.clock.MonotonicNow();
   handler_options.timings = ec.timings();
@@ -285,8 +305,17 @@ void LogStart(const Agent& a) {
   const AppConfig& config = a.config;
   const election::ElectionConfig& ec = config.election;
   spdlog::info("leasehold {} starting: identity {}, lock {} {}/{} (namespace from {})", kVersion,
-               ec.identity(), election::LockTypeName(a.lock->Describe().type),
+               a.identity(), election::LockTypeName(a.lock->Describe().type),
                config.lock.name_space, config.lock.name, config.lock.namespace_source);
+  if (a.observer) {
+    const election::HolderMatch& m = config.observe_match;
+    spdlog::info(
+        "agent mode observe: never writes the lock; this pod leads while the holder {} "
+        "(--observe-identity {})",
+        m.rule == election::MatchRule::kPod ? "is " + m.name + " or starts with \"" + m.name + "_\""
+                                            : "is exactly " + m.name,
+        election::MatchRuleName(m.rule));
+  }
   spdlog::info(
       "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
       "release-holdoff {}; API server from {}, request timeout {}",
@@ -300,7 +329,7 @@ void LogStart(const Agent& a) {
 // Starts the listeners and the sinks; the elector then runs until the first signal stops it.
 Step Serve(Agent& a, FirstSignal& first_signal) {
   const AppConfig& config = a.config;
-  election::Elector& elector = *a.elector;
+  election::Runner& elector = a.runner();
   // From here the first signal stops the elector instead of exiting (see Main); disarmed before
   // this returns, so before the elector goes away.
   first_signal.Arm([&elector, mode = config.election.release_mode()](int signo) {
@@ -360,7 +389,7 @@ Step Serve(Agent& a, FirstSignal& first_signal) {
 
 // After the elector returned: the final state to every sink, then the listeners stop.
 void Shutdown(Agent& a) {
-  a.elector->SetListener(nullptr);
+  a.runner().SetListener(nullptr);
   // Publishes the final state ("not leader") to the streams, the status file and the announcer.
   a.publisher->Stop();
   // "stopped leading" and the label "follower", in bounded time.

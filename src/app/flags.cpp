@@ -30,6 +30,8 @@ struct Draft : AppSettings {
   std::optional<std::string> identity;
   Timings timings;
   election::ReleaseMode mode = election::ReleaseMode::kSafe;
+  AgentMode agent_mode = AgentMode::kElect;
+  election::MatchRule observe_rule = election::MatchRule::kPod;
   Duration holdoff = election::kDefaultReleaseHoldoff;
 };
 using Row = Option<Draft>;
@@ -166,6 +168,46 @@ const OptionTable<Draft>& AgentTable() {
                     "an upgrade). none switches leader election off: this replica always leads and "
                     "makes no API call (no RBAC, no token); more than one replica would each act "
                     "as leader."),
+          Row("agent-mode", "elect|observe",
+              [](const std::string& t, Draft& d) {
+                for (const AgentMode m : {AgentMode::kElect, AgentMode::kObserve}) {
+                  if (t == AgentModeName(m)) {
+                    d.agent_mode = m;
+                    return Status::Ok();
+                  }
+                }
+                return Bad(Quote(t) + " is not a mode (one of: elect, observe)");
+              })
+              .Default([](const Draft& d) { return std::string(AgentModeName(d.agent_mode)); })
+              .Help("elect: contend for the lock. observe: never write it; read and watch a lock "
+                    "that another program in this pod elects with (a controller-runtime or "
+                    "client-go operator), and report whether this pod holds it (see "
+                    "--observe-identity). A \"yes\" then ends at most --renew-deadline after the "
+                    "send of the last read that showed an older version of the record "
+                    "(docs/safety.md, \"Observe mode\"); safe only beside electors that do not "
+                    "release the lock on shutdown (controller-runtime's default).")
+              .Summary("`elect` contends for the lock; `observe` only reads a lock another "
+                       "program elects with"),
+          Row("observe-identity", "pod|exact",
+              [](const std::string& t, Draft& d) {
+                for (const election::MatchRule r :
+                     {election::MatchRule::kPod, election::MatchRule::kExact}) {
+                  if (t == election::MatchRuleName(r)) {
+                    d.observe_rule = r;
+                    return Status::Ok();
+                  }
+                }
+                return Bad(Quote(t) + " is not a rule (one of: pod, exact)");
+              })
+              .Default([](const Draft& d) {
+                return std::string(election::MatchRuleName(d.observe_rule));
+              })
+              .Help("With --agent-mode observe, which holder is this pod. pod: the holder is "
+                    "$POD_NAME or starts with $POD_NAME and \"_\" (controller-runtime's "
+                    "<hostname>_<uuid>; pod names cannot contain \"_\", so one holder names at "
+                    "most one pod of a namespace). exact: the holder is --identity.")
+              .Summary("with `--agent-mode observe`: `pod` (holder is `POD_NAME` or "
+                       "`POD_NAME_…`) or `exact` (`--identity`)"),
           TimingRow<&Timings::lease_duration>("lease-duration")
               .Help("How long rivals wait, after they last saw the record change, before taking "
                     "the lock. Whole seconds, at least 3s."),
@@ -462,6 +504,44 @@ class Resolver {
     return base + "_" + env_.random_hex8();
   }
 
+  // --agent-mode observe: who this pod is in the lock, and the settings observe mode needs (why
+  // each is refused: election/observer.h, docs/safety.md "Observe mode"). After Namespace.
+  Status Observe(const Draft& d, election::HolderMatch& out) const {
+    if (d.agent_mode != AgentMode::kObserve) return Status::Ok();
+    const Given mode = GivenFor("agent-mode");
+    if (d.lock.type == election::LockType::kNone) {
+      return BadValue(mode, "observe needs a lock to read (not --lock-type none)");
+    }
+    if (d.timings.lease_duration - d.timings.renew_deadline < election::kObserveMargin) {
+      return BadValue(GivenFor("renew-deadline"),
+                      "must be at least " + FormatGoDuration(election::kObserveMargin) +
+                          " below --lease-duration in observe mode (clock drift, and a rival's "
+                          "whole-second view of the record)");
+    }
+    const Given rule = GivenFor("observe-identity");
+    out.rule = d.observe_rule;
+    if (d.observe_rule == election::MatchRule::kExact) {
+      out.name = d.identity.value_or("");
+    } else {
+      out.name = FromEnv("POD_NAME").value_or("");
+      if (!out.name.empty() && !kube::IsDns1123Subdomain(out.name)) {
+        return BadValue(rule, "POD_NAME " + Quote(out.name) + " is not a valid pod name");
+      }
+      // Pod names are unique in a namespace only: pods of two namespaces reading one lock
+      // could share a name.
+      const std::string pod_ns = FromEnv("POD_NAMESPACE").value_or(d.lock.name_space);
+      if (pod_ns != d.lock.name_space) {
+        return BadValue(rule,
+                        "pod matches pod names, unique only within a namespace, but this "
+                        "pod (POD_NAMESPACE " +
+                            Quote(pod_ns) + ") is not in the lock's namespace " +
+                            Quote(d.lock.name_space) + " (use exact with --identity)");
+      }
+    }
+    if (Status st = election::CheckHolderMatch(out); !st.ok()) return BadValue(rule, st.message());
+    return Status::Ok();
+  }
+
   // The pod that --leader-label and --deletion-cost mark (POD_NAME, POD_NAMESPACE from the
   // downward API).
   Status LabelledPod(Draft& d) const {
@@ -507,6 +587,10 @@ Result<AppConfig> Assemble(Draft d, std::string identity) {
 }  // namespace
 
 std::vector<SettingDoc> AgentSettings() { return Describe(AgentTable()); }
+
+const char* AgentModeName(AgentMode mode) {
+  return mode == AgentMode::kObserve ? "observe" : "elect";
+}
 
 const char* LogFormatName(LogFormat format) { return format == LogFormat::kJson ? "json" : "text"; }
 
@@ -564,9 +648,14 @@ Result<Command> ParseCommandLine(const std::vector<std::string>& args, const Env
   const Resolver resolve(command_line, env);
   if (Status st = resolve.Namespace(draft); !st.ok()) return st;
   if (Status st = resolve.LabelledPod(draft); !st.ok()) return st;
+  election::HolderMatch observe_match;
+  if (Status st = resolve.Observe(draft, observe_match); !st.ok()) return st;
+  const AgentMode mode = draft.agent_mode;
   std::string identity = resolve.Identity(draft);
   Result<AppConfig> config = Assemble(std::move(draft), std::move(identity));
   if (!config.ok()) return config.status();
+  config->observe_match = std::move(observe_match);
+  config->mode = mode;
   command.config.emplace(std::move(config).value());
   WarnRepeatedFlags(given, env, &command.warnings);
   for (std::string& w : UnknownVariableWarnings(env, AllSettings(), "leasehold")) {

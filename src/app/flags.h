@@ -16,15 +16,20 @@
 #include "base/status.h"
 #include "election/config.h"
 #include "election/lock.h"
+#include "election/observer.h"
 #include "kube/cluster_config.h"
 #include "localapi/watch_hub.h"
 
 namespace leasehold::app {
 
 enum class LogFormat { kText, kJson };
+// --agent-mode: contend for the lock (Elector), or only read a lock another program elects with
+// (Observer, election/observer.h).
+enum class AgentMode { kElect, kObserve };
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
 
 const char* LogFormatName(LogFormat format);
+const char* AgentModeName(AgentMode mode);  // "elect", "observe"
 const char* LogLevelName(LogLevel level);
 
 // --log-format and --log-level values, for the agent, `gate` and `probe` alike: the one home of
@@ -118,6 +123,9 @@ struct AppConfig : AppSettings {
 
   // Identity, timings, release mode and hold-off (ElectionConfig::Create checked them).
   election::ElectionConfig election;
+  AgentMode mode = AgentMode::kElect;  // --agent-mode
+  // kObserve only: which holder is this pod (checked: it can match one pod's holder only).
+  election::HolderMatch observe_match;
 };
 
 struct Command {

@@ -17,7 +17,7 @@ constexpr std::chrono::seconds kWatchTimeout(290);
 
 }  // namespace
 
-LockWatcher::LockWatcher(kube::Watcher& watcher, election::Elector& elector,
+LockWatcher::LockWatcher(kube::Watcher& watcher, election::Runner& elector,
                          const election::Lock& lock, const Clock& clock, Duration retry,
                          RestartObserver on_restart)
     : watcher_(watcher),

@@ -2,6 +2,8 @@
 // an observation (the expiry rule is unchanged: local time of the last change + the record's
 // lease duration), and while the watch is established a follower sleeps until the exact expiry
 // instead of polling every retry-period. A released lock is taken as soon as its event arrives.
+// In observe mode the events go to the Observer instead (election/runner.h), which reads the
+// lock at once on each.
 #pragma once
 
 #include <condition_variable>
@@ -13,6 +15,7 @@
 #include "base/status.h"
 #include "election/elector.h"
 #include "election/lock.h"
+#include "election/runner.h"
 #include "kube/watch.h"
 #include "locks/lock_type.h"
 
@@ -31,7 +34,7 @@ class LockWatcher {
 
   // `retry` is the pause before re-watching after an error (doubling up to 16x); the watcher,
   // elector and lock must outlive this object. `on_restart` may be empty.
-  LockWatcher(kube::Watcher& watcher, election::Elector& elector, const election::Lock& lock,
+  LockWatcher(kube::Watcher& watcher, election::Runner& elector, const election::Lock& lock,
               const Clock& clock, Duration retry, RestartObserver on_restart = {});
 
   // Watches until Stop(). Run it on a thread of its own.
@@ -45,7 +48,7 @@ class LockWatcher {
   void Pause(Duration d);
 
   kube::Watcher& watcher_;
-  election::Elector& elector_;
+  election::Runner& elector_;
   const election::Lock& lock_;
   const Clock& clock_;
   const Duration retry_;

@@ -78,6 +78,7 @@
 #include "base/messages.h"
 #include "base/text.h"
 #include "base/wake.h"
+#include "election/term_evidence.h"
 
 namespace leasehold::election {
 namespace {
@@ -312,10 +313,6 @@ Snapshot Elector::Take() const { return Read(Reading::kPromise); }
 
 Snapshot Elector::Peek() const { return Read(Reading::kPeek); }
 
-SnapshotSource Elector::Source() const {
-  return [this](Reading reading) { return Read(reading); };
-}
-
 void Elector::Notify() {
   SnapshotListener listener;
   {
@@ -340,21 +337,7 @@ void Elector::CheckTermLocked(const LockObservation& next, TermHistory& source) 
   source.last = next.opaque ? std::nullopt : std::optional<LeaderElectionRecord>(r);
   source.max_transitions = std::max(source.max_transitions, r.leader_transitions);
   if (!seen_.term_unreliable_reason.empty()) return;
-  std::string why;
-  if (next.opaque) {
-    why = "an unreadable record was written to the lock";
-  } else if (!r.holder_identity.empty() && !r.transitions_recorded) {
-    why = "a record without a transition count (holder " + EscapeForLog(r.holder_identity) +
-          ") was written to the lock";
-  } else if (r.leader_transitions < max_seen) {
-    why = "the transition count went back from " + std::to_string(max_seen) + " to " +
-          std::to_string(r.leader_transitions);
-  } else if (previous && !r.holder_identity.empty() && !previous->holder_identity.empty() &&
-             r.holder_identity != previous->holder_identity &&
-             r.leader_transitions <= previous->leader_transitions) {
-    why = "the holder changed to " + EscapeForLog(r.holder_identity) +
-          " without raising the transition count";
-  }
+  const std::string why = TermUnreliableReason(next, previous, max_seen);
   if (why.empty()) return;
   seen_.term_unreliable_reason = why;
   spdlog::warn("lock {}: the term is no fencing token from now on: {}", Where(lock_.Describe()),

@@ -16,6 +16,7 @@
 #include "election/config.h"
 #include "election/lock.h"
 #include "election/record.h"
+#include "election/runner.h"
 
 namespace leasehold::election {
 
@@ -145,18 +146,7 @@ uint32_t HolderHash(const std::string& identity);
 // hands leadership on must Take() for itself.
 using SnapshotListener = std::function<void(const Snapshot&)>;
 
-// What a reader of the election does with a "yes" in its snapshot.
-enum class Reading {
-  kPeek,     // hands it to no one (probes, metrics): Elector::Peek, no promise is recorded
-  kPromise,  // may tell someone "you lead": Elector::Take, which remembers the "yes" as a
-             // promise that safe-mode shutdown honours
-};
-
-// Where a reader of the election gets a snapshot, once per question. Must be thread-safe; in
-// production Elector::Source().
-using SnapshotSource = std::function<Snapshot(Reading reading)>;
-
-class Elector {
+class Elector : public Runner {
  public:
   Elector(const ElectionConfig& config, Lock& lock, const Clock& clock, Random01 random);
 
@@ -194,8 +184,6 @@ class Elector {
   Snapshot Take() const;
   // The same, but the "yes" is not handed to anyone (probes, metrics): no promise is recorded.
   Snapshot Peek() const;
-  // Take() or Peek(), as each question's Reading says. The elector must outlive it.
-  SnapshotSource Source() const;
 
   void SetListener(SnapshotListener listener);
 

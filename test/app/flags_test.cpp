@@ -410,6 +410,43 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
        {"--lock-name=a", "extra"},
        {},
        "unexpected argument \"extra\": leasehold takes flags only (see leasehold --help)"},
+      // --agent-mode observe: what could match two pods, or cannot be observed safely.
+      {"bad mode",
+       {"--lock-name=a", "--agent-mode=watch"},
+       {{"POD_NAME", "p"}},
+       "--agent-mode: \"watch\" is not a mode (one of: elect, observe)"},
+      {"bad rule",
+       {"--lock-name=a", "--agent-mode=observe", "--observe-identity=prefix"},
+       {{"POD_NAME", "p"}},
+       "--observe-identity: \"prefix\" is not a rule (one of: pod, exact)"},
+      {"pod rule without a pod name (the empty name matches every holder's prefix)",
+       {"--lock-name=a", "--agent-mode=observe"},
+       {},
+       "--observe-identity: needs this pod's name in POD_NAME (from the downward API: "
+       "valueFrom.fieldRef.fieldPath: metadata.name)"},
+      {"pod rule with a name no pod can have",
+       {"--lock-name=a", "--agent-mode=observe"},
+       {{"POD_NAME", "a_b"}},
+       "--observe-identity: POD_NAME \"a_b\" is not a valid pod name"},
+      {"pod rule with the pod in another namespace than the lock",
+       {"--lock-name=a", "--agent-mode=observe", "--namespace=ops"},
+       {{"POD_NAME", "p"}, {"POD_NAMESPACE", "web"}},
+       "--observe-identity: pod matches pod names, unique only within a namespace, but this pod "
+       "(POD_NAMESPACE \"web\") is not in the lock's namespace \"ops\" (use exact with "
+       "--identity)"},
+      {"exact rule without --identity (the default identity is random)",
+       {"--lock-name=a", "--agent-mode=observe", "--observe-identity=exact"},
+       {{"POD_NAME", "p"}},
+       "--observe-identity: needs --identity, the holder identity that is this pod"},
+      {"no lock to observe",
+       {"--lock-name=a", "--agent-mode=observe", "--lock-type=none"},
+       {{"POD_NAME", "p"}},
+       "--agent-mode: observe needs a lock to read (not --lock-type none)"},
+      {"a margin below the observer's",
+       {"--lock-name=a", "--agent-mode=observe", "--lease-duration=15s", "--renew-deadline=14s"},
+       {{"POD_NAME", "p"}},
+       "--renew-deadline: must be at least 2s below --lease-duration in observe mode (clock "
+       "drift, and a rival's whole-second view of the record)"},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {

@@ -200,6 +200,8 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
       {"serviceaccount-dir", c.kube.serviceaccount_dir},
       {"log-format", LogFormatName(c.log.format)},
       {"log-level", LogLevelName(c.log.level)},
+      {"agent-mode", AgentModeName(c.mode)},
+      {"observe-identity", election::MatchRuleName(c.observe_match.rule)},
   };
   // Defaults that are descriptions (from the environment, the kubeconfig), or none.
   const std::set<std::string> described = {"lock-name",   "namespace",    "identity",
