@@ -94,7 +94,7 @@ def judge_rollouts(run, t0):
     bad = judge.unit_intersections(run.units())
     assert not bad, f"units of leader-only work of two pods intersect: {bad[:5]}"
     judge_lifetimes(run)
-    holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+    holders = run.holder_pods()
     work = work_of(run)
     for pod in set(holders):
         assert pod in work, f"holder {pod} did no unit of work (history {holders})"

@@ -30,21 +30,14 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import NodeScenario, Run, repeat
-from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
+from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, running_cmd, wait_cmd_on,
+                          wait_working)
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-
-
-def sidecar_events(run, pod):
-    """(SIGTERM time, release time) from the sidecar's JSON log lines, if present. The release
-    is the first after the SIGTERM, or, with `acked`, the first at all (an acknowledged release
-    comes before the kubelet stops a native sidecar)."""
-    term, rel, _ = sidecar_log_events(run, pod)
-    return term, rel
 
 
 @scenario
@@ -58,7 +51,7 @@ def native_delete_leader(s):
             delete_leader_round(run, results)
         t1 = time.time()
         run.judge(t0 + 1, t1 - 1, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         log(f"lock history: {holders}")
         for r in results:
             assert r["leader"] in holders and r["next"] in holders, (r, holders)
@@ -81,20 +74,20 @@ def gate_handovers(s):
     with s.run("gate") as run:
         t0 = time.time()
         leader = run.single_leader()
-        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD running on {leader} only")
+        wait_cmd_on(run, leader)
         log(f"gate: leader {leader}, CMD on {running_cmd(run)}, {len(run.ready_pods())} Ready")
         holes, room = [], []  # exemptions; s each CMD stopped before validUntil - margin
         # 1. deletion of the leader pod (NODE_REPEAT times: the timing-bound part)
         results = []
         for i in range(repeat()):
             leader = run.single_leader()
-            wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+            wait_cmd_on(run, leader)
             track = cmd_stop_tracker(run, leader)
             t_del, nxt = delete_settled_leader(run, leader)
             failover = nxt.recv - t_del
             log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
             log_stop_delay(run, leader, t_del)
-            wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
+            wait_cmd_on(run, nxt.pod)
             room.append(cmd_stopped_in_time(run, track))
             results.append(("delete", failover))
             wait_gone(run, leader)
@@ -102,7 +95,7 @@ def gate_handovers(s):
             assert_gated_runs_disjoint(run)
         # 2. SIGKILL of the leader's sidecar alone
         leader = run.single_leader()
-        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+        wait_cmd_on(run, leader)
         track = cmd_stop_tracker(run, leader)
         r0 = restarts(run, leader, "leasehold")
         t_kill = time.time()
@@ -114,7 +107,7 @@ def gate_handovers(s):
         room.append(cmd_stopped_in_time(run, track))
         wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
         new = run.single_leader(timeout=LEASE + 30)
-        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        wait_cmd_on(run, new)
         holes.append(verdict.Exemption(leader, t_kill, time.time(), "sidecar SIGKILLed, "
                                        "until restarted and a leader followed"))
         sigkill_stop = stop_s
@@ -135,12 +128,12 @@ def gate_handovers(s):
                    "the kubelet's liveness restart of the stopped sidecar")
         log(f"gate: liveness restart {time.time() - t_stop:.1f}s after SIGSTOP")
         new = run.single_leader(timeout=LEASE + 30)
-        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        wait_cmd_on(run, new)
         holes.append(verdict.Exemption(leader, t_stop, time.time(), "sidecar SIGSTOPped, "
                                        "until its liveness restart and a leader followed"))
         assert_gated_runs_disjoint(run)
         run.judge(t0 + 1, time.time() - 1, holes, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         log(f"gate: lock history {holders}; results {results}")
         assert len(set(holders)) >= 3, f"expected >= 3 holders, history {holders}"
         log(f"gate: failover (s) {[round(x, 3) for _, x in results]}; CMD stopped "
@@ -154,7 +147,6 @@ def cmd_stop_tracker(run, leader):
     """The Lease's last renew by `leader` (LeaseTracker), polled now, with the number of CMD
     runs so far: CMD's current run is the one its gate will stop."""
     track = LeaseTracker(run, leader)
-    track.poll()
     assert track.last_renew is not None, f"the Lease does not name {leader}"
     track.n_runs = len(gated_runs(run)[leader])
     return track
@@ -197,7 +189,7 @@ def classic_delete_leader(s):
             assert m, f"{leader}'s app never saw the preStop hook's stop file"
             stopped = int(m.group(1)) / 1e6
             last_end = max(u["end"] for u in judge.parse_units(app))
-            term, rel = sidecar_events(run, leader)
+            term, rel, _ = sidecar_log_events(run, leader)
             assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
             # safe: the release follows the app's stop (ms stamps against us stamps)
             assert rel + 0.001 >= stopped >= last_end, (rel, stopped, last_end)
@@ -207,7 +199,7 @@ def classic_delete_leader(s):
                             "stopped": stopped - t_del, "released": rel - t_del,
                             "kubelet_signal_s": stop_delay[1]})
         run.judge(t0 + 1, time.time() - 1, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         log(f"classic: lock history {holders}")
         for r in results:
             assert r["leader"] in holders and r["next"] in holders, (r, holders)
@@ -265,7 +257,7 @@ def native_sidecar_alone(s):
             f"a rival said yes {valid_lo - nxt.send:.3f}s before the leader's last validUntil"
         assert nxt.recv - t <= RENEW + RELEASE_TO_YES_BOUND, \
             f"rival's yes {nxt.recv - t:.3f}s after the SIGTERM > renew-deadline + {RELEASE_TO_YES_BOUND}s"
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         assert leader in holders and nxt.pod in holders, (leader, nxt.pod, holders)
 
 
