@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
@@ -154,20 +155,18 @@ def container_freezer(run, pod, container):
     return cg
 
 
-def freeze_round(run, results, alone=False):
-    """Freezes the leader's whole pod (v1 freezer: app and sidecar stop together), or with
-    `alone` its sidecar container only, until a rival has taken over and lease-duration + 1 s
-    has passed (never past FREEZE_MAX), then thaws."""
-    leader = run.single_leader()
-    wait_fresh_units(run, leader)
-    rc0 = restart_counts(run, leader)
+def hold_frozen(run, leader, alone, also=lambda: True, what="takeover"):
+    """Freezes `leader`'s whole pod (v1 freezer: app and sidecar stop together), or with `alone`
+    its sidecar container only, until a rival has taken over, lease-duration + 1 s has passed
+    and also() is truthy (never past FREEZE_MAX), then thaws. Returns the Lease's track, the
+    times of the freeze's write and of the thaw's write (before and after it), the polls of the
+    freezer state and also()'s last value."""
     cg = container_freezer(run, leader, "leasehold") if alone else pod_freezer(run, leader)
     assert freezer_state(cg) == "THAWED", f"{cg} is {freezer_state(cg)} before the freeze"
-    track = LeaseTracker(run, leader)
-    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
-    t_freeze = time.time()
+    f = SimpleNamespace(track=LeaseTracker(run, leader), polls=0, also=None)
+    assert f.track.last_renew is not None, "the Lease does not name the leader before the freeze"
+    f.t_freeze = time.time()
     (cg / "freezer.state").write_text("FROZEN")
-    polls = 0
     try:
         wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
         t_frozen = time.time()
@@ -175,18 +174,30 @@ def freeze_round(run, results, alone=False):
             # Something (runc, the kubelet) must not undo the fault while it is applied.
             st = freezer_state(cg)
             assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
-            polls += 1
-            track.poll()
+            f.polls += 1
+            f.track.poll()
             held = time.time() - t_frozen
-            if track.taken and held >= LEASE + 1.0:
+            f.also = also()
+            if f.track.taken and f.also and held >= LEASE + 1.0:
                 break
-            assert held < FREEZE_MAX, f"no takeover in {held:.1f}s of freeze"
+            assert held < FREEZE_MAX, f"no {what} in {held:.1f}s of freeze"
             time.sleep(0.1)
     finally:
-        t_thaw0 = time.time()
+        f.t_thaw0 = time.time()
         (cg / "freezer.state").write_text("THAWED")
-        t_thaw = time.time()
+        f.t_thaw = time.time()
     wait_until(lambda: freezer_state(cg) == "THAWED", 10, 0.01, f"{cg} THAWED")
+    return f
+
+
+def freeze_round(run, results, alone=False):
+    """The leader frozen (hold_frozen), then thawed: it comes back as a follower, its app began
+    nothing past its last validUntil."""
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    rc0 = restart_counts(run, leader)
+    f = hold_frozen(run, leader, alone)
+    track, t_freeze, t_thaw0, t_thaw, polls = f.track, f.t_freeze, f.t_thaw0, f.t_thaw, f.polls
     rival_h, acquired = track.taken
     rival = judge.pod_of(rival_h, list(run.pod_ips))
     nxt = wait_until(lambda: run.sampler.first_yes_after(t_freeze, exclude=(leader,)), 10, 0.05,
@@ -270,27 +281,9 @@ def gate_freeze_round(run, results, alone=False):
     wait_cmd_on(run, leader)
     rc0 = restart_counts(run, leader)
     n_runs = len(gated_runs(run)[leader])
-    cg = container_freezer(run, leader, "leasehold") if alone else pod_freezer(run, leader)
-    track = LeaseTracker(run, leader)
-    assert track.last_renew is not None, "the Lease does not name the leader before the freeze"
-    t_freeze = time.time()
-    (cg / "freezer.state").write_text("FROZEN")
-    try:
-        wait_until(lambda: freezer_state(cg) == "FROZEN", 10, 0.01, f"{cg} FROZEN")
-        t_frozen = time.time()
-        while True:
-            st = freezer_state(cg)
-            assert st == "FROZEN", f"{cg} became {st} {time.time() - t_frozen:.2f}s into the freeze"
-            track.poll()
-            held = time.time() - t_frozen
-            rival_cmd = [p for p in running_cmd(run) if p != leader]
-            if track.taken and rival_cmd and held >= LEASE + 1.0:
-                break
-            assert held < FREEZE_MAX, f"no takeover and rival CMD in {held:.1f}s of freeze"
-            time.sleep(0.1)
-    finally:
-        t_thaw0 = time.time()
-        (cg / "freezer.state").write_text("THAWED")
+    f = hold_frozen(run, leader, alone, lambda: [p for p in running_cmd(run) if p != leader],
+                    "takeover and rival CMD")
+    track, t_freeze, t_thaw0, rival_cmd = f.track, f.t_freeze, f.t_thaw0, f.also
     rival = judge.pod_of(track.taken[0], list(run.pod_ips))
     assert rival_cmd == [rival], f"CMD started on {rival_cmd}, the Lease names {rival}"
     wait_until(lambda: leader not in running_cmd(run), 10, 0.02, f"CMD stopped on {leader}")
