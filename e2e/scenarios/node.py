@@ -49,18 +49,10 @@ def native_delete_leader(s):
         results = []
         for i in range(repeat()):
             delete_leader_round(run, results)
-        t1 = time.time()
-        run.judge(t0 + 1, t1 - 1, require_handover=True)
-        holders = run.holder_pods()
-        log(f"lock history: {holders}")
-        for r in results:
-            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        holders = judge_deletions(run, t0, results, "native")
         for pod in set(holders):
             assert run.units().get(pod), f"holder {pod} did no unit of work"
-        fo = [r["failover_s"] for r in results]
-        log(f"failover (s): {[round(x, 3) for x in fo]}; pods Ready in {run.ready_s:.1f}s")
-        log("results: " + json.dumps(results))
-        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        log(f"pods Ready in {run.ready_s:.1f}s; results: " + json.dumps(results))
 
 
 @scenario
@@ -162,6 +154,21 @@ def cmd_stopped_in_time(run, track):
                                   track.last_renew + RENEW + CLOCK_SLACK, GATE_MARGIN)
 
 
+def judge_deletions(run, t0, results, what):
+    """The judge over the whole run, a handover required; each deletion round's leader and
+    next pod in the lock's history; every graceful failover within FAILOVER_BOUND. Returns the
+    lock's holders."""
+    run.judge(t0 + 1, time.time() - 1, require_handover=True)
+    holders = run.holder_pods()
+    log(f"{what}: lock history {holders}")
+    for r in results:
+        assert r["leader"] in holders and r["next"] in holders, (r, holders)
+    fo = [r["failover_s"] for r in results]
+    log(f"{what}: failover (s) {[round(x, 3) for x in fo]}")
+    assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+    return holders
+
+
 STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
 
 
@@ -198,14 +205,7 @@ def classic_delete_leader(s):
             results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
                             "stopped": stopped - t_del, "released": rel - t_del,
                             "kubelet_signal_s": stop_delay[1]})
-        run.judge(t0 + 1, time.time() - 1, require_handover=True)
-        holders = run.holder_pods()
-        log(f"classic: lock history {holders}")
-        for r in results:
-            assert r["leader"] in holders and r["next"] in holders, (r, holders)
-        fo = [r["failover_s"] for r in results]
-        log(f"classic: failover (s) {[round(x, 3) for x in fo]}")
-        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        judge_deletions(run, t0, results, "classic")
 
 
 @scenario
@@ -373,6 +373,19 @@ class HelmRun(Run):
         self.manifest = got
 
 
+def uninstall_leaves_nothing(run):
+    """helm uninstall of the run's release: its pods, every object its manifest created and
+    helm's own release Secrets are gone. Returns the objects created, (kind, name)."""
+    created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
+    run.helm("uninstall", run.release, "--wait", "--timeout", "120s", post=False)
+    wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the release's pods gone")
+    left = [out.strip() for k, n in created if (out := run.node.kubectl(
+        "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name")).strip()]
+    secrets = run.node.kubectl("get", "secrets", "-n", run.ns, "-l", "owner=helm", "-o", "name")
+    assert not left and not secrets.strip(), f"left after helm uninstall: {left} {secrets}"
+    return created
+
+
 def yaml_docs(text):
     import yaml
     return [d for d in yaml.safe_load_all(text) if d]
@@ -447,18 +460,7 @@ def helm(s):
         holders = judge_rollouts(run, t0)
         log(f"helm: lock history {holders}")
         log("results: " + json.dumps(results))
-        # helm uninstall: everything the release created is gone.
-        created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
-        run.helm("uninstall", HELM_RELEASE, "--wait", "--timeout", "120s", post=False)
-        wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the example's pods gone")
-        left = []
-        for kind, name in created:
-            out = run.node.kubectl("get", kind, name, "-n", run.ns, "--ignore-not-found",
-                                   "-o", "name")
-            if out.strip():
-                left.append(out.strip())
-        secrets = run.node.kubectl("get", "secrets", "-n", run.ns, "-l", "owner=helm", "-o", "name")
-        assert not left and not secrets.strip(), f"left after helm uninstall: {left} {secrets}"
+        created = uninstall_leaves_nothing(run)
         rest = run.node.kubectl("get", "lease,configmap", "-n", run.ns, "-o", "name")
         log(f"helm uninstall: {len(created)} objects created, none left ({created}); the "
             f"namespace still holds: {rest.split()} (the Lease is the sidecars', not the chart's)")
@@ -562,13 +564,7 @@ def helm_parent(s):
             "leasehold.gate.stopGrace=2s", post=False), "helm upgrade (parent)")]
         holders = judge_rollouts(run, t0)
         log(f"helm parent: lock history {holders}; results {json.dumps(results)}")
-        created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
-        run.helm("uninstall", "op", "--wait", "--timeout", "120s", post=False)
-        wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the parent's pods gone")
-        left = [k for k, n in created if run.node.kubectl(
-            "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name").strip()]
-        assert not left, f"left after helm uninstall: {left}"
-        log(f"helm parent uninstall: {created} gone")
+        log(f"helm parent uninstall: {uninstall_leaves_nothing(run)} gone")
 
 for v in ("native", "classic", "gate"):
     SCENARIOS.param(rollout, v)

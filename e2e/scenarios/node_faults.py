@@ -142,6 +142,15 @@ def wait_fresh_units(run, pod, n=3):
     run.wait_units(pod, n0 + n)
 
 
+def settled_work(run, leader):
+    """Waits until `leader` works: under the gate its CMD alone runs (returns the number of its
+    runs so far), else it did 3 more units (returns None)."""
+    if run.variant != "gate":
+        return wait_fresh_units(run, leader)
+    wait_cmd_on(run, leader)
+    return len(gated_runs(run)[leader])
+
+
 # ------------------------------------------------------------------ whole-pod freeze
 
 def freezer_state(cg):
@@ -278,9 +287,8 @@ def gate_freeze_round(run, results, alone=False):
     `alone` the sidecar container only (the gate runs on: its timer stops CMD before
     validUntil - margin, during the freeze)."""
     leader = run.single_leader()
-    wait_cmd_on(run, leader)
+    n_runs = settled_work(run, leader)
     rc0 = restart_counts(run, leader)
-    n_runs = len(gated_runs(run)[leader])
     f = hold_frozen(run, leader, alone, lambda: [p for p in running_cmd(run) if p != leader],
                     "takeover and rival CMD")
     track, t_freeze, t_thaw0, rival_cmd = f.track, f.t_freeze, f.t_thaw0, f.also
@@ -356,11 +364,7 @@ def sidecar_kill(variant):
             results, holes = [], []
             for _ in range(repeat()):
                 leader = run.single_leader()
-                if variant == "gate":
-                    wait_cmd_on(run, leader)
-                    n_runs = len(gated_runs(run)[leader])
-                else:
-                    wait_fresh_units(run, leader)
+                n_runs = settled_work(run, leader)
                 r0 = restarts(run, leader, "leasehold")
                 track = LeaseTracker(run, leader)
                 t_kill = time.time()
@@ -654,11 +658,7 @@ def partition_round(run, mode, results):
     validUntil - margin, and before the rival's CMD starts."""
     gate = run.variant == "gate"
     leader = run.single_leader()
-    if gate:
-        wait_cmd_on(run, leader)
-        n_runs = len(gated_runs(run)[leader])
-    else:
-        wait_fresh_units(run, leader)
+    n_runs = settled_work(run, leader)
     rc0 = restart_counts(run, leader)
     cg = pod_freezer(run, leader)
     pid = sandbox_pid(cg)  # was pod_pids(cg)[0]: under the gate an exec probe's, gone mid-fault
