@@ -279,9 +279,7 @@ def migration(s):
         m = fleet.member(slot)
         was = m.is_leader()
         fleet.terminated.add(m.name)
-        m.term()
-        rc = m.wait(MIXED.renew + 10)
-        assert rc == 0, f"{m.name} exited with {rc} after SIGTERM"
+        m.term_and_wait(MIXED.renew + 10)
         fleet.remove(slot)
         ldr = one_leader(f"{m.name} left{' (was leader)' if was else ''}")
         if was:
@@ -332,8 +330,7 @@ def migration(s):
         # Move leadership around the multilock members once.
         time.sleep(1.0)
         fleet.terminated.add(ldr.name)
-        ldr.term()
-        assert ldr.wait(MIXED.renew + 10) == 0
+        ldr.term_and_wait(MIXED.renew + 10)
         new = one_leader(f"4. multilock leader {ldr.name} terminated")
         moves.append((ldr, new))
         fleet.replace(ldr)
@@ -356,8 +353,7 @@ def migration(s):
         if ldr.slot == "ml-go1":  # let a Lease-only member lead before the ConfigMap goes
             time.sleep(1.0)
             fleet.terminated.add(ldr.name)
-            ldr.term()
-            assert ldr.wait(MIXED.renew + 10) == 0
+            ldr.term_and_wait(MIXED.renew + 10)
             new = one_leader("6. multilock leader terminated")
             moves.append((ldr, new))
             fleet.replace(ldr)
