@@ -60,6 +60,15 @@ def assert_gated_runs_disjoint(run, skip=()):
     assert not bad, f"gated runs of two pods intersect: {bad[:5]}"
 
 
+def given(units, before):
+    """(lowest, highest) estimate of the last validUntil the app was given by answers asked
+    before `before`: ask + validForMs (the app's own rule) and answer + validForMs."""
+    us = [u for u in units if u["ask"] < before]
+    assert us, "the app did no unit before the fault: nothing to judge"
+    return (max(u["ask"] + u["valid_ms"] / 1000 for u in us),
+            max(u["ans"] + u["valid_ms"] / 1000 for u in us))
+
+
 def work_of(run):
     """pod -> units of leader-only work (gated runs under the gate)."""
     if run.variant == "gate":

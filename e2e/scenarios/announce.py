@@ -19,7 +19,7 @@ import threading
 import time
 
 from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import (DEPLOY, MONO_TO_WALL, leasehold_binary, log,
+from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary, log,
                             measured, parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import fleet_in, start_fleet
@@ -487,12 +487,7 @@ def probe_listener(s):
     wait_ready(agents)
 
     def probe_get(a, path):
-        c = http.client.HTTPConnection("127.0.0.1", a.probe_port, timeout=2)
-        c.request("GET", path)
-        r = c.getresponse()
-        r.read()
-        c.close()
-        return r.status
+        return http_request("127.0.0.1", a.probe_port, "GET", path, 2)[0]
 
     for a, leading in ((leader, True), (follower, False)):
         assert probe_get(a, "/healthz") == 200

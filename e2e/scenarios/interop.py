@@ -18,6 +18,7 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
+import collections
 import json
 import os
 import re
@@ -110,11 +111,7 @@ def transitions(smp, members):
 
 
 def direction_counts(pairs):
-    counts = {}
-    for a, b in pairs:
-        k = f"{a.family}→{b.family}"
-        counts[k] = counts.get(k, 0) + 1
-    return counts
+    return dict(collections.Counter(f"{a.family}→{b.family}" for a, b in pairs))
 
 
 def check_blanks(watcher, kind, members, released_by_self):

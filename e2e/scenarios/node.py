@@ -30,8 +30,8 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import NodeScenario, Run, repeat
-from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, running_cmd, wait_cmd_on,
-                          wait_working)
+from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
+                          wait_cmd_on, wait_working)
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
@@ -245,9 +245,7 @@ def native_sidecar_alone(s):
         assert not bad, f"units of two pods intersect after the sidecar stopped alone: {bad[:3]}"
         definite, _ = verdict.overlaps(run.sampler.by_pod())
         assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
-        given = [u for u in run.units()[leader] if u["ask"] < t]
-        valid_lo = max(u["ask"] + u["valid_ms"] / 1000 for u in given)  # validUntil >= this
-        valid_hi = max(u["ans"] + u["valid_ms"] / 1000 for u in given)  # and <= this
+        valid_lo, valid_hi = given(run.units()[leader], t)  # validUntil in [lo, hi]
         term, rel, _ = sidecar_log_events(run, leader)
         assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
         log(f"sidecar alone: SIGTERM->released {rel - term:.3f}s, SIGTERM->rival's yes "
