@@ -311,6 +311,14 @@ RUN = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[int(time.time() * 10) // 36
               for i in range(5))
 
 
+def can_i(cp, namespace, verb, resource, sa="leasehold"):
+    """Whether ServiceAccount `sa` of `namespace` may `verb` `resource` (RESOURCE[/NAME], as
+    `kubectl auth can-i` takes it)."""
+    r = cp.kubectl("auth", "can-i", verb, resource, "-n", namespace,
+                   "--as", f"system:serviceaccount:{namespace}:{sa}", check=False)
+    return r.stdout.strip() == "yes"
+
+
 def ns_name(base):
     """`base` with this run's suffix (RUN): a namespace name no earlier run used."""
     return f"{base}-{RUN}"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
-from e2e.lib.controlplane import Namespace, lock_kind
+from e2e.lib.controlplane import Namespace, can_i, lock_kind
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import body_of, fleet_in, start_fleet
 from e2e.lib.runner import Registry
@@ -276,12 +276,9 @@ def old_cluster_configmaps(s):
 def rbac(s):
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-rbac")
-    sa = f"system:serviceaccount:{ns.name}:leasehold"
 
     def can(verb, res, name=None):
-        args = ["auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name, "--as", sa]
-        r = cp.kubectl(*args, check=False)
-        return r.stdout.strip() == "yes"
+        return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
 
     # Least privilege: the named lock only, no list/delete, create namespace-wide.
     assert can("get", "leases.coordination.k8s.io", "leasehold-lock")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from e2e.lib.agent import Agent, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, parse_rfc3339, wait_until
-from e2e.lib.controlplane import ANNOTATION, Namespace
+from e2e.lib.controlplane import ANNOTATION, Namespace, can_i
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.sampler import Sampler
 
@@ -293,12 +293,6 @@ def apply_for_real(cp, objs, namespace, skip_kinds=("Deployment",)):
                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": keep}))
 
 
-def can_i(cp, namespace, sa, verb, resource):
-    r = cp.kubectl("auth", "can-i", verb, resource, "-n", namespace,
-                   "--as", f"system:serviceaccount:{namespace}:{sa}", check=False)
-    return r.stdout.strip() == "yes"
-
-
 def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=True):
     """Runs the rendered sidecar until it leads; checks the lock object and the probes; then
     SIGTERM: a clean exit and (with a lock) a released lock."""
@@ -366,9 +360,9 @@ def kustomize(s):
     assert cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe" and cm["LEASEHOLD_LOCK_TYPE"] == "auto"
     assert one(objs, "Role", "leasehold-create")
     apply_for_real(cp, objs, ns)
-    assert can_i(cp, ns, "leasehold", "create", "leases")
-    assert not can_i(cp, ns, "leasehold", "get", "leases/other")
-    assert not can_i(cp, ns, "leasehold", "patch", "pods")
+    assert can_i(cp, ns, "create", "leases")
+    assert not can_i(cp, ns, "get", "leases/other")
+    assert not can_i(cp, ns, "patch", "pods")
     run_and_release(s, cp, ns, objs, "native-0", "leases", lock)
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
@@ -385,7 +379,7 @@ def kustomize(s):
     assert all(res == "configmaps" or res == "events"
                for (_, res, _) in rules_of(one(objs, "Role", "leasehold"))), one(objs, "Role", "leasehold")
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "get", "leases.coordination.k8s.io/leasehold-lock")
+    assert not can_i(cp, ns, "get", "leases.coordination.k8s.io/leasehold-lock")
     sc = s.sidecar(cp, ns, objs, s.tmp, "classic-0").start()
     body = sc.wait_leader()
     assert body["lock"]["type"] == "configmaps", body
@@ -422,9 +416,9 @@ def kustomize(s):
     settings = one(objs, "ConfigMap")  # the sidecar's settings; the lock here is a Lease
     assert settings["data"]["LEASEHOLD_LEADER_LABEL"] == "leasehold.io/role", settings
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "create", "leases")
-    assert not can_i(cp, ns, "leasehold", "create", "configmaps")
-    assert can_i(cp, ns, "leasehold", "patch", "pods")
+    assert not can_i(cp, ns, "create", "leases")
+    assert not can_i(cp, ns, "create", "configmaps")
+    assert can_i(cp, ns, "patch", "pods")
     # A Pod object for the label (no kubelet will run it).
     pod = "precreated-0"
     cp.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps({
@@ -450,7 +444,7 @@ def kustomize(s):
                         overlay(s.tmp, [classic], [comps / "precreated-configmap"]))
     assert not of_kind(objs, "Role", "leasehold-create")
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "create", "configmaps")
+    assert not can_i(cp, ns, "create", "configmaps")
     run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps", lock)
 
     # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.

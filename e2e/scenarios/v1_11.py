@@ -24,7 +24,7 @@ os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is 
 
 from e2e.lib.agent import wait_single_leader  # noqa: E402
 from e2e.lib.common import REPO, log, wait_until  # noqa: E402
-from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
+from e2e.lib.controlplane import V1_11, Namespace, can_i  # noqa: E402
 from e2e.lib.members import fleet_in  # noqa: E402
 from e2e.lib.runner import Registry  # noqa: E402
 from e2e.lib.sampler import Sampler  # noqa: E402
@@ -268,12 +268,9 @@ def rbac_configmaps(s):
     the refused permission and the Role to fix."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-v111-rbac")
-    sa = f"system:serviceaccount:{ns.name}:leasehold"
 
     def can(verb, res, name=None):
-        r = cp.kubectl("auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name,
-                       "--as", sa, check=False)
-        return r.stdout.strip() == "yes"
+        return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
     for verb in ("get", "update", "watch"):
         assert can(verb, "configmaps", ns.lock_name), verb
     assert can("create", "configmaps")
