@@ -41,7 +41,7 @@ from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary, peer_version
 from e2e.lib.timings import DEFAULTS, FAST
 from e2e.lib.common import free_port, leasehold_binary, log, parse_rfc3339
-from e2e.lib.controlplane import Admin, ControlPlane, Namespace
+from e2e.lib.controlplane import ControlPlane, Namespace
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -215,7 +215,6 @@ class Bench:
         self.cp = ControlPlane(None, f"--audit-policy-file={policy} "
                                      f"--audit-log-path={self.audit_log} --audit-log-maxsize=0")
         self.cp.start()
-        self.admin = Admin(self.cp)
 
     def namespace(self, name, sas):
         """A namespace whose service accounts `sas` may get/update/watch/create every Lease and
@@ -493,7 +492,7 @@ class Bench:
                 if ack not in (200, 202):
                     self.note(f"failover {kind} {mode} run {run}: POST /release answered {ack}")
             os.kill(old.proc.pid, sig)
-            st, lease = self.admin.request("GET", path)
+            st, lease = self.cp.request("GET", path, timeout=3.0)
             renew = parse_rfc3339(lease["spec"]["renewTime"]) if st == 200 else None
             # Poll the two followers every 5 ms until one says yes.
             first = None
@@ -551,13 +550,13 @@ class Bench:
                 time.sleep(warm)
                 self.cp._read_env()
                 ap, ep = int(self.cp.env["APISERVER_PID"]), int(self.cp.env["ETCD_PID"])
-                m0 = apiserver_metrics(self.admin)
+                m0 = apiserver_metrics(self.cp)
                 c0 = (cpu_seconds(ap), cpu_seconds(ep))
                 a0 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
                 t0 = time.monotonic()
                 time.sleep(window)
                 t1 = time.monotonic()
-                m1 = apiserver_metrics(self.admin)
+                m1 = apiserver_metrics(self.cp)
                 c1 = (cpu_seconds(ap), cpu_seconds(ep))
                 a1 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
                 rss = [mem_kib(p.proc.pid).get("VmRSS", 0) for p in fleet if p.alive()]

@@ -34,7 +34,7 @@ from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
 from e2e.lib.common import REPO, free_port, log, parse_rfc3339
-from e2e.lib.controlplane import Admin, ControlPlane, Namespace
+from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
@@ -177,7 +177,6 @@ class Chaos:
                  "--audit-log-maxsize=0 --audit-log-format=json")
         self.cp = ControlPlane(None, extra)
         self.cp.start()
-        self.admin = Admin(self.cp)
         self.ns = Namespace(self.cp, self.ns_name, lock_name=LOCK)
         self.loop = ProxyLoop()
         n = a.agents
@@ -306,44 +305,34 @@ class Chaos:
         self.record("stop", s.name, t, {"paused_s": round(dur, 2)}, identity=s.identity,
                     was_leader=was_leader, t_heal=time.monotonic())
 
+    def proxy_fault(self, kind, s, was_leader, apply, dur, params):
+        """apply() on slot s's proxy, held `dur` s, then healed and recorded."""
+        t = time.monotonic()
+        apply()
+        time.sleep(dur)
+        self.loop.heal(s.proxy)
+        self.record(kind, s.name, t, params, identity=s.identity, was_leader=was_leader,
+                    t_heal=time.monotonic())
+
     def f_partition(self, s, r, was_leader):
         dur = 2 + 8 * r[2]
-        t = time.monotonic()
-        self.loop.blackhole(s.proxy)
-        time.sleep(dur)
-        self.loop.heal(s.proxy)
-        self.record("partition", s.name, t, {"blackhole_s": round(dur, 2)},
-                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+        self.proxy_fault("partition", s, was_leader, lambda: self.loop.blackhole(s.proxy), dur,
+                         {"blackhole_s": round(dur, 2)})
 
     def f_latency(self, s, r, was_leader):
-        lat = FAST.renew + 0.2 + 1.8 * r[2]
-        dur = 4 + 6 * r[3]
-        t = time.monotonic()
-        self.loop.latency(s.proxy, lat)
-        time.sleep(dur)
-        self.loop.heal(s.proxy)
-        self.record("latency", s.name, t, {"one_way_s": round(lat, 2), "for_s": round(dur, 2)},
-                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+        lat, dur = FAST.renew + 0.2 + 1.8 * r[2], 4 + 6 * r[3]
+        self.proxy_fault("latency", s, was_leader, lambda: self.loop.latency(s.proxy, lat), dur,
+                         {"one_way_s": round(lat, 2), "for_s": round(dur, 2)})
 
     def f_drip(self, s, r, was_leader):
-        per_byte = 0.002 + 0.018 * r[2]
-        dur = 3 + 5 * r[3]
-        t = time.monotonic()
-        self.loop.drip(s.proxy, per_byte)
-        time.sleep(dur)
-        self.loop.heal(s.proxy)
-        self.record("drip", s.name, t, {"s_per_byte": round(per_byte, 4),
-                                        "for_s": round(dur, 2)},
-                    identity=s.identity, was_leader=was_leader, t_heal=time.monotonic())
+        per_byte, dur = 0.002 + 0.018 * r[2], 3 + 5 * r[3]
+        self.proxy_fault("drip", s, was_leader, lambda: self.loop.drip(s.proxy, per_byte), dur,
+                         {"s_per_byte": round(per_byte, 4), "for_s": round(dur, 2)})
 
     def f_reset(self, s, r, was_leader):
         dur = 0 if r[2] < 0.4 else 4 * r[3]
-        t = time.monotonic()
-        self.loop.reset(s.proxy, dur)
-        time.sleep(dur)
-        self.loop.heal(s.proxy)
-        self.record("reset", s.name, t, {"refuse_new_s": round(dur, 2)}, identity=s.identity,
-                    was_leader=was_leader, t_heal=time.monotonic())
+        self.proxy_fault("reset", s, was_leader, lambda: self.loop.reset(s.proxy, dur), dur,
+                         {"refuse_new_s": round(dur, 2)})
 
     def f_restart(self, component):
         """apiserver-restart, etcd-restart: `component` stopped and started again."""
@@ -391,14 +380,14 @@ class Chaos:
             n = 0
             while time.monotonic() < stop:
                 try:
-                    st, obj = self.admin.request("GET", path)
+                    st, obj = self.cp.request("GET", path, timeout=3.0)
                     if st != 200 or not isinstance(obj, dict):
                         code = f"get-{st}"
                     else:
                         n += 1
                         ann = obj["metadata"].setdefault("annotations", {})
                         ann["chaos.leasehold.test/writer"] = f"{k}-{n}"
-                        code, _ = self.admin.request("PUT", path, obj)
+                        code, _ = self.cp.request("PUT", path, obj, timeout=3.0)
                 except (OSError, http.client.HTTPException) as e:
                     code = type(e).__name__
                 with lock:

@@ -2,7 +2,7 @@
 
 common        the repository, the binary, free ports, wait_until, time conversions, log
 timings       every fleet's and tier's election timings (FAST, MIXED, DEFAULTS, LONG_RENEW)
-controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), watches, Admin
+controlplane  the real etcd + kube-apiserver, a test Namespace (RBAC, lock), watches
 agent         a leasehold agent run as a pod runs it; who leads
 members       the Member protocol (agent, client-go peer, Python peer) and the one Fleet
 judge         the one definition of "two leaders" for every tier, and its self-test

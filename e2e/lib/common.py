@@ -103,17 +103,19 @@ MONO_TO_WALL = time.time() - time.monotonic()
 
 
 def parse_rfc3339(s):
-    """'2026-01-02T03:04:05.123456Z' -> seconds since the epoch (float)."""
+    """'2026-01-02T03:04:05.123456Z' (any number of fraction digits; a +HH:MM or -HH:MM zone
+    instead of Z, as Prometheus' API writes; none: UTC) -> seconds since the epoch (float)."""
     import datetime
-    s = s.strip()
-    frac = 0.0
-    main = s.rstrip("Z")
+    main, frac, off = s.strip().rstrip("Z"), 0.0, 0
+    if len(main) > 19 and main[-6] in "+-" and main[-3] == ":":
+        off = (1 if main[-6] == "+" else -1) * (int(main[-5:-3]) * 3600 + int(main[-2:]) * 60)
+        main = main[:-6]
     if "." in main:
         main, f = main.split(".", 1)
         frac = float("0." + f)
     dt = datetime.datetime.strptime(main, "%Y-%m-%dT%H:%M:%S").replace(
         tzinfo=datetime.timezone.utc)
-    return dt.timestamp() + frac
+    return dt.timestamp() + frac - off
 
 
 def http_request(host, port, method, path, timeout, body=None):

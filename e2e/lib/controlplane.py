@@ -1,5 +1,5 @@
 """The real control plane (etcd + kube-apiserver, e2e/controlplane/controlplane.sh), a test
-namespace with its RBAC and lock, watches on the apiserver and an admin client (Admin)."""
+namespace with its RBAC and lock, and watches on the apiserver (as its admin)."""
 
 import http.client
 import json
@@ -46,14 +46,20 @@ def _without_coordination_off(extra_args):
     return " ".join(kept)
 
 
+def admin_context(env):
+    """The TLS context of the cluster admin of a control plane's env (its CA and client cert)."""
+    ctx = ssl.create_default_context(cafile=env["CA_CRT"])
+    ctx.load_cert_chain(env["ADMIN_CRT"], env["ADMIN_KEY"])
+    return ctx
+
+
 def follow_watch(cp, path, stop, on_event, on_connect=None):
     """Follows the watch `path` (with its query) as the cluster admin until the threading.Event
     `stop` is set: calls on_event(type, resource_version, object) once per new resourceVersion of
     an ADDED, MODIFIED or DELETED event, and reconnects after any error or end of stream.
     on_connect(connection) gets each connection, so that a stopper can shut its socket down."""
     seen = set()
-    ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
-    ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
+    ctx = admin_context(cp.env)
     while not stop.is_set():
         try:
             c = http.client.HTTPSConnection(cp.host, int(cp.port), timeout=5, context=ctx)
@@ -168,9 +174,10 @@ class ControlPlane:
         """One request to the apiserver as the cluster admin, bypassing kubectl (which would
         hide what the server answers: its status and its body as sent, a plain-text 404
         included). Returns (status, the body parsed as JSON, else as text)."""
-        ctx = ssl.create_default_context(cafile=self.env["CA_CRT"])
-        ctx.load_cert_chain(self.env["ADMIN_CRT"], self.env["ADMIN_KEY"])
-        c = http.client.HTTPSConnection(self.host, int(self.port), timeout=timeout, context=ctx)
+        if getattr(self, "_ctx", None) is None:
+            self._ctx = admin_context(self.env)
+        c = http.client.HTTPSConnection(self.host, int(self.port), timeout=timeout,
+                                        context=self._ctx)
         try:
             data = None if body is None else json.dumps(body)
             c.request(method, path, body=data,
@@ -231,31 +238,6 @@ class ControlPlane:
         """Stops and starts `component` ("apiserver" or "etcd"); args go to controlplane.sh
         (restart-apiserver takes apiserver flags)."""
         self._sh(f"restart-{component}", str(self.dir), *args)
-
-
-class Admin:
-    """An HTTPS client straight to the apiserver with the admin credential (not through any
-    proxy), for the chaos suite and the benchmarks."""
-
-    def __init__(self, cp):
-        self.cp = cp
-        self.ctx = ssl.create_default_context(cafile=cp.env["CA_CRT"])
-        self.ctx.load_cert_chain(cp.env["ADMIN_CRT"], cp.env["ADMIN_KEY"])
-
-    def request(self, method, path, body=None, timeout=3.0):
-        c = http.client.HTTPSConnection(self.cp.host, int(self.cp.port), context=self.ctx,
-                                        timeout=timeout)
-        try:
-            hdr = {"Content-Type": "application/json"} if body is not None else {}
-            c.request(method, path, body=None if body is None else json.dumps(body), headers=hdr)
-            r = c.getresponse()
-            data = r.read()
-            try:
-                return r.status, json.loads(data)
-            except ValueError:
-                return r.status, data
-        finally:
-            c.close()
 
 
 def rbac_manifests(lock_name="leasehold-lock", role_file=None):
@@ -327,6 +309,14 @@ ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 # its run; a per-run suffix keeps a rerun on the same control plane from meeting old locks.
 RUN = "".join("0123456789abcdefghijklmnopqrstuvwxyz"[int(time.time() * 10) // 36 ** i % 36]
               for i in range(5))
+
+
+def can_i(cp, namespace, verb, resource, sa="leasehold"):
+    """Whether ServiceAccount `sa` of `namespace` may `verb` `resource` (RESOURCE[/NAME], as
+    `kubectl auth can-i` takes it)."""
+    r = cp.kubectl("auth", "can-i", verb, resource, "-n", namespace,
+                   "--as", f"system:serviceaccount:{namespace}:{sa}", check=False)
+    return r.stdout.strip() == "yes"
 
 
 def ns_name(base):

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from e2e.lib.agent import Agent, LeaderView
 from e2e.lib.common import REPO, free_port, log
+from e2e.lib.controlplane import Namespace
 from e2e.lib.timings import MIXED
 
 
@@ -53,6 +54,14 @@ def start_fleet(s, ns, n=3, **kw):
     """`n` leasehold agents of scenario `s` in Namespace `ns`, named <ns>-a<i>, started; `kw`
     goes to Agent."""
     return [s.agent(ns, f"{ns.name}-a{i}", **kw).start() for i in range(n)]
+
+
+def fleet_in(s, name, n=3, cp=None, **kw):
+    """(cp, ns, agents): Namespace `name` on `cp` (default: the scenario's control plane) and
+    start_fleet's `n` agents in it."""
+    cp = cp or s.control_plane()
+    ns = Namespace(cp, name)
+    return cp, ns, start_fleet(s, ns, n, **kw)
 
 
 # ------------------------------------------------------------------------------- binaries

@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 from deploy.monitoring import rules
-from e2e.lib.common import free_port, log, terminate, wait_until
+from e2e.lib.common import free_port, log, parse_rfc3339, terminate, wait_until
 from e2e.lib.timings import FAST
 
 PROMETHEUS = os.environ.get("LEASEHOLD_PROMETHEUS", "/usr/bin/prometheus")
@@ -129,7 +129,7 @@ class Prometheus:
             for t in self.api("targets", state="active")["activeTargets"]:
                 last = t.get("lastScrape", "")
                 ok = t["health"] == "up" and last and not last.startswith("0001")
-                if ok and rfc3339(last) > since:
+                if ok and parse_rfc3339(last) > since:
                     got[t["labels"]["instance"]] = True
             return want <= set(got)
         wait_until(scraped, timeout, 0.2, what=f"prometheus to scrape {sorted(want)}")
@@ -138,7 +138,7 @@ class Prometheus:
         """Until every rule group was evaluated at or after wall-clock time t."""
         def done():
             groups = self.api("rules")["groups"]
-            return groups and all(rfc3339(g["lastEvaluation"]) >= t for g in groups)
+            return groups and all(parse_rfc3339(g["lastEvaluation"]) >= t for g in groups)
         wait_until(done, timeout, 0.2, what="the rules to be evaluated past the window")
 
     def firing(self, start, end):
@@ -171,17 +171,3 @@ class Prometheus:
             self.logf.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-
-def rfc3339(s):
-    """RFC 3339 with nanoseconds and a zone (Prometheus' API) -> seconds since the epoch."""
-    import datetime
-    s = s.strip()
-    if s.endswith("Z"):
-        s = s[:-1] + "+00:00"
-    main, zone = s[:-6], s[-6:]
-    frac = 0.0
-    if "." in main:
-        main, f = main.split(".", 1)
-        frac = float("0." + f)
-    dt = datetime.datetime.fromisoformat(main + zone)
-    return dt.timestamp() + frac

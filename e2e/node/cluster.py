@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from e2e.lib.common import DEPLOY, REPO
+from e2e.lib.common import DEPLOY, REPO, parse_rfc3339
 
 NODE_SH = REPO / "e2e" / "node" / "node.sh"
 NETNS = "/run/netns/lh-node"
@@ -29,12 +29,7 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}.{int(time.time() * 1000) % 1000:03d}] {msg}", flush=True)
 
 
-def cluster_time(ts):
-    """kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch."""
-    import datetime
-    base, _, frac = ts.rstrip("Z").partition(".")
-    d = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=datetime.timezone.utc)
-    return d.timestamp() + (float("0." + frac) if frac else 0.0)
+cluster_time = parse_rfc3339  # kubectl --timestamps (RFC 3339, ns) -> seconds since the epoch
 
 
 HOST_NETNS_FD = None

@@ -89,16 +89,11 @@ KUBELET_LINE_RE = re.compile(r"^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) ")
 
 def wait_settled(run, pod):
     """Until `pod` has been Ready for SETTLED_S (its Ready condition's lastTransitionTime)."""
-    import datetime
-
     def settled():
         p = [x for x in run.node.pods(run.ns) if x["metadata"]["name"] == pod]
         cond = [c for c in (p[0].get("status", {}).get("conditions") or [])
                 if c["type"] == "Ready" and c["status"] == "True"] if p else []
-        if not cond:
-            return False
-        since = datetime.datetime.strptime(cond[0]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
-        return time.time() - since.replace(tzinfo=datetime.timezone.utc).timestamp() >= SETTLED_S
+        return cond and time.time() - cluster_time(cond[0]["lastTransitionTime"]) >= SETTLED_S
     wait_until(settled, 60, 0.2, f"{pod} Ready for {SETTLED_S} s")
 
 

@@ -22,14 +22,11 @@ import threading
 import time
 from pathlib import Path
 
+from e2e.lib.common import log
 from e2e.lib.judge import Sample, gap_report
 
 
 PROBE_PORT = 8081
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 class Sampler:

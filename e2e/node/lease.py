@@ -37,11 +37,12 @@ def record_slack(run):
 class LeaseTracker:
     """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
     apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
-    what the rivals saw), and the first record of another holder."""
+    what the rivals saw), and the first record of another holder. Polled once on creation."""
 
     def __init__(self, run, holder_pod):
         self.run, self.pod = run, holder_pod
         self.last_renew = self.taken = None
+        self.poll()
 
     def poll(self):
         h, renew, acquire = lease(self.run)

@@ -19,10 +19,10 @@ import threading
 import time
 
 from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import (DEPLOY, MONO_TO_WALL, leasehold_binary, log,
+from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary, log,
                             measured, parse_rfc3339, wait_until)
 from e2e.lib.controlplane import Namespace
-from e2e.lib.members import start_fleet
+from e2e.lib.members import fleet_in, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
 
@@ -175,9 +175,7 @@ def wait_ready(agents, timeout=20):
 def watch_failover(s):
     """50 watch clients and one stalled client on the followers while the leader is killed:
     every client sees the new leader, and /healthz stays fast."""
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-watch")
-    agents = start_fleet(s, ns)
+    cp, ns, agents = fleet_in(s, "e2e-watch")
     old = wait_single_leader(agents, 20)
     wait_ready(agents)
     followers = [a for a in agents if a is not old]
@@ -330,9 +328,7 @@ def parse_prometheus(text):
 
 @scenario
 def metrics_parse(s):
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-metrics")
-    agents = start_fleet(s, ns, 2)
+    cp, ns, agents = fleet_in(s, "e2e-metrics", 2)
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
 
@@ -420,8 +416,7 @@ def events_recorded(s):
     cp.kubectl("delete", "events", "--all", "-n", ns.name)  # a re-run on a shared control plane
     agents = start_fleet(s, ns, 2, release="immediate")
     old = wait_single_leader(agents, 20)
-    old.term()
-    assert old.wait(FAST.renew + 5) == 0
+    old.term_and_wait(FAST.renew + 5)
     new = wait_single_leader([a for a in agents if a is not old], 20)
     events = wait_failover_events(cp, ns, old, new, "Lease", "coordination.k8s.io/v1")
     for e in events:
@@ -479,8 +474,7 @@ def leader_label_failover(s):
     selected = cp.kubectl("get", "pods", "-n", ns.name, "-l", f"{LABEL}=leader", "-o", "name")
     assert selected.split() == [f"pod/{old.pod}"], selected
     t_term = time.monotonic()
-    old.term()
-    assert old.wait(FAST.renew + 5) == 0
+    old.term_and_wait(FAST.renew + 5)
     new = wait_single_leader([a for a in agents if a is not old], 20)
     t_new = time.monotonic()
     wait_until(lambda: labels().get(new.pod) == ("leader", str(COST)), 10,
@@ -496,20 +490,13 @@ def leader_label_failover(s):
 
 @scenario
 def probe_listener(s):
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-probe")
-    agents = start_fleet(s, ns, 2, probe=True)
+    cp, ns, agents = fleet_in(s, "e2e-probe", 2, probe=True)
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
     wait_ready(agents)
 
     def probe_get(a, path):
-        c = http.client.HTTPConnection("127.0.0.1", a.probe_port, timeout=2)
-        c.request("GET", path)
-        r = c.getresponse()
-        r.read()
-        c.close()
-        return r.status
+        return http_request("127.0.0.1", a.probe_port, "GET", path, 2)[0]
 
     for a, leading in ((leader, True), (follower, False)):
         assert probe_get(a, "/healthz") == 200
@@ -554,9 +541,7 @@ def _term_failover(s, ns_name, watchers, release):
     """SIGTERM the leader of 3 with `watchers` watch clients on it (none polls /leader); returns
     (seconds to the next leader's first yes, seconds until the old process exited, the last
     validUntil a watch client got (wall), wall time of the new leader's first yes)."""
-    cp = s.control_plane()
-    ns = Namespace(cp, ns_name)
-    agents = start_fleet(s, ns, 3, release=release)
+    cp, ns, agents = fleet_in(s, ns_name, 3, release=release)
     old = wait_single_leader(agents, 20)
     rest = [a for a in agents if a is not old]
     clients = connect_watchers(old, watchers) if watchers else []
@@ -593,9 +578,7 @@ def follower_healthz_while_watching(s):
     """A follower that watches the lock attempts nothing while the leader renews; its /healthz
     must still say "ok" past lease-duration + 20 s, the limit after which the loop counts as
     wedged (a liveness probe would otherwise restart every follower), and it must not poll."""
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-healthz")
-    agents = start_fleet(s, ns, 2)
+    cp, ns, agents = fleet_in(s, "e2e-healthz", 2)
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
-from e2e.lib.controlplane import Namespace, lock_kind
+from e2e.lib.controlplane import Namespace, can_i, lock_kind
 from e2e.lib.lockwatch import LockWatcher
-from e2e.lib.members import body_of, start_fleet
+from e2e.lib.members import body_of, fleet_in, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 from e2e.lib.timings import FAST
@@ -37,9 +37,7 @@ def assert_no_overlap(smp):
 
 @scenario
 def three_agents_on_lease(s):
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-three")
-    agents = start_fleet(s, ns)
+    cp, ns, agents = fleet_in(s, "e2e-three")
     with Sampler(agents) as smp:
         leader = wait_single_leader(agents, 20)
         log(f"leader: {leader.name}")
@@ -66,9 +64,7 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
     """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono,
     t_new_mono, namespace, holders): holders is every holderIdentity the Lease went through
     (a LockWatcher's), to tell a release ("") from a takeover at expiry."""
-    cp = s.control_plane()
-    ns = Namespace(cp, ns_name)
-    agents = start_fleet(s, ns, n, release=release)
+    cp, ns, agents = fleet_in(s, ns_name, n, release=release)
     smp = Sampler(agents).__enter__()
     try:
         old = wait_single_leader(agents, 20)
@@ -178,9 +174,7 @@ def term_leader_off(s):
 
 @scenario
 def pause_leader(s):
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-pause")
-    agents = start_fleet(s, ns)
+    cp, ns, agents = fleet_in(s, "e2e-pause")
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
         old.signal(signal.SIGSTOP)
@@ -208,9 +202,8 @@ def pause_leader(s):
 
 @scenario
 def api_outage(s):
-    cp = s.control_plane(extra_args=" ")  # restarts the apiserver: its own control plane
-    ns = Namespace(cp, "e2e-outage")
-    agents = start_fleet(s, ns)
+    # It restarts the apiserver: its own control plane.
+    cp, ns, agents = fleet_in(s, "e2e-outage", cp=s.control_plane(extra_args=" "))
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
         # The state the 410 below counts from: each agent's watch has a version to resume
@@ -297,12 +290,9 @@ def old_cluster_configmaps(s):
 def rbac(s):
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-rbac")
-    sa = f"system:serviceaccount:{ns.name}:leasehold"
 
     def can(verb, res, name=None):
-        args = ["auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name, "--as", sa]
-        r = cp.kubectl(*args, check=False)
-        return r.stdout.strip() == "yes"
+        return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
 
     # Least privilege: the named lock only, no list/delete, create namespace-wide.
     assert can("get", "leases.coordination.k8s.io", "leasehold-lock")

@@ -18,6 +18,7 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
+import collections
 import json
 import os
 import re
@@ -110,11 +111,7 @@ def transitions(smp, members):
 
 
 def direction_counts(pairs):
-    counts = {}
-    for a, b in pairs:
-        k = f"{a.family}→{b.family}"
-        counts[k] = counts.get(k, 0) + 1
-    return counts
+    return dict(collections.Counter(f"{a.family}→{b.family}" for a, b in pairs))
 
 
 def check_blanks(watcher, kind, members, released_by_self):
@@ -279,9 +276,7 @@ def migration(s):
         m = fleet.member(slot)
         was = m.is_leader()
         fleet.terminated.add(m.name)
-        m.term()
-        rc = m.wait(MIXED.renew + 10)
-        assert rc == 0, f"{m.name} exited with {rc} after SIGTERM"
+        m.term_and_wait(MIXED.renew + 10)
         fleet.remove(slot)
         ldr = one_leader(f"{m.name} left{' (was leader)' if was else ''}")
         if was:
@@ -332,8 +327,7 @@ def migration(s):
         # Move leadership around the multilock members once.
         time.sleep(1.0)
         fleet.terminated.add(ldr.name)
-        ldr.term()
-        assert ldr.wait(MIXED.renew + 10) == 0
+        ldr.term_and_wait(MIXED.renew + 10)
         new = one_leader(f"4. multilock leader {ldr.name} terminated")
         moves.append((ldr, new))
         fleet.replace(ldr)
@@ -356,8 +350,7 @@ def migration(s):
         if ldr.slot == "ml-go1":  # let a Lease-only member lead before the ConfigMap goes
             time.sleep(1.0)
             fleet.terminated.add(ldr.name)
-            ldr.term()
-            assert ldr.wait(MIXED.renew + 10) == 0
+            ldr.term_and_wait(MIXED.renew + 10)
             new = one_leader("6. multilock leader terminated")
             moves.append((ldr, new))
             fleet.replace(ldr)

@@ -30,21 +30,14 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import NodeScenario, Run, repeat
-from e2e.node.work import assert_gated_runs_disjoint, gated_runs, running_cmd, wait_working
+from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
+                          wait_cmd_on, wait_working)
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-
-
-def sidecar_events(run, pod):
-    """(SIGTERM time, release time) from the sidecar's JSON log lines, if present. The release
-    is the first after the SIGTERM, or, with `acked`, the first at all (an acknowledged release
-    comes before the kubelet stops a native sidecar)."""
-    term, rel, _ = sidecar_log_events(run, pod)
-    return term, rel
 
 
 @scenario
@@ -56,18 +49,10 @@ def native_delete_leader(s):
         results = []
         for i in range(repeat()):
             delete_leader_round(run, results)
-        t1 = time.time()
-        run.judge(t0 + 1, t1 - 1, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
-        log(f"lock history: {holders}")
-        for r in results:
-            assert r["leader"] in holders and r["next"] in holders, (r, holders)
+        holders = judge_deletions(run, t0, results, "native")
         for pod in set(holders):
             assert run.units().get(pod), f"holder {pod} did no unit of work"
-        fo = [r["failover_s"] for r in results]
-        log(f"failover (s): {[round(x, 3) for x in fo]}; pods Ready in {run.ready_s:.1f}s")
-        log("results: " + json.dumps(results))
-        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        log(f"pods Ready in {run.ready_s:.1f}s; results: " + json.dumps(results))
 
 
 @scenario
@@ -81,20 +66,20 @@ def gate_handovers(s):
     with s.run("gate") as run:
         t0 = time.time()
         leader = run.single_leader()
-        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD running on {leader} only")
+        wait_cmd_on(run, leader)
         log(f"gate: leader {leader}, CMD on {running_cmd(run)}, {len(run.ready_pods())} Ready")
         holes, room = [], []  # exemptions; s each CMD stopped before validUntil - margin
         # 1. deletion of the leader pod (NODE_REPEAT times: the timing-bound part)
         results = []
         for i in range(repeat()):
             leader = run.single_leader()
-            wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+            wait_cmd_on(run, leader)
             track = cmd_stop_tracker(run, leader)
             t_del, nxt = delete_settled_leader(run, leader)
             failover = nxt.recv - t_del
             log(f"gate: deleted {leader}; {nxt.pod} said yes {failover * 1000:.0f} ms later")
             log_stop_delay(run, leader, t_del)
-            wait_until(lambda: running_cmd(run) == [nxt.pod], 30, 0.1, f"CMD on {nxt.pod}")
+            wait_cmd_on(run, nxt.pod)
             room.append(cmd_stopped_in_time(run, track))
             results.append(("delete", failover))
             wait_gone(run, leader)
@@ -102,7 +87,7 @@ def gate_handovers(s):
             assert_gated_runs_disjoint(run)
         # 2. SIGKILL of the leader's sidecar alone
         leader = run.single_leader()
-        wait_until(lambda: running_cmd(run) == [leader], 30, 0.1, f"CMD on {leader} only")
+        wait_cmd_on(run, leader)
         track = cmd_stop_tracker(run, leader)
         r0 = restarts(run, leader, "leasehold")
         t_kill = time.time()
@@ -114,7 +99,7 @@ def gate_handovers(s):
         room.append(cmd_stopped_in_time(run, track))
         wait_until(lambda: restarts(run, leader, "leasehold") > r0, 60, 0.2, "sidecar restarted")
         new = run.single_leader(timeout=LEASE + 30)
-        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        wait_cmd_on(run, new)
         holes.append(verdict.Exemption(leader, t_kill, time.time(), "sidecar SIGKILLed, "
                                        "until restarted and a leader followed"))
         sigkill_stop = stop_s
@@ -135,12 +120,12 @@ def gate_handovers(s):
                    "the kubelet's liveness restart of the stopped sidecar")
         log(f"gate: liveness restart {time.time() - t_stop:.1f}s after SIGSTOP")
         new = run.single_leader(timeout=LEASE + 30)
-        wait_until(lambda: running_cmd(run) == [new], 30, 0.1, f"CMD on {new}")
+        wait_cmd_on(run, new)
         holes.append(verdict.Exemption(leader, t_stop, time.time(), "sidecar SIGSTOPped, "
                                        "until its liveness restart and a leader followed"))
         assert_gated_runs_disjoint(run)
         run.judge(t0 + 1, time.time() - 1, holes, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         log(f"gate: lock history {holders}; results {results}")
         assert len(set(holders)) >= 3, f"expected >= 3 holders, history {holders}"
         log(f"gate: failover (s) {[round(x, 3) for _, x in results]}; CMD stopped "
@@ -154,7 +139,6 @@ def cmd_stop_tracker(run, leader):
     """The Lease's last renew by `leader` (LeaseTracker), polled now, with the number of CMD
     runs so far: CMD's current run is the one its gate will stop."""
     track = LeaseTracker(run, leader)
-    track.poll()
     assert track.last_renew is not None, f"the Lease does not name {leader}"
     track.n_runs = len(gated_runs(run)[leader])
     return track
@@ -168,6 +152,21 @@ def cmd_stopped_in_time(run, track):
     end = gated_runs(run)[track.pod][track.n_runs - 1][1]
     return verdict.stopped_before(f"CMD of {track.pod}", end,
                                   track.last_renew + RENEW + CLOCK_SLACK, GATE_MARGIN)
+
+
+def judge_deletions(run, t0, results, what):
+    """The judge over the whole run, a handover required; each deletion round's leader and
+    next pod in the lock's history; every graceful failover within FAILOVER_BOUND. Returns the
+    lock's holders."""
+    run.judge(t0 + 1, time.time() - 1, require_handover=True)
+    holders = run.holder_pods()
+    log(f"{what}: lock history {holders}")
+    for r in results:
+        assert r["leader"] in holders and r["next"] in holders, (r, holders)
+    fo = [r["failover_s"] for r in results]
+    log(f"{what}: failover (s) {[round(x, 3) for x in fo]}")
+    assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+    return holders
 
 
 STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
@@ -197,7 +196,7 @@ def classic_delete_leader(s):
             assert m, f"{leader}'s app never saw the preStop hook's stop file"
             stopped = int(m.group(1)) / 1e6
             last_end = max(u["end"] for u in judge.parse_units(app))
-            term, rel = sidecar_events(run, leader)
+            term, rel, _ = sidecar_log_events(run, leader)
             assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
             # safe: the release follows the app's stop (ms stamps against us stamps)
             assert rel + 0.001 >= stopped >= last_end, (rel, stopped, last_end)
@@ -206,14 +205,7 @@ def classic_delete_leader(s):
             results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,
                             "stopped": stopped - t_del, "released": rel - t_del,
                             "kubelet_signal_s": stop_delay[1]})
-        run.judge(t0 + 1, time.time() - 1, require_handover=True)
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
-        log(f"classic: lock history {holders}")
-        for r in results:
-            assert r["leader"] in holders and r["next"] in holders, (r, holders)
-        fo = [r["failover_s"] for r in results]
-        log(f"classic: failover (s) {[round(x, 3) for x in fo]}")
-        assert max(fo) <= FAILOVER_BOUND, f"graceful failover {max(fo):.3f}s > {FAILOVER_BOUND}s"
+        judge_deletions(run, t0, results, "classic")
 
 
 @scenario
@@ -253,9 +245,7 @@ def native_sidecar_alone(s):
         assert not bad, f"units of two pods intersect after the sidecar stopped alone: {bad[:3]}"
         definite, _ = verdict.overlaps(run.sampler.by_pod())
         assert not definite, f"DEFINITE OVERLAP of yes answers: {definite[:5]}"
-        given = [u for u in run.units()[leader] if u["ask"] < t]
-        valid_lo = max(u["ask"] + u["valid_ms"] / 1000 for u in given)  # validUntil >= this
-        valid_hi = max(u["ans"] + u["valid_ms"] / 1000 for u in given)  # and <= this
+        valid_lo, valid_hi = given(run.units()[leader], t)  # validUntil in [lo, hi]
         term, rel, _ = sidecar_log_events(run, leader)
         assert term is not None and rel is not None, f"no SIGTERM/release lines from {leader}"
         log(f"sidecar alone: SIGTERM->released {rel - term:.3f}s, SIGTERM->rival's yes "
@@ -265,7 +255,7 @@ def native_sidecar_alone(s):
             f"a rival said yes {valid_lo - nxt.send:.3f}s before the leader's last validUntil"
         assert nxt.recv - t <= RENEW + RELEASE_TO_YES_BOUND, \
             f"rival's yes {nxt.recv - t:.3f}s after the SIGTERM > renew-deadline + {RELEASE_TO_YES_BOUND}s"
-        holders = [judge.pod_of(h, list(run.pod_ips)) for h in run.watch.holders() if h]
+        holders = run.holder_pods()
         assert leader in holders and nxt.pod in holders, (leader, nxt.pod, holders)
 
 
@@ -381,6 +371,19 @@ class HelmRun(Run):
         self.manifest = got
 
 
+def uninstall_leaves_nothing(run):
+    """helm uninstall of the run's release: its pods, every object its manifest created and
+    helm's own release Secrets are gone. Returns the objects created, (kind, name)."""
+    created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
+    run.helm("uninstall", run.release, "--wait", "--timeout", "120s", post=False)
+    wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the release's pods gone")
+    left = [out.strip() for k, n in created if (out := run.node.kubectl(
+        "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name")).strip()]
+    secrets = run.node.kubectl("get", "secrets", "-n", run.ns, "-l", "owner=helm", "-o", "name")
+    assert not left and not secrets.strip(), f"left after helm uninstall: {left} {secrets}"
+    return created
+
+
 def yaml_docs(text):
     import yaml
     return [d for d in yaml.safe_load_all(text) if d]
@@ -455,18 +458,7 @@ def helm(s):
         holders = judge_rollouts(run, t0)
         log(f"helm: lock history {holders}")
         log("results: " + json.dumps(results))
-        # helm uninstall: everything the release created is gone.
-        created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
-        run.helm("uninstall", HELM_RELEASE, "--wait", "--timeout", "120s", post=False)
-        wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the example's pods gone")
-        left = []
-        for kind, name in created:
-            out = run.node.kubectl("get", kind, name, "-n", run.ns, "--ignore-not-found",
-                                   "-o", "name")
-            if out.strip():
-                left.append(out.strip())
-        secrets = run.node.kubectl("get", "secrets", "-n", run.ns, "-l", "owner=helm", "-o", "name")
-        assert not left and not secrets.strip(), f"left after helm uninstall: {left} {secrets}"
+        created = uninstall_leaves_nothing(run)
         rest = run.node.kubectl("get", "lease,configmap", "-n", run.ns, "-o", "name")
         log(f"helm uninstall: {len(created)} objects created, none left ({created}); the "
             f"namespace still holds: {rest.split()} (the Lease is the sidecars', not the chart's)")
@@ -570,13 +562,7 @@ def helm_parent(s):
             "leasehold.gate.stopGrace=2s", post=False), "helm upgrade (parent)")]
         holders = judge_rollouts(run, t0)
         log(f"helm parent: lock history {holders}; results {json.dumps(results)}")
-        created = [(d["kind"], d["metadata"]["name"]) for d in run.manifest]
-        run.helm("uninstall", "op", "--wait", "--timeout", "120s", post=False)
-        wait_until(lambda: not run.node.pods(run.ns), 60, 0.2, "the parent's pods gone")
-        left = [k for k, n in created if run.node.kubectl(
-            "get", k, n, "-n", run.ns, "--ignore-not-found", "-o", "name").strip()]
-        assert not left, f"left after helm uninstall: {left}"
-        log(f"helm parent uninstall: {created} gone")
+        log(f"helm parent uninstall: {uninstall_leaves_nothing(run)} gone")
 
 for v in ("native", "classic", "gate"):
     SCENARIOS.param(rollout, v)

@@ -125,18 +125,30 @@ def start_prometheus(s, ns, agents):
     return prom
 
 
+def scraped_fleet(s, tag, **kw):
+    """(cp, ns, agents, leader, prom): a fresh namespace `tag`, a fleet with a leader, and a
+    Prometheus that has scraped it."""
+    cp = s.control_plane()
+    ns = fresh_namespace(s, cp, tag)
+    agents, leader = fleet(s, ns, **kw)
+    return cp, ns, agents, leader, start_prometheus(s, ns, agents)
+
+
 def first_firing(firing, name, after, **labels):
     """The first instant (wall) at or after `after` at which alert `name` fires."""
     starts = [sp[0] for sp in alerts_named(firing, name, **labels).values() if sp[1] >= after]
     return min(starts) if starts else None
 
 
+def alerts_query(name, labels):
+    sel = [f'alertname="{name}"', 'alertstate="firing"'] + [f'{k}="{v}"' for k, v in labels.items()]
+    return f"ALERTS{{{','.join(sel)}}}"
+
+
 def wait_firing(prom, name, since, bound, **labels):
     """Waits (polling the instant query) until alert `name` fires; then returns the firing span
     from the range query, and asserts its fault-to-firing time is within `bound` s."""
-    sel = ",".join([f'alertname="{name}"', 'alertstate="firing"'] +
-                   [f'{k}="{v}"' for k, v in labels.items()])
-    got = wait_until(lambda: prom.query(f"ALERTS{{{sel}}}"), bound + 10, 0.2,
+    got = wait_until(lambda: prom.query(alerts_query(name, labels)), bound + 10, 0.2,
                      what=f"{name} to fire")
     for attempt in range(3):
         now = time.time()
@@ -156,9 +168,7 @@ def wait_firing(prom, name, since, bound, **labels):
 
 def wait_resolved(prom, name, since, bound, **labels):
     """Waits until alert `name` no longer fires; returns the seconds from `since`."""
-    sel = ",".join([f'alertname="{name}"', 'alertstate="firing"'] +
-                   [f'{k}="{v}"' for k, v in labels.items()])
-    wait_until(lambda: not prom.query(f"ALERTS{{{sel}}}"), bound + 10, 0.2,
+    wait_until(lambda: not prom.query(alerts_query(name, labels)), bound + 10, 0.2,
                what=f"{name} to resolve")
     now = time.time()
     firing = prom.firing(since, now)
@@ -182,10 +192,7 @@ def clean_handovers_fire_nothing(s):
     pod's process killed and started again, as the kubelet restarts a container) and a rolling
     update of all three replicas (new pods, new targets, the old ones stopped after the new one
     is ready) fire nothing, over the whole window plus every `for:` after it."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-clean")
-    agents, leader = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
     start = prom.started_wall
 
     # Clean failover.
@@ -238,10 +245,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     """Every replica's RoleBinding taken away: the leader cannot renew and steps down, nobody
     can acquire; LeaseholdNoLeader and LeaseholdNotReady fire within their bounds, and both
     resolve after the RoleBinding is restored."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-rbac")
-    agents, leader = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-rbac")
     try:
         t_fault = time.time()
         cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
@@ -255,11 +259,11 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         dt_nl, _ = wait_firing(prom, "LeaseholdNoLeader", t_fault, no_leader_bound,
                                lock_name=ns.lock_name)
         # Every replica, not just one, is reported not ready.
-        nr = {r["metric"]["pod"] for r in prom.query(
-            'ALERTS{alertname="LeaseholdNotReady",alertstate="firing"}')}
-        wait_until(lambda: {r["metric"]["pod"] for r in prom.query(
-            'ALERTS{alertname="LeaseholdNotReady",alertstate="firing"}')} ==
-            {a.name for a in agents}, 10, 0.2, what="LeaseholdNotReady on every replica")
+        def not_ready():
+            return {r["metric"]["pod"] for r in prom.query(alerts_query("LeaseholdNotReady", {}))}
+        nr = not_ready()
+        wait_until(lambda: not_ready() == {a.name for a in agents}, 10, 0.2,
+                   what="LeaseholdNotReady on every replica")
         assert not current_leaders(agents)
     finally:
         t_restore = time.time()
@@ -283,10 +287,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
 def all_stopped_fires_absent(s):
     """Every replica stopped: both renderings of LeaseholdAbsent fire (the plain file's on
     `up`, the chart's per-lock absent(leasehold_lock_info))."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-absent")
-    agents, _ = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, _, prom = scraped_fleet(s, "prom-absent")
     for a in agents:
         a.term()
     for a in agents:
@@ -316,10 +317,7 @@ def foreign_takeover_fires_promise_overtaken(s):
     sees its promise overtaken; LeaseholdPromiseOvertaken fires, on the leader's series. (A
     normal handover does not fire it: clean_handovers_fire_nothing.)"""
     s.expect_overtaken = True
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-overtaken")
-    agents, leader = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-overtaken")
     body = leader.leader_body()
     spec = ns.lease()["spec"]
     assert spec["holderIdentity"] == leader.name
@@ -347,10 +345,7 @@ def record_without_count_fires_foreign_writer(s):
     """An out-of-band write of the Lease without a transition count (a foreign writer that does
     not keep it), holder unchanged: LeaseholdForeignWriter fires on every replica that sees it,
     and no promise is overtaken."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-foreign")
-    agents, leader = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-foreign")
     lease_patch(cp, ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
     t_fault = time.time()
     log(f"Lease written out of band without leaseTransitions (holder still {leader.name})")
@@ -367,10 +362,7 @@ def rapid_leader_changes_fire_flapping(s):
     """Forced rapid changes of leader (POST /release on each new leader, --release-holdoff 2s so
     the released one steps aside): LeaseholdFlapping fires once the term rose by
     `flapping_changes` within the scaled window."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-flap")
-    agents, leader = fleet(s, ns, extra=("--release-holdoff=2s",))
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-flap", extra=("--release-holdoff=2s",))
     # The rule compares the term now with the term one window ago: wait until Prometheus holds
     # a sample that old (a Prometheus that has just started sees no change at all).
     wait_until(lambda: prom.query(f"max(leasehold_term offset {int(WINDOW_15M)}s)"),
@@ -380,7 +372,7 @@ def rapid_leader_changes_fire_flapping(s):
     changes = 0
     cur = leader
     deadline = time.monotonic() + WINDOW_15M * 3
-    while not prom.query('ALERTS{alertname="LeaseholdFlapping",alertstate="firing"}'):
+    while not prom.query(alerts_query("LeaseholdFlapping", {})):
         assert time.monotonic() < deadline, "LeaseholdFlapping did not fire"
         if changes < need + 1:
             post_release(cur)
@@ -479,10 +471,7 @@ def dashboard_queries_return_data(s):
     variables substituted, returns data from the real Prometheus after a failover, evaluated
     both as an instant and as a range query over the window."""
     from deploy.monitoring import dashboard
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-dash")
-    agents, leader = fleet(s, ns)
-    prom = start_prometheus(s, ns, agents)
+    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-dash")
     # A watch stream on one follower, so that the watchers panel counts one.
     follower = [a for a in agents if a is not leader][0]
     import http.client

@@ -182,6 +182,19 @@ def fmt_dist(d):
     return "-" if not d.get("n") else f"{d['p50']:.2f}/{d['max']:.2f}"
 
 
+def family_changes(identities, by_ident):
+    """{"from→to" by family: count} over the changes of a sequence of identities (the unknown
+    ones, a release's empty holder among them, left out)."""
+    out, prev = {}, None
+    for i in identities:
+        if i in by_ident and i != prev:
+            if prev is not None:
+                k = f"{by_ident[prev].family}→{by_ident[i].family}"
+                out[k] = out.get(k, 0) + 1
+            prev = i
+    return out
+
+
 def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra=None):
     """Overlaps by side, failover times, leadership changes; writes result.json; returns it."""
     samples = analysis.load_samples(smp.path)
@@ -219,24 +232,10 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     # does not count), and as the sampler saw them (lead spans: answers within the client
     # timeout; a stale "yes" after a pause counts there as a change too).
     holder = RecordWatcher.holder
-    changes = {}
-    prev = None
-    for _, _, rec in events:
-        h = holder(rec)
-        if h and h in by_ident and h != prev:
-            if prev is not None:
-                k = f"{by_ident[prev].family}→{by_ident[h].family}"
-                changes[k] = changes.get(k, 0) + 1
-            prev = h
+    changes = family_changes([holder(rec) for _, _, rec in events], by_ident)
     lead = analysis.spans(samples, CLIENT_TIMEOUT, by_term=False)
-    seq = []
-    for sp in sorted((s for ss in lead.values() for s in ss), key=lambda s: s["start"]):
-        if sp["identity"] in by_ident and (not seq or seq[-1] != sp["identity"]):
-            seq.append(sp["identity"])
-    seen_changes = {}
-    for a, b in zip(seq, seq[1:]):
-        k = f"{by_ident[a].family}→{by_ident[b].family}"
-        seen_changes[k] = seen_changes.get(k, 0) + 1
+    seen_changes = family_changes([sp["identity"] for sp in sorted(
+        (s for ss in lead.values() for s in ss), key=lambda s: s["start"])], by_ident)
     # Records a leasehold holder wrote that the Python elector reads as unheld.
     lh_ids = {m.identity for m in fleet.members if m.family == LH}
     unheld = [{"t": round(t - t0, 3), "rv": rv, "record": rec} for t, rv, rec in events
@@ -352,9 +351,18 @@ class Run:
             self.smp.stop()
         self.watcher.stop()
 
-    def analyse(self):
-        return analyse(self.name, self.lock_type, self.fleet, self.watcher, self.smp, self.rounds,
-                       self.out, self.t0, self.exempt, {"notes": self.notes})
+    def execute(self, body):
+        """Starts the sampler, runs body(), then closes and analyses the run whatever body
+        raised (re-raised after), and checks the result; returns it."""
+        self.begin()
+        try:
+            body()
+        finally:
+            self.close()
+            res = analyse(self.name, self.lock_type, self.fleet, self.watcher, self.smp,
+                          self.rounds, self.out, self.t0, self.exempt, {"notes": self.notes})
+        check(res)
+        return res
 
     def wait_settled(self, leader):
         """The state a fault counts from: `leader` has renewed at least once since it acquired,
@@ -450,11 +458,9 @@ def mixed(s, name, lock_type, n_python):
     run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
     for i in range(n_python):
         run.fleet.add(f"py{i}", py_factory(run.ns, lock_type, PY_TZ[i % 2]), start=False)
-    run.begin()
-    error = None
-    try:
-        lh0 = run.fleet.start("lh0")
-        lh0.wait_leader(20)
+
+    def body():
+        run.fleet.start("lh0").wait_leader(20)
         for slot in list(run.fleet.slots)[1:]:
             run.fleet.start(slot)
         plan = [("kill", PY), ("kill", LH), ("term", PY), ("term", LH), ("pause", PY),
@@ -463,15 +469,7 @@ def mixed(s, name, lock_type, n_python):
             run.fault_round(fault, want)
         wait_single_leader(run.fleet.alive(), FAILOVER_TIMEOUT, holder=run.watcher.current)
         time.sleep(1.0)  # the last leader's answers after its first (the sampler flushes at 1 s)
-    except BaseException as e:  # noqa: BLE001 - analysed first, re-raised below
-        error = e
-    finally:
-        run.close()
-    res = run.analyse()
-    if error is not None:
-        raise error
-    check(res)
-    ch = res["leadership_changes"]
+    ch = run.execute(body)["leadership_changes"]
     assert ch.get("python→leasehold", 0) >= 3 and ch.get("leasehold→python", 0) >= 3, \
         f"leadership did not move 3 times each way: {ch}"
 
@@ -506,9 +504,8 @@ def python_led_fleet_fails_over(s):
         run.fleet.add("py0", py_factory(run.ns, lock_type, PY_TZ[0]), start=False)
         run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"), start=False)
         run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
-        run.begin()
-        error = None
-        try:
+
+        def body(run=run, lock_type=lock_type):
             py = run.fleet.start("py0")
             py.wait_leader(20)
             lhs = [run.fleet.start("lh0"), run.fleet.start("lh1")]
@@ -540,16 +537,8 @@ def python_led_fleet_fails_over(s):
                 time.sleep(0.1)
             lh_leader.wait_leader(5)
             time.sleep(1.0)
-        except BaseException as e:  # noqa: BLE001 - analysed first, reported below
-            error = e
-        finally:
-            run.close()
-        res = run.analyse()
         try:
-            if error is not None:
-                raise error
-            check(res)
-            f = res["failover_s"].get("python→leasehold", {}).get("kill", {})
+            f = run.execute(body)["failover_s"].get("python→leasehold", {}).get("kill", {})
             log(f"{lock_type}: Python-led fleet failed over to leasehold in {fmt_dist(f)}s "
                 f"(p50/max of the sampler; bound {PY_LED_BOUND:g}s)")
         except (AssertionError, RuntimeError) as e:

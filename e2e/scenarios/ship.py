@@ -11,6 +11,7 @@ way the rendered Deployment would run it (its args, its env, its envFrom ConfigM
 ServiceAccount and RBAC from the same rendering applied for real), since there is no kubelet.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from e2e.lib.agent import Agent, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, parse_rfc3339, wait_until
-from e2e.lib.controlplane import Namespace
+from e2e.lib.controlplane import ANNOTATION, Namespace, can_i
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.sampler import Sampler
 
@@ -73,6 +74,11 @@ def kbuild(cp, path):
     return cp.kubectl("kustomize", str(path))
 
 
+def rendered(cp, ns, path):
+    """(ns, the kustomization at `path` as the apiserver accepts it in namespace `ns`)."""
+    return ensure_ns(cp, ns), dry_run(cp, kbuild(cp, path), ns)
+
+
 def overlay(tmp, resources=(), components=()):
     """A kustomization in tmp that combines deploy/ directories (absolute paths)."""
     d = Path(tempfile.mkdtemp(dir=tmp, prefix="kust-"))
@@ -92,6 +98,16 @@ def one(objs, kind, name=None):
     found = of_kind(objs, kind, name)
     assert len(found) == 1, f"want one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
     return found[0]
+
+
+def container(dep, name):
+    return next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+
+
+def cm_holder(cp, ns, name="leasehold-lock"):
+    """The holder named by ConfigMap lock `name`'s leader annotation."""
+    ann = cp.get_json("configmap", name, "-n", ns)["metadata"]["annotations"]
+    return json.loads(ann[ANNOTATION])["holderIdentity"]
 
 
 def sidecar(dep, name="leasehold"):
@@ -242,6 +258,31 @@ class Ship(Scenario):
         return r
 
 
+def on_host(text, state, port):
+    """The pod's paths and ports in `text` mapped to this host: the app's state in `state`,
+    its sidecar on 127.0.0.1:`port`, sh and wget from the host's PATH."""
+    return (text.replace("/run/app", str(state)).replace("localhost:4040", f"127.0.0.1:{port}")
+            .replace("/busybox/sh", "sh"))
+
+
+@contextlib.contextmanager
+def app_process(s, script, port):
+    """The example app's `script` run on this host (on_host, its state in s.tmp/run-app), in a
+    session of its own, its output in s.tmp/app.log. Yields (process, that log's path, the state
+    dir); SIGKILLed at the end if it still runs."""
+    state, path = s.tmp / "run-app", s.tmp / "app.log"
+    state.mkdir()
+    with open(path, "ab") as applog:
+        proc = subprocess.Popen(["sh", "-c", on_host(script, state, port)], stdout=applog, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            yield proc, path, state
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+
+
 def apply_for_real(cp, objs, namespace, skip_kinds=("Deployment",)):
     """Creates the rendered objects (all but the Deployment: there is no kubelet to run it)."""
     keep = [o for o in objs if o["kind"] not in skip_kinds]
@@ -250,12 +291,6 @@ def apply_for_real(cp, objs, namespace, skip_kinds=("Deployment",)):
             o["metadata"].pop(k, None)
     cp.kubectl("apply", "-n", namespace, "-f", "-",
                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": keep}))
-
-
-def can_i(cp, namespace, sa, verb, resource):
-    r = cp.kubectl("auth", "can-i", verb, resource, "-n", namespace,
-                   "--as", f"system:serviceaccount:{namespace}:{sa}", check=False)
-    return r.stdout.strip() == "yes"
 
 
 def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=True):
@@ -274,8 +309,7 @@ def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=Tr
         if lock_kind == "leases":
             holder = cp.get_json("lease", lock_name, "-n", ns)["spec"]["holderIdentity"]
         else:
-            ann = cp.get_json("configmap", lock_name, "-n", ns)["metadata"]["annotations"]
-            holder = json.loads(ann["control-plane.alpha.kubernetes.io/leader"])["holderIdentity"]
+            holder = cm_holder(cp, ns, lock_name)
         assert holder == body["identity"], (holder, body)
     sc.term_and_wait(25)  # safe with no POST /release: up to renew-deadline (10 s)
     if release_check and lock_kind == "leases":
@@ -317,8 +351,7 @@ def kustomize(s):
 
     # Native sidecar, Lease (auto), safe: a sidecar stopped alone keeps its promises
     # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast.
-    ns = ensure_ns(cp, "ship-k-native")
-    objs = dry_run(cp, kbuild(cp, native), ns)
+    ns, objs = rendered(cp, "ship-k-native", native)
     dep = one(objs, "Deployment")
     assert_restricted(dep)
     c, where = sidecar(dep)
@@ -334,27 +367,26 @@ def kustomize(s):
     assert not of_kind(off_objs, "Role", "leasehold-pod") and \
         not of_kind(off_objs, "RoleBinding", "leasehold-pod"), [o["kind"] for o in off_objs]
     apply_for_real(cp, objs, ns)
-    assert can_i(cp, ns, "leasehold", "create", "leases")
-    assert not can_i(cp, ns, "leasehold", "get", "leases/other")
-    assert can_i(cp, ns, "leasehold", "patch", "pods")
+    assert can_i(cp, ns, "create", "leases")
+    assert not can_i(cp, ns, "get", "leases/other")
+    assert can_i(cp, ns, "patch", "pods")
     run_and_release(s, cp, ns, objs, "native-0", "leases", lock)
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
-    ns = ensure_ns(cp, "ship-k-classic")
-    objs = dry_run(cp, kbuild(cp, classic), ns)
+    ns, objs = rendered(cp, "ship-k-classic", classic)
     dep = one(objs, "Deployment")
     assert_restricted(dep)
     c, where = sidecar(dep)
     assert where == "containers" and "restartPolicy" not in c, (where, c)
     cm = one(objs, "ConfigMap")["data"]
     assert cm["LEASEHOLD_LOCK_TYPE"] == "configmaps" and cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe"
-    app = next(x for x in dep["spec"]["template"]["spec"]["containers"] if x["name"] == "app")
+    app = container(dep, "app")
     hook = " ".join(app["lifecycle"]["preStop"]["exec"]["command"])
     assert "/release" in hook and "--post-data" in hook, hook
     assert all(res == "configmaps" or res == "events"
                for (_, res, _) in rules_of(one(objs, "Role", "leasehold"))), one(objs, "Role", "leasehold")
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "get", "leases.coordination.k8s.io/leasehold-lock")
+    assert not can_i(cp, ns, "get", "leases.coordination.k8s.io/leasehold-lock")
     sc = s.sidecar(cp, ns, objs, s.tmp, "classic-0").start()
     body = sc.wait_leader()
     assert body["lock"]["type"] == "configmaps", body
@@ -364,15 +396,12 @@ def kustomize(s):
     st, _ = sc.request("POST", "/release")
     assert st in (200, 202), st
 
-    def released():
-        ann = cp.get_json("configmap", lock, "-n", ns)["metadata"]["annotations"]
-        return json.loads(ann["control-plane.alpha.kubernetes.io/leader"])["holderIdentity"] == ""
-    wait_until(released, 5, what="the ConfigMap lock to be released after POST /release")
+    wait_until(lambda: cm_holder(cp, ns, lock) == "", 5,
+               what="the ConfigMap lock to be released after POST /release")
     sc.term_and_wait()
 
     # Leader election off: none, no RBAC, no token, no API server needed.
-    ns = ensure_ns(cp, "ship-k-off")
-    objs = dry_run(cp, kbuild(cp, off), ns)
+    ns, objs = rendered(cp, "ship-k-off", off)
     dep = one(objs, "Deployment")
     assert_restricted(dep)
     assert not of_kind(objs, "Role") and not of_kind(objs, "RoleBinding") and not of_kind(
@@ -386,18 +415,17 @@ def kustomize(s):
         log("NOTE: this leasehold binary has no --lock-type none yet; the agent run is skipped")
 
     # Native + the Lease created at install time + the leader label: no namespace-wide create.
-    ns = ensure_ns(cp, "ship-k-precreated")
-    d = overlay(s.tmp, [native], [comps / "precreated-lease", label])
-    objs = dry_run(cp, kbuild(cp, d), ns)
+    ns, objs = rendered(cp, "ship-k-precreated",
+                        overlay(s.tmp, [native], [comps / "precreated-lease", label]))
     assert not of_kind(objs, "Role", "leasehold-create"), "create must be gone"
     assert not of_kind(objs, "RoleBinding", "leasehold-create"), "create must be gone"
     assert one(objs, "Lease", lock)
     settings = one(objs, "ConfigMap")  # the sidecar's settings; the lock here is a Lease
     assert settings["data"]["LEASEHOLD_LEADER_LABEL"] == "leasehold.io/role", settings
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "create", "leases")
-    assert not can_i(cp, ns, "leasehold", "create", "configmaps")
-    assert can_i(cp, ns, "leasehold", "patch", "pods")
+    assert not can_i(cp, ns, "create", "leases")
+    assert not can_i(cp, ns, "create", "configmaps")
+    assert can_i(cp, ns, "patch", "pods")
     # A Pod object for the label (no kubelet will run it).
     pod = "precreated-0"
     cp.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps({
@@ -419,18 +447,17 @@ def kustomize(s):
     sc.term_and_wait(25)  # safe with no POST /release: up to renew-deadline
 
     # Classic + the ConfigMap created at install time.
-    ns = ensure_ns(cp, "ship-k-precreated-cm")
-    d = overlay(s.tmp, [classic], [comps / "precreated-configmap"])
-    objs = dry_run(cp, kbuild(cp, d), ns)
+    ns, objs = rendered(cp, "ship-k-precreated-cm",
+                        overlay(s.tmp, [classic], [comps / "precreated-configmap"]))
     assert not of_kind(objs, "Role", "leasehold-create")
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "leasehold", "create", "configmaps")
+    assert not can_i(cp, ns, "create", "configmaps")
     run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps", lock)
 
     # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.
     for variant, where in ((native, "initContainers"), (classic, "containers")):
-        ns = ensure_ns(cp, f"ship-k-gate-{variant.name}")
-        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [variant], [comps / "gate"])), ns)
+        ns, objs = rendered(cp, f"ship-k-gate-{variant.name}",
+                            overlay(s.tmp, [variant], [comps / "gate"]))
         dep = one(objs, "Deployment")
         assert_restricted(dep)
         assert sidecar(dep)[1] == where
@@ -447,27 +474,15 @@ def classic_shutdown(s):
     POSTs /release: the lock must be free right after the work stopped, long before the
     renew-deadline (10 s) that --release-on-shutdown=safe would wait without it."""
     cp = s.control_plane()
-    ns = ensure_ns(cp, "ship-classic-stop")
-    objs = dry_run(cp, kbuild(cp, DEPLOY / "overlays" / "classic-sidecar"), ns)
+    ns, objs = rendered(cp, "ship-classic-stop", DEPLOY / "overlays" / "classic-sidecar")
     apply_for_real(cp, objs, ns)
     sc = s.sidecar(cp, ns, objs, s.tmp, "classic-stop-0").start()
     sc.wait_leader()
     dep = one(objs, "Deployment")
-    app = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
-    state = s.tmp / "run-app"
-    state.mkdir()
-
-    def local(text):
-        # The pod's paths and ports, mapped to this host: sh and wget from the host's PATH.
-        return (text.replace("/run/app", str(state)).replace("localhost:4040", f"127.0.0.1:{sc.port}")
-                .replace("/busybox/sh", "sh"))
-    script = local(app["args"][0])
-    hook = [local(x) for x in app["lifecycle"]["preStop"]["exec"]["command"]]
-    applog = open(s.tmp / "app.log", "ab")
-    proc = subprocess.Popen(["sh", "-c", script], stdout=applog, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        wait_until(lambda: b"leading" in (s.tmp / "app.log").read_bytes(), 10,
+    app = container(dep, "app")
+    with app_process(s, app["args"][0], sc.port) as (proc, applog, state):
+        hook = [on_host(x, state, sc.port) for x in app["lifecycle"]["preStop"]["exec"]["command"]]
+        wait_until(lambda: b"leading" in applog.read_bytes(), 10,
                    what="app to do leader-only work")
         t0 = time.monotonic()
         sc.proc.send_signal(signal.SIGTERM)
@@ -476,26 +491,18 @@ def classic_shutdown(s):
                    what="the sidecar to stop saying yes at SIGTERM")
         t_stopped = wait_until(lambda: (state / "stopped").exists() and time.monotonic(), 10,
                                what="app to stop taking work", interval=0.01)
-
-        def holder():
-            ann = cp.get_json("configmap", "leasehold-lock", "-n", ns)["metadata"]["annotations"]
-            return json.loads(ann["control-plane.alpha.kubernetes.io/leader"])["holderIdentity"]
-        wait_until(lambda: holder() == "", 10, what="the lock to be released", interval=0.05)
+        wait_until(lambda: cm_holder(cp, ns) == "", 10, what="the lock to be released",
+                   interval=0.05)
         t_released = time.monotonic()
         assert pre.wait(10) == 0
         assert sc.proc.wait(10) == 0, sc.log_tail()
         log(f"work stopped {t_stopped - t0:.1f}s and lock free {t_released - t0:.1f}s after "
             "SIGTERM (renew-deadline 10s)")
         assert t_released - t0 < 6, "released only when the renew-deadline ran out, not on POST /release"
-        assert b"stopped taking work" in (s.tmp / "app.log").read_bytes()
+        assert b"stopped taking work" in applog.read_bytes()
         # After the hook, the kubelet sends SIGTERM to app.
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        applog.close()
 
 
 def seconds(duration):
@@ -588,16 +595,8 @@ def native_shutdown_acknowledged(s):
     cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-native-ack")
     renew, retry = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"]), seconds(cfg["LEASEHOLD_RETRY_PERIOD"])
     dep = one(objs, "Deployment")
-    app = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
-    state = s.tmp / "run-app"
-    state.mkdir()
-    script = (app["args"][0].replace("/run/app", str(state))
-              .replace("localhost:4040", f"127.0.0.1:{leader.port}"))
-    applog_path = s.tmp / "app.log"
-    applog = open(applog_path, "ab")
-    proc = subprocess.Popen(["sh", "-c", script], stdout=applog, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
+    app = container(dep, "app")
+    with app_process(s, app["args"][0], leader.port) as (proc, applog_path, _):
         with Sampler([leader, rival]) as smp:
             wait_until(lambda: b"leading" in applog_path.read_bytes(), 10,
                        what="app to do leader-only work")
@@ -610,11 +609,6 @@ def native_shutdown_acknowledged(s):
                                renew + 10, what="the rival's first yes")
             rc = leader.wait(renew + 10)
             time.sleep(0.3)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        applog.close()
     ov = smp.overlaps()
     assert not ov, f"two leaders at once: {ov[:3]}"
     assert first[1] == rival.name, first
@@ -660,25 +654,15 @@ def example_app_valid_until(s):
     cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-app-valid")
     renew = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"])
     dep = one(objs, "Deployment")
-    app = next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
-    state = s.tmp / "run-app"
-    state.mkdir()
-    script = app["args"][0]
+    script = container(dep, "app")["args"][0]
     assert script.count("sleep 2 &") == 1, "the example's unit is no longer `sleep 2 &`"
-    script = (script.replace("sleep 2 &", "sleep 60 &").replace("/run/app", str(state))
-              .replace("localhost:4040", f"127.0.0.1:{leader.port}"))
     unit = ["sleep", "60"]
-    applog_path = s.tmp / "app.log"
-    applog = open(applog_path, "ab")
-    proc = subprocess.Popen(["sh", "-c", script], stdout=applog, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    stopped = False
-    try:
+    with app_process(s, script.replace("sleep 2 &", "sleep 60 &"), leader.port) as \
+            (proc, applog_path, _):
         wait_until(lambda: session_has(proc.pid, unit), 15, interval=0.01,
                    what="the app's unit to start")
         t_start = time.time()
-        leader.signal(signal.SIGSTOP)
-        stopped = True
+        leader.signal(signal.SIGSTOP)  # Ship's exit stops it with SIGCONT + SIGKILL
         time.sleep(0.5)  # a renew in flight at the SIGSTOP lands, or not
         spec = cp.get_json("lease", "leasehold-lock", "-n", ns)["spec"]
         assert spec["holderIdentity"].startswith(leader.name + "_"), spec  # identity: NAME_suffix
@@ -696,16 +680,8 @@ def example_app_valid_until(s):
         time.sleep(3)
         assert not session_has(proc.pid, unit), "a unit started while the sidecar was silent"
         leader.signal(signal.SIGCONT)
-        stopped = False
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
-    finally:
-        if stopped:
-            leader.signal(signal.SIGCONT)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-        applog.close()
 
 
 def assert_one_example_app(app):
@@ -714,7 +690,7 @@ def assert_one_example_app(app):
     default sidecar.httpAddress, must be the same text byte for byte."""
     import yaml
     base = yaml.safe_load((DEPLOY / "base" / "deployment.yaml").read_text())
-    want = next(c for c in base["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+    want = container(base, "app")
     assert app["args"] == want["args"], \
         "the chart's example app script differs from deploy/base/deployment.yaml's"
 
@@ -727,7 +703,7 @@ def assert_one_classic_prestop(app):
     kust = yaml.safe_load((DEPLOY / "overlays" / "classic-sidecar" / "kustomization.yaml").read_text())
     patch = next(yaml.safe_load(p["patch"]) for p in kust["patches"]
                  if p["target"]["kind"] == "Deployment")
-    want = next(c for c in patch["spec"]["template"]["spec"]["containers"] if c["name"] == "app")
+    want = container(patch, "app")
     assert app["lifecycle"] == want["lifecycle"], \
         "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
 
@@ -1033,8 +1009,7 @@ def k8up(s):
         c, w = sidecar(dep)
         assert w == where, (variant, w)
         assert_restricted(dep)
-        op = next(x for x in dep["spec"]["template"]["spec"]["containers"]
-                  if x["name"] == "k8up-operator")
+        op = container(dep, "k8up-operator")
         assert_gated(dep, "k8up-operator", ["k8up"])
         env = {e["name"]: e.get("value") for e in op["env"]}
         assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "false", env
@@ -1065,9 +1040,8 @@ def k8up(s):
 
     # The rendered gate (and the fallback leader-gate.sh) with two real agents: only the
     # leader's operator runs, ever.
-    rendered = next(x for x in one(dry_run(cp, kbuild(cp, K8UP / "lease"), ns), "Deployment",
-                                   "k8up")["spec"]["template"]["spec"]["containers"]
-                    if x["name"] == "k8up-operator")["command"]
+    rendered = container(one(dry_run(cp, kbuild(cp, K8UP / "lease"), ns), "Deployment", "k8up"),
+                         "k8up-operator")["command"]
     for which, command in (("leasehold gate", rendered), ("leader-gate.sh", None)):
         log(f"--- {which}")
         k8up_gates(s, cp, which.split()[-1].replace(".", "-"), command)

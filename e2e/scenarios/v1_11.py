@@ -24,7 +24,8 @@ os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is 
 
 from e2e.lib.agent import wait_single_leader  # noqa: E402
 from e2e.lib.common import REPO, log, wait_until  # noqa: E402
-from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
+from e2e.lib.controlplane import V1_11, Namespace, can_i  # noqa: E402
+from e2e.lib.members import fleet_in  # noqa: E402
 from e2e.lib.runner import Registry  # noqa: E402
 from e2e.lib.sampler import Sampler  # noqa: E402
 from e2e.lib.timings import FAST  # noqa: E402
@@ -241,13 +242,10 @@ def events_configmap(s):
     """The LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) about the
     ConfigMap lock, through a SIGTERM failover."""
     own_judge(s)
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-v111-events")
-    agents = core.start_fleet(s, ns, 2, release="immediate")
+    cp, ns, agents = fleet_in(s, "e2e-v111-events", 2, release="immediate")
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
-        old.term()
-        assert old.wait(FAST.renew + 5) == 0
+        old.term_and_wait(FAST.renew + 5)
         new = wait_single_leader([a for a in agents if a is not old], 20)
     core.assert_no_overlap(smp)
     events = announce.wait_failover_events(cp, ns, old, new, "ConfigMap", "v1")
@@ -270,12 +268,9 @@ def rbac_configmaps(s):
     the refused permission and the Role to fix."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-v111-rbac")
-    sa = f"system:serviceaccount:{ns.name}:leasehold"
 
     def can(verb, res, name=None):
-        r = cp.kubectl("auth", "can-i", verb, f"{res}/{name}" if name else res, "-n", ns.name,
-                       "--as", sa, check=False)
-        return r.stdout.strip() == "yes"
+        return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
     for verb in ("get", "update", "watch"):
         assert can(verb, "configmaps", ns.lock_name), verb
     assert can("create", "configmaps")
@@ -310,9 +305,7 @@ def rotating_token(s):
     leads again, without a restart. The apiserver caches a token's successful authentication
     for TOKEN_SUCCESS_CACHE: the refusal comes that much later than the deletion."""
     own_judge(s)
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-v111-token")
-    agents = core.start_fleet(s, ns, 2)
+    cp, ns, agents = fleet_in(s, "e2e-v111-token", 2)
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
         cp.kubectl("delete", "serviceaccount", ns.sa, "-n", ns.name)
@@ -383,8 +376,7 @@ def delete_precondition_ignored(s):
     agents = core.start_fleet(s, ns, 3, release="immediate")
     with Sampler(agents) as smp:
         old = wait_single_leader(agents, 20)
-        old.term()
-        assert old.wait(FAST.renew + 5) == 0
+        old.term_and_wait(FAST.renew + 5)
         assert "released lease" in old.log_text()
         rest = [a for a in agents if a is not old]
         new = wait_single_leader(rest, 20)
