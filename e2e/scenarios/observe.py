@@ -150,9 +150,9 @@ class Run:
         self.s = s
         self.cp = s.control_plane()
         self.ns = Namespace(self.cp, ns_name(f"e2e-observe-{fault}"))
-        rbac = DEPLOY / "rbac" / "leader-label"
-        self.cp.kubectl("apply", "-n", self.ns.name, "-f", str(rbac / "role.yaml"), "-f",
-                        str(rbac / "rolebinding.yaml"))
+        rbac = DEPLOY / "rbac"  # the pod Role, for the leader label
+        self.cp.kubectl("apply", "-n", self.ns.name, "-f", str(rbac / "pod-role.yaml"), "-f",
+                        str(rbac / "pod-rolebinding.yaml"))
         self.binary = manager_binary()
         self.agents, self.managers = {}, []
         for pod in PODS:
