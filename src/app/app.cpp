@@ -317,11 +317,11 @@ void LogStart(const Agent& a) {
         election::MatchRuleName(m.rule));
   }
   spdlog::info(
-      "timings: lease-duration {}, renew-deadline {}, retry-period {}; release-on-shutdown {}, "
-      "release-holdoff {}; API server from {}, request timeout {}",
+      "timings: lease-duration {}, renew-deadline {}, retry-period {}, renew-interval {}; "
+      "release-on-shutdown {}, release-holdoff {}; API server from {}, request timeout {}",
       FormatGoDuration(ec.lease_duration()), FormatGoDuration(ec.renew_deadline()),
-      FormatGoDuration(ec.retry_period()), election::ReleaseModeName(ec.release_mode()),
-      FormatGoDuration(ec.release_holdoff()),
+      FormatGoDuration(ec.retry_period()), FormatGoDuration(ec.renew_interval()),
+      election::ReleaseModeName(ec.release_mode()), FormatGoDuration(ec.release_holdoff()),
       a.cluster ? a.cluster->source : "nowhere (election off)",
       FormatGoDuration(a.client_options.request_timeout));
 }

@@ -218,6 +218,35 @@ const OptionTable<Draft>& AgentTable() {
           TimingRow<&Timings::retry_period>("retry-period")
               .Help("Pause between attempts (plus up to 120% jitter while acquiring). At least "
                     "1s: records keep whole seconds."),
+          Row("renew-interval", "DURATION|auto",
+              [](const std::string& t, Draft& d) {
+                if (t == "auto") {
+                  d.timings.renew_interval = Duration::zero();
+                  return Status::Ok();
+                }
+                Result<Duration> v = ParseDuration(t);
+                if (!v.ok()) return v.status();
+                if (*v <= Duration::zero()) return Bad("must be greater than 0, or auto");
+                d.timings.renew_interval = *v;
+                return Status::Ok();
+              })
+              .Default([](const Draft& d) -> std::string {
+                if (d.timings.renew_interval > Duration::zero()) {
+                  return FormatGoDuration(d.timings.renew_interval);
+                }
+                return "auto: 3 x --retry-period, at most --renew-deadline - --retry-period - " +
+                       FormatGoDuration(election::kAutoRenewAttemptRoom +
+                                        election::kRenewAttemptRoom) +
+                       ", at least --retry-period (" +
+                       FormatGoDuration(election::AutoRenewInterval(d.timings.renew_deadline,
+                                                                    d.timings.retry_period)) +
+                       " at the default timings)";
+              })
+              .Help("Pause after a successful renewal before the next one; after a failed one the "
+                    "leader retries every --retry-period until renew-deadline. Equal to "
+                    "--retry-period renews as client-go does; longer means fewer writes. When "
+                    "longer, at most --renew-deadline - --retry-period - 2s, so a renew that "
+                    "hangs and one retry fit before the claim ends."),
           Row("release-on-shutdown", "safe|immediate|off",
               [](const std::string& t, Draft& d) {
                 for (const election::ReleaseMode m :

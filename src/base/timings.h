@@ -1,4 +1,4 @@
-// The election's three timings, in the one struct every room that states them shares: the
+// The election's timings, in the one struct every room that states them shares: the
 // elector runs on them (election/config.h checks them), GET /leader and /metrics report them,
 // the /leader JSON carries them (contract/leader.h) and the gate checks its --stop-grace against
 // them. The defaults are the flags' (--lease-duration, --renew-deadline, --retry-period).
@@ -17,13 +17,18 @@ struct Timings {
   // How long a leader keeps saying "yes" after the last successful write it *sent*; it steps
   // down when no renew succeeds within this. Default 10s.
   Duration renew_deadline = std::chrono::seconds(10);
-  // Pause between attempts: exactly this while leading, retry-period × (1 + rand ×
-  // election::kJitterFactor) while acquiring. Default 2s.
+  // Pause between attempts: retry-period × (1 + rand × election::kJitterFactor) while acquiring;
+  // exactly this while leading after a failed renew. Default 2s.
   Duration retry_period = std::chrono::seconds(2);
+  // Pause after a successful renew before the next one (--renew-interval). Zero means auto
+  // (election::AutoRenewInterval); ElectionConfig::renew_interval() is the one in use. Safety
+  // does not depend on it: a "yes" lasts renew-deadline from the last successful write's send,
+  // whenever that was. Not in the /leader JSON (contract/leader.h), which keeps the three above.
+  Duration renew_interval = Duration::zero();
 
   bool operator==(const Timings& o) const {
     return lease_duration == o.lease_duration && renew_deadline == o.renew_deadline &&
-           retry_period == o.retry_period;
+           retry_period == o.retry_period && renew_interval == o.renew_interval;
   }
   bool operator!=(const Timings& o) const { return !(*this == o); }
 };

@@ -1,5 +1,6 @@
 #include "election/config.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -31,6 +32,11 @@ const char* ReleaseModeName(ReleaseMode mode) {
       return "off";
   }
   return "?";
+}
+
+Duration AutoRenewInterval(Duration renew_deadline, Duration retry_period) {
+  const Duration room = renew_deadline - retry_period - kAutoRenewAttemptRoom - kRenewAttemptRoom;
+  return std::max(retry_period, std::min(3 * retry_period, room));
 }
 
 int ElectionConfig::lease_duration_seconds() const {
@@ -89,6 +95,29 @@ Result<ElectionConfig> ElectionConfig::Create(std::string identity, Timings t, R
     return invalid("--lease-duration (" + Fmt(t.lease_duration) +
                    ") must exceed --renew-deadline (" + Fmt(t.renew_deadline) +
                    ") by at least 1s: the margin for request latency and clock-rate drift");
+  }
+  // Liveness, not safety: a "yes" ends renew-deadline after the last successful write was sent
+  // whenever the next renew comes, and rivals count lease-duration from the last change they saw.
+  // The interval decides whether a leader keeps the lock through a failed or hung renew.
+  if (t.renew_interval < Duration::zero()) {
+    return invalid("--renew-interval must not be negative (e.g. 5s, or auto)");
+  }
+  if (t.renew_interval == Duration::zero()) {
+    t.renew_interval = AutoRenewInterval(t.renew_deadline, t.retry_period);
+  } else if (t.renew_interval < t.retry_period) {
+    // Renews closer together than retry-period (at least 1s, CheckFloors) could fall within one
+    // whole second, which rivals that see records to the second cannot tell apart.
+    return invalid("--renew-interval (" + Fmt(t.renew_interval) +
+                   ") must be at least --retry-period (" + Fmt(t.retry_period) + ")");
+  } else if (t.renew_interval > t.retry_period) {
+    const Duration most = t.renew_deadline - t.retry_period - 2 * kRenewAttemptRoom;
+    if (t.renew_interval > most) {
+      return invalid("--renew-interval (" + Fmt(t.renew_interval) + ") must be at most " +
+                     "--renew-deadline - --retry-period - " + Fmt(2 * kRenewAttemptRoom) + " (" +
+                     Fmt(std::max(most, Duration::zero())) + ") or equal to --retry-period (" +
+                     Fmt(t.retry_period) + "): a renew that hangs and one retry must fit " +
+                     "before the claim ends");
+    }
   }
   if (release_holdoff < Duration::zero()) {
     return invalid("--release-holdoff must not be negative");

@@ -28,6 +28,24 @@ const char* ReleaseModeName(ReleaseMode mode);
 // retry-period × kJitterFactor. The one spelling of it; model/leasehold.pml mirrors it in ticks.
 inline constexpr double kJitterFactor = 1.2;
 
+// The least time the renew-interval rule (ElectionConfig::Create) leaves each of two renew
+// attempts within one renew-deadline: the attempt due at the interval, cut early enough that one
+// retry a retry-period later still has this much before the claim ends
+// (Elector::StepCandidateOrLeader). Equal to the request timeout's floor (app.cpp): below it a
+// healthy but busy API server would time out.
+inline constexpr Duration kRenewAttemptRoom = std::chrono::seconds(1);
+// What the auto interval leaves, at the least, for the attempt due at the interval: 0.5s more
+// than kRenewAttemptRoom, so that at the defaults a renew answered within the request timeout's
+// floor refreshes validUntil while it still lies more than the gate's default stop-grace plus
+// margin (3.25s) ahead.
+inline constexpr Duration kAutoRenewAttemptRoom = std::chrono::milliseconds(1500);
+
+// --renew-interval=auto: 3 × retry-period (a third of the writes of renewing every
+// retry-period), capped so that the attempt due at the interval gets kAutoRenewAttemptRoom and
+// one retry kRenewAttemptRoom within renew-deadline, and never below retry-period. 5.5s at the
+// defaults (15s/10s/2s); retry-period, as before, at short timings such as 4s/3s/1s.
+Duration AutoRenewInterval(Duration renew_deadline, Duration retry_period);
+
 // The product's lower bounds. ParseCommandLine (the only way the binary builds an
 // ElectionConfig) applies them through CheckFloors; Create does not, so unit tests on a FakeClock
 // and component tests on real time may use shorter periods to run fast.
@@ -54,7 +72,9 @@ class ElectionConfig {
 
   // Validates: lease-duration > renew-deadline > 1.2 × retry-period > 0; lease-duration is a
   // whole number of seconds ≥ 1; lease-duration − renew-deadline ≥ 1s (the margin that absorbs
-  // request latency, clock-rate drift and client-go's one-second view of renewTime). Messages
+  // request latency, clock-rate drift and client-go's one-second view of renewTime); a
+  // renew-interval other than auto is at least retry-period and, when longer, at most
+  // renew-deadline − retry-period − 2 × kRenewAttemptRoom (liveness, docs/safety.md). Messages
   // name the flags.
   static Result<ElectionConfig> Create(std::string identity, Timings timings, ReleaseMode mode,
                                        Duration release_holdoff);
@@ -64,6 +84,8 @@ class ElectionConfig {
   Duration lease_duration() const { return timings_.lease_duration; }
   Duration renew_deadline() const { return timings_.renew_deadline; }
   Duration retry_period() const { return timings_.retry_period; }
+  // The interval in use: the one given, or AutoRenewInterval for zero (auto).
+  Duration renew_interval() const { return timings_.renew_interval; }
   int lease_duration_seconds() const;
   ReleaseMode release_mode() const { return release_mode_; }
   // After POST /release without SIGTERM, how long to stay out of the election.

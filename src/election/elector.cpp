@@ -612,6 +612,14 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     was_leader = phase_ == Phase::kLeader;
     // A renew attempt may not outlive the current claim; an acquire attempt gets renew-deadline.
     deadline = was_leader ? *claim_until_ : now + config_.renew_deadline();
+    // With a renew-interval longer than retry-period, the attempt due at the interval comes late
+    // in the claim: it ends early enough that one retry, a retry-period later, still has
+    // kRenewAttemptRoom, so a hung request does not cost the lock (the rule that makes room for
+    // both: ElectionConfig::Create). Only liveness: ending an attempt early never extends a claim.
+    const MonoTime cut = deadline - rp - kRenewAttemptRoom;
+    if (was_leader && config_.renew_interval() > rp && now + kRenewAttemptRoom <= cut) {
+      deadline = cut;
+    }
   }
 
   const bool ok = TryAcquireOrRenew(deadline);
@@ -633,7 +641,10 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
       spdlog::info("acquired lease {} as {} (term {})", Where(lock_.Describe()), config_.identity(),
                    seen_.record.leader_transitions);
     }
-    return after + rp;  // renew every retry-period, counted from the end of this attempt
+    // Renew every renew-interval while renews succeed, counted from the end of this attempt.
+    // Safety does not depend on it: the claim counts from this write's send ("The leadership
+    // invariant"), and rivals from the last change they saw, however long ago that was.
+    return after + config_.renew_interval();
   }
   if (was_leader && seen_.record.holder_identity != config_.identity()) {
     phase_ = Phase::kCandidate;

@@ -206,9 +206,14 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
   // Defaults that are descriptions (from the environment, the kubeconfig), or none.
   const std::set<std::string> described = {"lock-name",   "namespace",    "identity",
                                            "status-file", "leader-label", "deletion-cost",
-                                           "kubeconfig",  "context"};
+                                           "kubeconfig",  "context",      "renew-interval"};
   for (const SettingDoc& s : AgentSettings()) {
     CAPTURE(s.flag);
+    if (s.flag == "renew-interval") {
+      // Described (auto), with the interval it gives at the default timings.
+      const std::string at = "(" + FormatGoDuration(e.renew_interval()) + " at the default";
+      CHECK(s.default_text.find(at) != std::string::npos);
+    }
     if (auto it = applied.find(s.flag); it != applied.end()) {
       CHECK(s.default_text == it->second);
     } else {

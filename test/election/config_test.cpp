@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "base/duration.h"
+
 namespace leasehold::election {
 namespace {
 
@@ -32,6 +34,27 @@ TEST_CASE("ElectionConfig::Create validates timings as a table") {
       {"empty identity", {15s, 10s, 2s}, "", 30s, "--identity"},
       {"negative holdoff", {15s, 10s, 2s}, "me", -1s, "--release-holdoff"},
       {"zero holdoff allowed", {15s, 10s, 2s}, "me", 0s, nullptr},
+      {"interval equal to retry-period", {15s, 10s, 2s, 2s}, "me", 30s, nullptr},
+      {"interval at its most", {15s, 10s, 2s, 6s}, "me", 30s, nullptr},
+      {"interval equal to retry-period, no room", {4s, 3s, 1s, 1s}, "me", 30s, nullptr},
+      {"interval below retry-period",
+       {15s, 10s, 2s, 1s},
+       "me",
+       30s,
+       "--renew-interval (1s) must be at least --retry-period (2s)"},
+      {"interval too long for a hung renew and a retry",
+       {15s, 10s, 2s, 6001ms},
+       "me",
+       30s,
+       "--renew-interval (6.001s) must be at most --renew-deadline - --retry-period - 2s (6s) or "
+       "equal to --retry-period (2s): a renew that hangs and one retry must fit before the claim "
+       "ends"},
+      {"interval longer than retry-period, no room",
+       {4s, 3s, 1s, 2s},
+       "me",
+       30s,
+       "must be at most --renew-deadline - --retry-period - 2s (0s) or equal to"},
+      {"negative interval", {15s, 10s, 2s, -1s}, "me", 30s, "--renew-interval must not be"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.name);
@@ -46,6 +69,27 @@ TEST_CASE("ElectionConfig::Create validates timings as a table") {
       CHECK_MESSAGE(r.status().message().find(c.error_fragment) != std::string::npos,
                     r.status().message());
     }
+  }
+}
+
+TEST_CASE("renew-interval auto: 3 x retry-period, within the room, never below retry-period") {
+  struct Case {
+    Timings t;
+    Duration want;
+  };
+  const Case cases[] = {
+      {{15s, 10s, 2s}, 5500ms},                      // the defaults: the room (10 - 2 - 2.5) binds
+      {{60s, 40s, 2s}, 6s},                          // 3 x retry-period binds
+      {{15s, 10s, 1s}, 3s},     {{4s, 3s, 1s}, 1s},  // no room: retry-period, as before
+      {{2s, 1s, 300ms}, 300ms},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(FormatGoDuration(c.t.renew_deadline));
+    CAPTURE(FormatGoDuration(c.t.retry_period));
+    auto r = ElectionConfig::Create("me", c.t, ReleaseMode::kSafe, 30s);
+    REQUIRE(r.ok());
+    CHECK(r->renew_interval() == c.want);
+    CHECK(AutoRenewInterval(c.t.renew_deadline, c.t.retry_period) == c.want);
   }
 }
 

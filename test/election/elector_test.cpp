@@ -51,8 +51,14 @@ LockObservation Opaque(const std::string& version, int lease_seconds, int64_t tr
   return o;
 }
 
+// The default timings with renew-interval = retry-period, client-go's rhythm, which most cases
+// below pin; the renew-interval cases use kAutoInterval.
+constexpr Timings kClientGoRhythm{15s, 10s, 2s, 2s};
+// The default timings as the binary runs them: renew-interval auto, 5.5s.
+constexpr Timings kAutoInterval{15s, 10s, 2s};
+
 struct Fixture {
-  explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe, Timings t = {15s, 10s, 2s},
+  explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe, Timings t = kClientGoRhythm,
                    double rand = 0.5)
       : lock(clock),
         config(*ElectionConfig::Create(kMe, t, mode, 30s)),
@@ -283,6 +289,117 @@ const std::vector<Case>& Cases() {
          CHECK(s.is_leader);
          CHECK(s.valid_until == renew_sent + 10s);
        }},
+      {"renew-interval: renews at the interval while they succeed, each claim from its send",
+       [] {
+         Fixture f(ReleaseMode::kSafe, kAutoInterval);
+         CHECK(f.config.renew_interval() == 5500ms);
+         f.lock.ExpectGetError(Err(Code::kNotFound))
+             .ExpectWrite(Op::kCreate, Status::Ok(), nullptr);
+         CHECK(f.StepAndWait() == 5500ms);
+         MonoTime prev = f.clock.MonotonicNow();
+         for (int i = 0; i < 3; ++i) {
+           f.clock.Advance(5500ms);
+           const MonoTime sent = f.clock.MonotonicNow();
+           // Cut at the claim's end less retry-period and kRenewAttemptRoom: a retry fits.
+           f.lock.ExpectWrite(
+               Op::kUpdate, Status::Ok(),
+               [prev](const LeaderElectionRecord&, MonoTime d) { CHECK(d == prev + 7s); }, 20ms);
+           CHECK(f.StepAndWait() == 5500ms);
+           Snapshot s = f.elector.Take();
+           CHECK(s.is_leader);
+           CHECK(s.valid_until == sent + 10s);
+           prev = sent;
+         }
+         CHECK(f.lock.calls() == "Get Create Update Update Update");
+       }},
+      {"renew-interval: after a failed renew, a retry every retry-period until one succeeds",
+       [] {
+         Fixture f(ReleaseMode::kSafe, kAutoInterval);
+         const MonoTime start = f.clock.MonotonicNow();
+         f.BecomeLeader();  // claim until start + 10s
+         const auto deadline_is = [](MonoTime want) {
+           return [want](const LeaderElectionRecord&, MonoTime d) { CHECK(d == want); };
+         };
+         struct Attempt {
+           Duration wait;      // before it, since the last one ended
+           MonoTime deadline;  // the attempt's, passed to each call
+           bool ok;
+           Duration next;  // the pause it asks for
+         };
+         const Attempt attempts[] = {
+             // At the interval; fast-path PUT and the slow path's Get fail: cut at start + 7s.
+             {5500ms, start + 7s, false, 2s},
+             // start + 7.5s: no room for a cut before a retry, so the rest of the claim.
+             {2s, start + 10s, false, 2s},
+             // start + 9.5s: the last chance succeeds; the interval again.
+             {2s, start + 10s, true, 5500ms},
+         };
+         for (const Attempt& a : attempts) {
+           f.clock.Advance(a.wait);
+           if (a.ok) {
+             f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), deadline_is(a.deadline));
+           } else {
+             f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), deadline_is(a.deadline))
+                 .ExpectGetError(Err(Code::kUnavailable));
+           }
+           CHECK(f.StepAndWait() == a.next);
+           CHECK(f.elector.Take().is_leader);
+         }
+         CHECK(f.elector.Take().valid_until == start + 9500ms + 10s);
+         CHECK(f.lock.calls() == "Get Create Update Get Update Get Update");
+       }},
+      {"renew-interval: when no retry succeeds, the yes ends with the claim",
+       [] {
+         Fixture f(ReleaseMode::kSafe, kAutoInterval);
+         const MonoTime start = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         f.clock.Advance(5500ms);
+         for (const Duration next : std::vector<Duration>{2s, 2s, 500ms}) {
+           f.lock.ExpectWrite(Op::kUpdate, Err(Code::kUnavailable), nullptr)
+               .ExpectGetError(Err(Code::kUnavailable));
+           CHECK(f.StepAndWait() == next);
+           f.clock.Advance(next);
+         }
+         CHECK(f.clock.MonotonicNow() == start + 10s);
+         CHECK_FALSE(f.elector.Take().is_leader);
+       }},
+      {"renew-interval: a hung renew is cut so that one retry fits before the claim ends",
+       [] {
+         Fixture f(ReleaseMode::kSafe, kAutoInterval);
+         const MonoTime start = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         f.clock.Advance(5500ms);
+         // The PUT hangs until just before the cut (start + 7s); the slow path's Get meets it.
+         f.lock
+             .ExpectWrite(
+                 Op::kUpdate, Err(Code::kDeadlineExceeded),
+                 [start](const LeaderElectionRecord&, MonoTime d) { CHECK(d == start + 7s); },
+                 1400ms)
+             .ExpectGetError(Err(Code::kDeadlineExceeded), 100ms);
+         CHECK(f.StepAndWait() == 2s);
+         CHECK(f.clock.MonotonicNow() == start + 7s);
+         CHECK(f.elector.Take().is_leader);
+         f.clock.Advance(2s);
+         const MonoTime retry = f.clock.MonotonicNow();
+         f.lock.ExpectWrite(
+             Op::kUpdate, Status::Ok(),
+             [start](const LeaderElectionRecord&, MonoTime d) { CHECK(d == start + 10s); }, 200ms);
+         CHECK(f.StepAndWait() == 5500ms);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.valid_until == retry + 10s);
+       }},
+      {"renew-interval equal to retry-period: a renew may run to the claim's end, as before",
+       [] {
+         Fixture f;
+         const MonoTime start = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(
+             Op::kUpdate, Status::Ok(),
+             [start](const LeaderElectionRecord&, MonoTime d) { CHECK(d == start + 10s); });
+         CHECK(f.StepAndWait() == 2s);
+       }},
       {"a write that succeeds only after renew-deadline gives no yes",
        [] {
          Fixture f;
@@ -322,7 +439,7 @@ const std::vector<Case>& Cases() {
       {"jitter spans retry-period to 2.2 x retry-period",
        [] {
          for (double r : {0.0, 0.999}) {
-           Fixture f(ReleaseMode::kSafe, {15s, 10s, 2s}, r);
+           Fixture f(ReleaseMode::kSafe, kClientGoRhythm, r);
            f.lock.ExpectGet(Obs(kThem, 1, "a"));
            const Duration d = f.StepAndWait();
            CHECK(d >= 2s);

@@ -78,7 +78,7 @@ LockObservation Obs(const std::string& holder, int64_t transitions, const std::s
 struct Fixture {
   explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe)
       : lock(clock),
-        config(*ElectionConfig::Create(kMe, {15s, 10s, 2s}, mode, 30s)),
+        config(*ElectionConfig::Create(kMe, {15s, 10s, 2s, 2s}, mode, 30s)),
         elector(config, lock, clock, [] { return 0.5; }),
         publisher(elector.Source(), clock) {}
 
