@@ -9,16 +9,20 @@
 
 Phases (see BENCHMARKS.md for the definitions):
   idle      2 leasehold agents on one Lease and 2 client-go peers on another, default timings
-            (15s/10s/2s): RSS (VmHWM, VmRSS), CPU per hour, API requests per minute (apiserver
-            audit log, per service account), leader and follower.
+            (15s/10s/2s, leasehold's --renew-interval auto): RSS (VmHWM, VmRSS), CPU per hour,
+            API requests per minute and writes (Lease updates) per leader-hour (apiserver audit
+            log, per service account), leader and follower.
   wrk       /leader latency and throughput with wrk at 1 and 64 connections, against the leaders,
             and at a fixed 5,000 requests/s over 64 connections (bench/openloop, open loop).
   failover  fleets of 3 on their own locks, timings 4s/3s/1s: SIGTERM with
             --release-on-shutdown=immediate and safe, safe after POST /release (timed from the
             POST), SIGKILL; client-go SIGTERM with ReleaseOnCancel and SIGKILL. N runs each
-            (full 20, smoke 3).
+            (full 20, smoke 3). Full runs add SIGKILL at the default timings (15s/10s/2s, where
+            leasehold renews every 5.5s), leasehold and client-go.
   scale     100 candidates on one lock, and 100 agents on 100 locks: API QPS (apiserver
-            apiserver_request_total) and apiserver + etcd CPU; leasehold, then client-go.
+            apiserver_request_total) and apiserver + etcd CPU; leasehold, then client-go. The
+            100 locks are 100 idle leaders: their writes per leader-hour, and apiserver and
+            etcd CPU per 100 of them (smoke: 5 agents, scaled to 100).
 Writes OUT/results.json and OUT/results.md and prints the tables.
 """
 
@@ -299,7 +303,6 @@ class Bench:
         counts = self.audit_counts(w0, w1, ns.name)
         res = {"window_s": round(m1 - m0, 1), "timings": DEFAULTS.strings()}
         minutes = (m1 - m0) / 60
-        renews_per_min = 60 / DEFAULTS.retry
         for (kind, role), p in procs.items():
             sa = p.identity  # identity == service account name here
             c = counts.get(sa, {})
@@ -314,10 +317,19 @@ class Bench:
                  "api_requests": n, "api_requests_per_min": round(n / minutes, 2),
                  "api_requests_by_verb": c}
             if role == "leader":
-                r["api_requests_per_renew"] = round(n / minutes / renews_per_min, 3)
+                # A renew is one Lease update (the audit log's verb), at leasehold's
+                # renew-interval or client-go's retry-period.
+                writes = c.get("update leases", 0)
+                r["writes"] = writes
+                r["writes_per_leader_hour"] = round(writes / (m1 - m0) * 3600, 1)
+                r["api_requests_per_renew"] = round(n / writes, 3) if writes else None
             if kind == "lh" and lhm0 and lhm1:
                 r["self_reported_api_requests"] = lhm1.get(role, 0) - lhm0.get(role, 0)
             res[f"{kind}_{role}"] = r
+        lw = (res.get("lh_leader") or {}).get("writes_per_leader_hour")
+        cw = (res.get("cg_leader") or {}).get("writes_per_leader_hour")
+        if lw is not None and cw:
+            res["writes_ratio_lh_to_cg"] = round(lw / cw, 3)
         self.results["idle"] = res
         self.idle = roles
         return res
@@ -433,7 +445,11 @@ class Bench:
                  ("lh", "kill")]
         if self.cg_bin:
             modes += [("cg", "term-release"), ("cg", "kill")]
-        out = {"runs": runs, "timings": FAST.strings()}
+        if not self.smoke:
+            # At the default timings leasehold renews every renew-interval (auto: 5.5s), client-go
+            # every retry-period: takeover after the last renew must not depend on it.
+            modes += [(k, "kill-default") for k in self.kinds()]
+        out = {"runs": runs, "timings": FAST.strings(), "timings_default": DEFAULTS.strings()}
         threads = []
         for kind, mode in modes:
             th = threading.Thread(target=self._failover_fleet,
@@ -449,14 +465,16 @@ class Bench:
     def _failover_fleet(self, ns, sa_dir, kind, mode, runs, out):
         lock = f"fo-{kind}-{mode}"
         release = {"term-immediate": "immediate", "term-safe": "safe", "release-term": "safe",
-                   "kill": "safe", "term-release": "release"}[mode]
-        lease_s, renew_s = FAST.lease, FAST.renew
+                   "kill": "safe", "kill-default": "safe", "term-release": "release"}[mode]
+        timings = DEFAULTS if mode.endswith("-default") else FAST
+        kill = mode.startswith("kill")
+        lease_s, renew_s = timings.lease, timings.renew
         ports = [free_port() for _ in range(3)]
         gen = [0]
 
         def start(i):
             gen[0] += 1
-            return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, FAST,
+            return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, timings,
                               release=release, port=ports[i])
         fleet = [start(i) for i in range(3)]
         recs = []
@@ -484,7 +502,7 @@ class Bench:
             rest = [p for i, p in enumerate(fleet) if i != leader]
             st, body = leader_body(old.port)
             vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
-            sig = signal.SIGKILL if mode == "kill" else signal.SIGTERM
+            sig = signal.SIGKILL if kill else signal.SIGTERM
             t_sig_m = time.monotonic()
             if mode == "release-term":
                 # Safe mode with the acknowledgement: measured from the POST, which comes first.
@@ -509,7 +527,7 @@ class Bench:
                 self.note(f"failover {kind} {mode} run {run}: no new leader")
                 break
             rec = {"from_signal_s": round(first[0] - t_sig_m, 4)}
-            if mode == "kill" and renew:
+            if kill and renew:
                 rec["after_last_renew_s"] = round(first[1] - renew, 4)
             if vu:
                 rec["after_valid_until_s"] = round(first[1] - vu, 4)
@@ -525,7 +543,7 @@ class Bench:
         key = f"{kind}_{mode}"
         out[key] = {"runs": recs,
                     "from_signal_s": dist([r["from_signal_s"] for r in recs])}
-        if mode == "kill":
+        if kill:
             out[key]["after_last_renew_s"] = dist([r["after_last_renew_s"] for r in recs
                                                   if "after_last_renew_s" in r])
         if any("after_valid_until_s" in r for r in recs):
@@ -571,6 +589,15 @@ class Bench:
                     "agents_cpu_pct": round(100 * (a1 - a0) / dt, 1),
                     "agents_rss_total_MiB": round(sum(rss) / 1024, 1),
                     "leaders_at_end": leaders, "alive": len(rss)}
+                if layout == "own-locks":
+                    # n idle leaders: their writes per leader-hour, and the control plane's CPU
+                    # scaled to 100 of them.
+                    r = out[f"{kind}_{layout}"]
+                    writes = sum(v for k, v in by.items() if k.startswith("PUT leases 2"))
+                    r["writes_per_leader_hour"] = round(writes / dt * 3600 / n, 1)
+                    r["apiserver_cpu_pct_per_100_leaders"] = round(
+                        r["apiserver_cpu_pct"] * 100 / n, 1)
+                    r["etcd_cpu_pct_per_100_leaders"] = round(r["etcd_cpu_pct"] * 100 / n, 1)
                 log(f"scale {kind} {layout}: {out[f'{kind}_{layout}']}")
                 for p in fleet:
                     p.stop()
@@ -677,9 +704,15 @@ def markdown(res):
         row("CPU per hour", "cpu_s_per_hour", lambda v: f"{v:.2f} s")
         row("API requests / min", "api_requests_per_min", lambda v: f"{v:.2f}")
         row("API requests / renew", "api_requests_per_renew", lambda v: f"{v:.2f}")
+        row("writes (Lease updates) per leader-hour", "writes_per_leader_hour",
+            lambda v: f"{v:.0f}")
         row("leasehold_api_requests_total (self-reported, window)", "self_reported_api_requests",
             lambda v: f"{v:.0f}")
         L.append("")
+        if idle.get("writes_ratio_lh_to_cg") is not None:
+            L.append(f"Writes per leader-hour, leasehold / client-go: "
+                     f"**{idle['writes_ratio_lh_to_cg']}×** (same run, same timings).")
+            L.append("")
         for role in ("leader", "follower"):
             for kind in ("lh", "cg"):
                 r = idle.get(f"{kind}_{role}")
@@ -740,7 +773,11 @@ def markdown(res):
                  "lh_release-term": "leasehold POST /release + SIGTERM, safe",
                  "lh_kill": "leasehold SIGKILL",
                  "cg_term-release": "client-go SIGTERM, ReleaseOnCancel",
-                 "cg_kill": "client-go SIGKILL"}
+                 "cg_kill": "client-go SIGKILL",
+                 "lh_kill-default": "leasehold SIGKILL, default timings "
+                                    f"({'/'.join(fo.get('timings_default', []))})",
+                 "cg_kill-default": "client-go SIGKILL, default timings "
+                                    f"({'/'.join(fo.get('timings_default', []))})"}
         for key, name in names.items():
             r = fo.get(key)
             if not r:
@@ -771,6 +808,20 @@ def markdown(res):
                              f"{r['etcd_cpu_pct']}% | {r['agents_cpu_pct']}% | "
                              f"{r['agents_rss_total_MiB']} MiB | {r['leaders_at_end']} |")
         L.append("")
+        if any((sc.get(f"{k}_own-locks") or {}).get("writes_per_leader_hour") is not None
+               for k in ("lh", "cg")):
+            L.append(f"Idle leaders ({sc['agents']} on their own locks, scaled to 100):")
+            L.append("")
+            L.append("| | writes per leader-hour | apiserver CPU per 100 leaders | "
+                     "etcd CPU per 100 leaders |")
+            L.append("|---|---|---|---|")
+            for kind, kn in (("lh", "leasehold"), ("cg", "client-go")):
+                r = sc.get(f"{kind}_own-locks") or {}
+                if r.get("writes_per_leader_hour") is not None:
+                    L.append(f"| {kn} | {r['writes_per_leader_hour']:.0f} | "
+                             f"{r['apiserver_cpu_pct_per_100_leaders']}% | "
+                             f"{r['etcd_cpu_pct_per_100_leaders']}% |")
+            L.append("")
     if res.get("notes"):
         L.append("Notes: " + "; ".join(res["notes"]))
     return "\n".join(L)
