@@ -32,6 +32,15 @@
 #ifndef TREQ
 #define TREQ 2
 #endif
+/* RI: the renew interval, the pause after a successful renew (ElectionConfig::renew_interval(),
+ * default: retry-period, the rhythm the other runs check). ROOM: kRenewAttemptRoom, what a renew
+ * attempt due at an interval longer than RP leaves for one retry (StepCandidateOrLeader's cut). */
+#ifndef RI
+#define RI RP
+#endif
+#ifndef ROOM
+#define ROOM 2
+#endif
 #ifndef SEC
 #define SEC 2            /* ticks per second: records keep whole seconds */
 #endif
@@ -364,6 +373,10 @@ inline step_candidate_or_leader(me) {
   fi;
   awl[me] = (phase[me] == LEAD);
   if :: awl[me] -> adl[me] = claim[me] :: else -> adl[me] = RD fi;
+#if RI > RP
+  /* the cut: end early enough that one retry, RP later, still has ROOM before the claim ends */
+  if :: awl[me] && claim[me] >= RP + 2 * ROOM -> adl[me] = claim[me] - RP - ROOM :: else fi;
+#endif
   try_acquire_or_renew(me)
 }
 
@@ -376,7 +389,7 @@ inline finish_attempt(me, ok) {
         printf("t=%d %c: ACQUIRED the lease; answers yes for %d ticks of its clock\n", rt, NAME(me), claim[me])
      :: else -> printf("t=%d %c: renewed; answers yes for %d ticks of its clock\n", rt, NAME(me), claim[me])
      fi;
-     nxt[me] = RP
+     nxt[me] = RI
   :: else ->
      if
      :: awl[me] && oh[me] != me + 1 -> phase[me] = CAND; claim[me] = 0;

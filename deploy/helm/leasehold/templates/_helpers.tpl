@@ -149,6 +149,7 @@ check with include "leasehold.native".
     - --lease-duration={{ $le.leaseDuration }}
     - --renew-deadline={{ $le.renewDeadline }}
     - --retry-period={{ $le.retryPeriod }}
+    - --renew-interval={{ $le.renewInterval | default "auto" }}
     {{- if .Values.leaderLabel.enabled }}
     - --leader-label={{ .Values.leaderLabel.key }}
     {{- end }}
