@@ -35,7 +35,12 @@ from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
 from e2e.lib.common import REPO, free_port, log, parse_rfc3339
 from e2e.lib.controlplane import ControlPlane, Namespace
-from e2e.lib.timings import FAST
+from e2e.lib.timings import FAST, Timings
+
+# Every member's timings. LEASEHOLD_CHAOS_TIMINGS=LEASE/RENEW/RETRY (seconds) sets others, e.g.
+# 8/6/1, where leasehold's renew-interval (auto: 2.5 s) is longer than its retry-period.
+TIMINGS = (Timings(*(float(v) for v in os.environ["LEASEHOLD_CHAOS_TIMINGS"].split("/")))
+           if os.environ.get("LEASEHOLD_CHAOS_TIMINGS") else FAST)
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
 # The interval the judge holds the sampler to (no gap over 2 x this per slot): the node tier's
@@ -91,10 +96,10 @@ class Slot:
             self.incarnation += 1
         if self.kind == "leasehold":
             self.proc = Agent(self.drv.ns, self.identity, release=self.release,
-                              sa_dir=self.sa_dir, port=self.port,
+                              sa_dir=self.sa_dir, port=self.port, timings=TIMINGS,
                               api=("127.0.0.1", self.proxy.port), logdir=self.drv.logdir)
         else:
-            self.proc = GoPeer(self.drv.ns, self.identity, timings=FAST,
+            self.proc = GoPeer(self.drv.ns, self.identity, timings=TIMINGS,
                                release_on_cancel=self.release == "release-on-cancel",
                                server=f"127.0.0.1:{self.proxy.port}", port=self.port,
                                sa_dir=self.sa_dir, binary=self.drv.peer_bin,
@@ -282,10 +287,10 @@ class Chaos:
         old = s.identity
         t = time.monotonic()
         s.proc.term()
-        rc = s.proc.wait(FAST.renew + 8)
+        rc = s.proc.wait(TIMINGS.renew + 8)
         note = None
         if rc is None:
-            note = f"did not exit within {FAST.renew + 8}s of SIGTERM; killed"
+            note = f"did not exit within {TIMINGS.renew + 8}s of SIGTERM; killed"
             self.notes.append(f"{s.name} ({old}): {note}")
             s.proc.kill()
         t_exit = time.monotonic()
@@ -297,7 +302,7 @@ class Chaos:
                     exit_after_s=round(t_exit - t, 3), note=note, t_heal=time.monotonic())
 
     def f_stop(self, s, r, was_leader):
-        dur = FAST.lease + 0.5 + 2.5 * r[2]
+        dur = TIMINGS.lease + 0.5 + 2.5 * r[2]
         t = time.monotonic()
         s.pause()
         time.sleep(dur)
@@ -320,7 +325,7 @@ class Chaos:
                          {"blackhole_s": round(dur, 2)})
 
     def f_latency(self, s, r, was_leader):
-        lat, dur = FAST.renew + 0.2 + 1.8 * r[2], 4 + 6 * r[3]
+        lat, dur = TIMINGS.renew + 0.2 + 1.8 * r[2], 4 + 6 * r[3]
         self.proxy_fault("latency", s, was_leader, lambda: self.loop.latency(s.proxy, lat), dur,
                          {"one_way_s": round(lat, 2), "for_s": round(dur, 2)})
 
@@ -355,7 +360,7 @@ class Chaos:
                     t_heal=time.monotonic())
 
     def f_isolate_leasehold(self, r):
-        dur = FAST.lease + 1 + 3 * r[2]
+        dur = TIMINGS.lease + 1 + 3 * r[2]
         lh = [x for x in self.slots if x.kind == "leasehold"]
         t = time.monotonic()
         for x in lh:
@@ -445,7 +450,7 @@ class Chaos:
         log(f"chaos over: {len(self.faults)} faults in {self.t_chaos_end - self.t_chaos:.0f}s")
         self.heal_all()
         self.t_healed = time.monotonic()
-        final = self.wait_leader(FAST.lease * 4 + 10)
+        final = self.wait_leader(TIMINGS.lease * 4 + 10)
         self.final_leader = final.name if final else None
         if not final:
             self.notes.append("no single leader within 26 s after every fault was healed")
@@ -498,7 +503,7 @@ class Chaos:
             "t_healed": self.t_healed, "final_leader": self.final_leader,
             "mono_to_wall": self.mono_to_wall, "clock_pairs": self.clock_pairs,
             "notes": self.notes,
-            "timings": FAST.strings(), "interval": SAMPLE_INTERVAL,
+            "timings": TIMINGS.strings(), "interval": SAMPLE_INTERVAL,
             "client_timeout": CLIENT_TIMEOUT,
             "slots": [{"name": s.name, "kind": s.kind, "release": s.release,
                        "identities": s.identities, "sa": s.sa,
@@ -691,7 +696,7 @@ def report(out, meta=None):
             logged.append(p.stem)
             t = parse_rfc3339(line.split(" ", 1)[0])
             if kinds.get(slot_of.get(p.stem)) == "leasehold" and not any(
-                    i == p.stem and tg is not None and tg <= t <= tg + FAST.renew + FAST.retry
+                    i == p.stem and tg is not None and tg <= t <= tg + TIMINGS.renew + TIMINGS.retry
                     for i, tg in given_up):
                 unexplained.append(line[:300])
     rep["promise_overtaken_logged"] = sorted(set(logged))
