@@ -77,6 +77,19 @@ struct Fixture {
     REQUIRE(elector.Take().is_leader);
   }
 
+  // As leader: a fast-path renew called with `deadline` and answered OK after `latency`; the
+  // step must then ask for `next`, and the yes last renew-deadline from the send.
+  void RenewOk(MonoTime deadline, Duration latency, Duration next) {
+    const MonoTime sent = clock.MonotonicNow();
+    lock.ExpectWrite(
+        Op::kUpdate, Status::Ok(),
+        [deadline](const LeaderElectionRecord&, MonoTime d) { CHECK(d == deadline); }, latency);
+    CHECK(StepAndWait() == next);
+    Snapshot s = elector.Take();
+    CHECK(s.is_leader);
+    CHECK(s.valid_until == sent + config.renew_deadline());
+  }
+
   // As leader, a fast-path renew that is applied but answered 30 s late, with `rival`'s record
   // arriving by watch while it is in flight (a pause; a takeover meanwhile).
   void LateRenewAfterRivalEvent(const LockObservation& rival) {
@@ -301,13 +314,7 @@ const std::vector<Case>& Cases() {
            f.clock.Advance(5500ms);
            const MonoTime sent = f.clock.MonotonicNow();
            // Cut at the claim's end less retry-period and kRenewAttemptRoom: a retry fits.
-           f.lock.ExpectWrite(
-               Op::kUpdate, Status::Ok(),
-               [prev](const LeaderElectionRecord&, MonoTime d) { CHECK(d == prev + 7s); }, 20ms);
-           CHECK(f.StepAndWait() == 5500ms);
-           Snapshot s = f.elector.Take();
-           CHECK(s.is_leader);
-           CHECK(s.valid_until == sent + 10s);
+           f.RenewOk(prev + 7s, 20ms, 5500ms);
            prev = sent;
          }
          CHECK(f.lock.calls() == "Get Create Update Update Update");
@@ -380,14 +387,7 @@ const std::vector<Case>& Cases() {
          CHECK(f.clock.MonotonicNow() == start + 7s);
          CHECK(f.elector.Take().is_leader);
          f.clock.Advance(2s);
-         const MonoTime retry = f.clock.MonotonicNow();
-         f.lock.ExpectWrite(
-             Op::kUpdate, Status::Ok(),
-             [start](const LeaderElectionRecord&, MonoTime d) { CHECK(d == start + 10s); }, 200ms);
-         CHECK(f.StepAndWait() == 5500ms);
-         Snapshot s = f.elector.Take();
-         CHECK(s.is_leader);
-         CHECK(s.valid_until == retry + 10s);
+         f.RenewOk(start + 10s, 200ms, 5500ms);  // the retry, with the rest of the claim
        }},
       {"renew-interval equal to retry-period: a renew may run to the claim's end, as before",
        [] {
@@ -395,10 +395,7 @@ const std::vector<Case>& Cases() {
          const MonoTime start = f.clock.MonotonicNow();
          f.BecomeLeader();
          f.clock.Advance(2s);
-         f.lock.ExpectWrite(
-             Op::kUpdate, Status::Ok(),
-             [start](const LeaderElectionRecord&, MonoTime d) { CHECK(d == start + 10s); });
-         CHECK(f.StepAndWait() == 2s);
+         f.RenewOk(start + 10s, 0s, 2s);
        }},
       {"a write that succeeds only after renew-deadline gives no yes",
        [] {
