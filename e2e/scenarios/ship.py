@@ -462,7 +462,10 @@ def kustomize(s):
         assert_restricted(dep)
         assert sidecar(dep)[1] == where
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
-        assert one(objs, "ConfigMap")["data"]["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe"
+        data = one(objs, "ConfigMap")["data"]
+        assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data
+        # The gate's headroom: a renew every retry-period, not auto's longer interval.
+        assert data["LEASEHOLD_RENEW_INTERVAL"] == "retry-period", data
         log(f"components/gate on {variant.name}: accepted, app gated, release safe")
 
 
@@ -781,6 +784,7 @@ def helm_offline(s):
                       "--set", "gate.enabled=true")
         args, w = sidecar_args(objs)
         assert w == where and args["--release-on-shutdown"] == "safe", (w, args)
+        assert args["--renew-interval"] == "retry-period", args  # the gate's headroom
         dep = one(objs, "Deployment")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
         assert_restricted(dep)

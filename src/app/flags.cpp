@@ -33,6 +33,8 @@ struct Draft : AppSettings {
   AgentMode agent_mode = AgentMode::kElect;
   election::MatchRule observe_rule = election::MatchRule::kPod;
   Duration holdoff = election::kDefaultReleaseHoldoff;
+  // --renew-interval retry-period: the interval is --retry-period, whatever that is set to.
+  bool renew_at_retry = false;
 };
 using Row = Option<Draft>;
 
@@ -218,15 +220,18 @@ const OptionTable<Draft>& AgentTable() {
           TimingRow<&Timings::retry_period>("retry-period")
               .Help("Pause between attempts (plus up to 120% jitter while acquiring). At least "
                     "1s: records keep whole seconds."),
-          Row("renew-interval", "DURATION|auto",
+          Row("renew-interval", "DURATION|auto|retry-period",
               [](const std::string& t, Draft& d) {
-                if (t == "auto") {
+                d.renew_at_retry = t == "retry-period";
+                if (t == "auto" || d.renew_at_retry) {
                   d.timings.renew_interval = Duration::zero();
                   return Status::Ok();
                 }
                 Result<Duration> v = ParseDuration(t);
                 if (!v.ok()) return v.status();
-                if (*v <= Duration::zero()) return Bad("must be greater than 0, or auto");
+                if (*v <= Duration::zero()) {
+                  return Bad("must be greater than 0, auto or retry-period");
+                }
                 d.timings.renew_interval = *v;
                 return Status::Ok();
               })
@@ -246,7 +251,10 @@ const OptionTable<Draft>& AgentTable() {
                     "leader retries every --retry-period until renew-deadline. Equal to "
                     "--retry-period renews as client-go does; longer means fewer writes. When "
                     "longer, at most --renew-deadline - --retry-period - 2s, so a renew that "
-                    "hangs and one retry fit before the claim ends."),
+                    "hangs and one retry fit before the claim ends. retry-period: equal to "
+                    "--retry-period, whatever it is set to (the gate's manifests: a gated program "
+                    "is stopped stop-grace before validUntil, so it needs the headroom of "
+                    "frequent renews)."),
           Row("release-on-shutdown", "safe|immediate|off",
               [](const std::string& t, Draft& d) {
                 for (const election::ReleaseMode m :
@@ -603,6 +611,7 @@ class Resolver {
 // The draft as an AppConfig; the timing rules live with the algorithm, and its messages name the
 // flags.
 Result<AppConfig> Assemble(Draft d, std::string identity) {
+  if (d.renew_at_retry) d.timings.renew_interval = d.timings.retry_period;
   auto election =
       election::ElectionConfig::Create(std::move(identity), d.timings, d.mode, d.holdoff);
   if (!election.ok()) return election.status();

@@ -292,7 +292,7 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
       {"zero renew-interval",
        {"--lock-name=a", "--renew-interval=0s"},
        {},
-       "--renew-interval: must be greater than 0, or auto"},
+       "--renew-interval: must be greater than 0, auto or retry-period"},
       {"garbage renew-interval from the environment",
        {"--lock-name=a"},
        {{"LEASEHOLD_RENEW_INTERVAL", "often"}},
@@ -587,6 +587,33 @@ TEST_CASE("ParseCommandLine: announcement flags") {
       REQUIRE_MESSAGE(r.ok(), r.status().message());
       REQUIRE(r->config.has_value());
       CHECK(summary(*r->config) == c.want);
+    }
+  }
+}
+
+TEST_CASE("ParseCommandLine: the renew interval in use, by each form of the flag") {
+  using namespace std::chrono_literals;
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    Duration want;
+  };
+  const std::vector<Case> cases = {
+      {"auto at the default timings", {"--lock-name=a"}, 5500ms},
+      {"retry-period follows --retry-period",
+       {"--lock-name=a", "--renew-interval=retry-period", "--retry-period=3s"},
+       3s},
+      {"retry-period given before the retry period",
+       {"--lock-name=a", "--retry-period=1s", "--renew-interval=retry-period"},
+       1s},
+      {"a duration", {"--lock-name=a", "--renew-interval=4s"}, 4s},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment({}, {}));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      REQUIRE(r->config.has_value());
+      CHECK(r->config->election.renew_interval() == c.want);
     }
   }
 }

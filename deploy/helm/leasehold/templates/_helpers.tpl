@@ -149,7 +149,13 @@ check with include "leasehold.native".
     - --lease-duration={{ $le.leaseDuration }}
     - --renew-deadline={{ $le.renewDeadline }}
     - --retry-period={{ $le.retryPeriod }}
-    - --renew-interval={{ $le.renewInterval | default "auto" }}
+    {{- /* The gate stops its program stop-grace before validUntil: it keeps the headroom of a
+    renew every retry-period unless renewInterval says otherwise. */}}
+    {{- $interval := $le.renewInterval | default "auto" }}
+    {{- if and .Values.gate .Values.gate.enabled (eq $interval "auto") }}
+    {{- $interval = "retry-period" }}
+    {{- end }}
+    - --renew-interval={{ $interval }}
     {{- if .Values.leaderLabel.enabled }}
     - --leader-label={{ .Values.leaderLabel.key }}
     {{- end }}
