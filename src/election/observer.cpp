@@ -197,7 +197,7 @@ void Observer::Observe(const LockObservation& observation) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (observation.opaque || !config_.match.Matches(observation.record.holder_identity)) {
-      if (!veto_since_) veto_since_ = now;
+      veto_since_ = now;  // the latest: only a Get sent after it may end the veto
     }
     shown_ = observation;
     observed_ = true;

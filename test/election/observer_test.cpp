@@ -173,6 +173,25 @@ TEST_CASE("Observer: the yes window runs from the send of the last Get of an old
   }
 }
 
+TEST_CASE("Observer: a veto that arrives while a Get is in flight outlasts that Get") {
+  FakeClock clock;
+  FakeLock lock(clock);
+  std::optional<Observer> observer;
+  lock.ExpectGet(Rec(kMe, 0)).ExpectGet(Rec(kMe, 1000));
+  // Sent after the first veto, answered (with the old record) after a second one.
+  lock.ExpectGet(Rec(kMe, 2000), 300ms, [&] { observer->Observe(Rec(kOther, 2200)); });
+  observer.emplace(Config(), lock, clock);
+  observer->Step();
+  clock.Advance(1s);
+  observer->Step();
+  REQUIRE(observer->Take().is_leader);
+  observer->Observe(Rec(kOther, 1200));
+  clock.Advance(100ms);
+  observer->Step();
+  CHECK_FALSE(observer->Take().is_leader);
+  CHECK(lock.done());
+}
+
 TEST_CASE("Observer: what it reports besides the yes") {
   FakeClock clock;
   FakeLock lock(clock);

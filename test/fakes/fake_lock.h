@@ -35,6 +35,7 @@ struct Expectation {
   std::optional<LockObservation> obs;  // returned by Get on success
   Duration latency{};                  // the fake clock moves this much during the call
   std::function<void(const LeaderElectionRecord&, MonoTime deadline)> check;
+  std::function<void()> during;  // runs while the call is in flight, after the latency
 };
 
 class FakeLock final : public Lock {
@@ -42,18 +43,20 @@ class FakeLock final : public Lock {
   explicit FakeLock(FakeClock& clock) : clock_(clock) {}
   ~FakeLock() override { CHECK_MESSAGE(script_.empty(), "expected calls never made: ", Pending()); }
 
-  FakeLock& ExpectGet(LockObservation obs, Duration latency = {}) {
-    script_.push_back({Op::kGet, Status::Ok(), std::move(obs), latency, nullptr});
+  FakeLock& ExpectGet(LockObservation obs, Duration latency = {},
+                      std::function<void()> during = nullptr) {
+    script_.push_back(
+        {Op::kGet, Status::Ok(), std::move(obs), latency, nullptr, std::move(during)});
     return *this;
   }
   FakeLock& ExpectGetError(Status st, Duration latency = {}) {
-    script_.push_back({Op::kGet, std::move(st), std::nullopt, latency, nullptr});
+    script_.push_back({Op::kGet, std::move(st), std::nullopt, latency, nullptr, nullptr});
     return *this;
   }
   FakeLock& ExpectWrite(Op op, Status st,
                         std::function<void(const LeaderElectionRecord&, MonoTime)> check,
                         Duration latency = {}) {
-    script_.push_back({op, std::move(st), std::nullopt, latency, std::move(check)});
+    script_.push_back({op, std::move(st), std::nullopt, latency, std::move(check), nullptr});
     return *this;
   }
 
@@ -99,6 +102,7 @@ class FakeLock final : public Lock {
     CHECK_MESSAGE(deadline > clock_.MonotonicNow(), "call made with its deadline already past");
     if (e.check && r) e.check(*r, deadline);
     clock_.Advance(e.latency);
+    if (e.during) e.during();
     return e;
   }
 
