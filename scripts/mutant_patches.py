@@ -167,6 +167,10 @@ MUTANTS = [Mutant(*m) for m in [
      "std::max(max_transitions_seen_, obs.record.leader_transitions);",
      "a takeover does not bump the term (fencing token)"),
     # --- the local API: listeners, peers and promises ----------------------------------------
+    ("404-reads-the-election", R,
+     "const bool reads_snapshot = served && route->reads_snapshot;",
+     "const bool reads_snapshot = route == nullptr || route->reads_snapshot;",
+     "a path the listener does not serve still takes the election's lock (404 floods)"),
     ("probe-serves-every-route", RT,
      "  if (options.probe_only && !route.on_probe) return false;\n",
      "",

@@ -45,10 +45,12 @@ http::Routed Router::Serve(const http::RequestHead& head, const http::Peer& from
   if (q.method == "HEAD" && Streams(route)) {
     r.answer.content_type = "text/event-stream";
   } else {
-    const bool promise = route != nullptr && route->promise == Promise::kAnswer;
+    // A path this listener does not serve is a 404 that reads nothing: a flood of them (the
+    // pod IP is open to any pod) never takes the election's lock.
+    const bool served = route != nullptr && Shown(*route, options_);
+    const bool promise = served && route->promise == Promise::kAnswer;
     const Reading reading = promise && !options_.probe_only ? Reading::kPromise : Reading::kPeek;
-    // An unknown path is peeked, as every route is but those that read none (/metrics).
-    const bool reads_snapshot = route == nullptr || route->reads_snapshot;
+    const bool reads_snapshot = served && route->reads_snapshot;
     try {
       r.answer = Handle(q, route, reads_snapshot ? source_(reading) : election::Snapshot{}, clock_,
                         options_);

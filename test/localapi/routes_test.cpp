@@ -66,6 +66,7 @@ struct Outcome {
   int status = 0;  // 200 for an accepted watch stream
   bool promised = false;
   bool released = false;
+  bool read = false;  // the election's snapshot was taken, as a promise or a peek
 };
 
 // One request, on a fresh agent: both listeners are given the watch hub, the release callback
@@ -95,6 +96,7 @@ Outcome Ask(Listener listener, const std::string& method, const std::string& pat
   out.status = r.stream ? 200 : r.answer.status;
   r.stream.reset();
   out.promised = source.promises > 0;
+  out.read = source.promises + source.peeks > 0;
   out.released = releases > 0;
   return out;
 }
@@ -191,6 +193,8 @@ TEST_CASE("routes: status, promise and release over route x listener x method x 
       CHECK(o.promised == row.promise);
       // Only an accepted POST /release releases; nothing else changes state.
       CHECK(o.released == (want == 202));
+      // A path the listener does not serve reads nothing: 404 floods never take its lock.
+      if (want == 404) CHECK_FALSE(o.read);
     }
   }
 }
