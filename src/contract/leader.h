@@ -56,7 +56,7 @@ struct LeaderDoc {
   std::optional<SysTime> valid_until;
   // "timings": the sidecar's configured timings, {"leaseDurationMs", "renewDeadlineMs",
   // "retryPeriodMs"}, so that the gate can check its --stop-grace. Only GET /leader carries
-  // them, and only when the sidecar knows all three.
+  // them, and only when the sidecar knows all three; renew_interval is always zero here.
   std::optional<Timings> timings;
   std::optional<std::string> reason;  // "reason": why the answer is a 503, or opaque
 };

@@ -38,7 +38,11 @@ contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
     d.valid_for_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
     d.valid_until = ToSystem(clock, s.valid_until);
   }
-  if (options) d.timings = options->timings;
+  if (options && options->timings) {
+    // The wire carries three of them (contract/leader.h): the document holds what it can say.
+    const Timings& t = *options->timings;
+    d.timings = Timings{t.lease_duration, t.renew_deadline, t.retry_period};
+  }
   if (!s.observed) {
     d.reason = NotObservedReason(s);
   } else if (s.opaque) {
