@@ -50,6 +50,17 @@ std::string LeaseJson(const std::string& holder, int transitions) {
          std::to_string(transitions) + "}}";
 }
 
+// The Lease ns/lock that every agent of these tests contends for or observes.
+std::unique_ptr<election::Lock> LeaseLock(kube::ApiClient& client, const Clock& clock,
+                                          const std::string& identity) {
+  locks::LockOptions lo;
+  lo.type = election::LockType::kLeases;
+  lo.name_space = "ns";
+  lo.name = "lock";
+  lo.identity = identity;
+  return std::move(locks::NewLock(lo, client, clock)).value();
+}
+
 // One agent: its own client, lock, elector on a thread, and optionally a lock watch.
 class Agent {
  public:
@@ -63,12 +74,7 @@ class Agent {
                              ? request_timeout
                              : std::max<Duration>(timings.renew_deadline / 2, 1s);
     client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
-    locks::LockOptions lo;
-    lo.type = election::LockType::kLeases;
-    lo.name_space = "ns";
-    lo.name = "lock";
-    lo.identity = identity;
-    lock_ = std::move(locks::NewLock(lo, *client_, clock_)).value();
+    lock_ = LeaseLock(*client_, clock_, identity);
     elector_ = std::make_unique<election::Elector>(config_, *lock_, clock_, std::move(random));
     if (watch) {
       watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
@@ -435,12 +441,7 @@ class ObservingAgent {
     co.request_timeout = 1s;
     client_ = std::move(kube::NewCurlApiClient(server.ClientConfig(), co, clock_)).value();
     watcher_ = std::move(kube::NewCurlWatcher(server.ClientConfig(), co, clock_)).value();
-    locks::LockOptions lo;
-    lo.type = election::LockType::kLeases;
-    lo.name_space = "ns";
-    lo.name = "lock";
-    lo.identity = pod;
-    lock_ = std::move(locks::NewLock(lo, *client_, clock_)).value();
+    lock_ = LeaseLock(*client_, clock_, pod);
     election::ObserverConfig oc;
     oc.match = {election::MatchRule::kPod, pod};
     oc.identity = pod;
