@@ -235,8 +235,7 @@ class Run:
         new = [x for x in spans if x[0] != holder_pod and x[1] > t_fault - 1]
         assert old and new, (old, new)
         acquired_new = new[0][1]
-        yes = [x for x in pods[holder_pod] if x.yes and x.note != f"manager {old[-1][5]}"
-               and x.valid_until is not None]
+        yes = [x for x in pods[holder_pod] if x.yes and x.valid_until is not None]
         last_yes = max(x.end for x in yes)
         first_new = min(x.send for x in pods[new[0][0]] if x.yes and x.valid_until is not None
                         and x.send >= acquired_new - 1)
