@@ -416,6 +416,11 @@ MUTANTS = [Mutant(*m) for m in [
      "  return configmap.status();",
      "return multi_.secondary().Get(deadline);",
      "a Get whose ConfigMap check failed (403, timeout) reads the Lease alone"),
+    # --- the gate's --stop-grace check (killed by gate_test's CheckStopGrace table) -------------
+    ("gate-stop-grace-ignores-interval", "src/gate/core.cpp",
+     "return std::max(sidecar.retry_period, sidecar.renew_interval);",
+     "return sidecar.retry_period;",
+     "a stop-grace that does not fit a sidecar renewing at a longer interval is taken"),
 ]]
 
 # Most relevant first; each group stops at its first failing test. MUTANTS_TESTS=REGEX runs only
@@ -430,4 +435,4 @@ GROUPS = [
 # Files whose mutants the listed tests kill first (tried before GROUPS, unless MUTANTS_TESTS).
 FIRST = {H: "^localapi_test(/|$)", RT: "^localapi_test(/|$)", R: "^localapi_test(/|$)", PUB: "^election_test(/|$)",
          OBS: "^election_test(/|$)",
-         "src/http/event_loop.cpp": "^localapi_test(/|$)"}
+         "src/http/event_loop.cpp": "^localapi_test(/|$)", "src/gate/core.cpp": "^gate_test(/|$)"}

@@ -124,11 +124,11 @@ const OptionTable<GateDraft>& GateTable() {
               .Default(
                   [](const GateDraft& d) { return FormatGoDuration(d.options.core.stop_grace); })
               .Help("stop signal to SIGKILL (default {default}); at most\n"
-                    "(renew-deadline - retry-period) / 2 - 250ms of the sidecar, checked\n"
-                    "at start and whenever its timings change (if not: CMD is\n"
-                    "stopped, exit 2)")
-              .Summary("stop signal to SIGKILL; fits the sidecar's default timings, so K8up needs "
-                       "nothing set"),
+                    "(renew-deadline - renew interval) / 2 - 250ms of the sidecar,\n"
+                    "checked at start and whenever its timings change (if not: CMD\n"
+                    "is stopped, exit 2)")
+              .Summary("stop signal to SIGKILL; fits the sidecar's default timings with "
+                       "--renew-interval=retry-period, which the gate component sets"),
           Row("poll-interval", "D",
               [](const std::string& t, GateDraft& d) {
                 auto v = ParseBoundedDuration(t);

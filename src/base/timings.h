@@ -23,7 +23,8 @@ struct Timings {
   // Pause after a successful renew before the next one (--renew-interval). Zero means auto
   // (election::AutoRenewInterval); ElectionConfig::renew_interval() is the one in use. Safety
   // does not depend on it: a "yes" lasts renew-deadline from the last successful write's send,
-  // whenever that was. Not in the /leader JSON (contract/leader.h), which keeps the three above.
+  // whenever that was. The /leader JSON carries the one in use (contract/leader.h), for the
+  // gate's --stop-grace check.
   Duration renew_interval = Duration::zero();
 
   bool operator==(const Timings& o) const {

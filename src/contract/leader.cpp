@@ -79,6 +79,12 @@ void Write(W& w, const LeaderDoc& d) {
     w.Int64(Ms(d.timings->renew_deadline));
     w.Key("retryPeriodMs");
     w.Int64(Ms(d.timings->retry_period));
+    // The pause after a successful renew, as the sidecar resolved it (never "auto"); written
+    // only when known, so a document of an older sidecar reads back the same.
+    if (d.timings->renew_interval > Duration::zero()) {
+      w.Key("renewIntervalMs");
+      w.Int64(Ms(d.timings->renew_interval));
+    }
     w.EndObject();
   }
   if (d.reason) {
@@ -174,7 +180,11 @@ Result<LeaderDoc> ParseLeader(std::string_view json) {
     auto lease = Millis(*tm, "leaseDurationMs");
     auto renew = Millis(*tm, "renewDeadlineMs");
     auto retry = Millis(*tm, "retryPeriodMs");
-    if (lease && renew && retry) d.timings = Timings{*lease, *renew, *retry};
+    if (lease && renew && retry) {
+      d.timings = Timings{*lease, *renew, *retry};
+      // Optional: an older sidecar does not send it; zero then means "renews every retry-period".
+      if (auto every = Millis(*tm, "renewIntervalMs")) d.timings->renew_interval = *every;
+    }
   }
   d.reason = String(doc, "reason");
   return d;

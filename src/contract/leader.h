@@ -9,7 +9,8 @@
 //    "lock":{"type":"leases","namespace":"default","name":"my-lock"},
 //    "acquireTime":"2026-...Z","renewTime":"2026-...Z","leaseDurationSeconds":15,
 //    "validForMs":9876,"validUntil":"2026-...Z",
-//    "timings":{"leaseDurationMs":15000,"renewDeadlineMs":10000,"retryPeriodMs":2000}}
+//    "timings":{"leaseDurationMs":15000,"renewDeadlineMs":10000,"retryPeriodMs":2000,
+//               "renewIntervalMs":5500}}
 //
 // Depends on base only.
 #pragma once
@@ -55,8 +56,11 @@ struct LeaderDoc {
   int64_t valid_for_ms = 0;
   std::optional<SysTime> valid_until;
   // "timings": the sidecar's configured timings, {"leaseDurationMs", "renewDeadlineMs",
-  // "retryPeriodMs"}, so that the gate can check its --stop-grace. Only GET /leader carries
-  // them, and only when the sidecar knows all three; renew_interval is always zero here.
+  // "retryPeriodMs", "renewIntervalMs"}, so that the gate can check its --stop-grace. Only
+  // GET /leader carries them, and only when the sidecar knows the first three;
+  // "renewIntervalMs" (the interval in use, --renew-interval resolved) is written when
+  // renew_interval is positive and read when present: zero means an older sidecar, which
+  // renews every retry-period.
   std::optional<Timings> timings;
   std::optional<std::string> reason;  // "reason": why the answer is a 503, or opaque
 };

@@ -46,17 +46,23 @@ int ExitCodeOf(int wait_status) {
   return 1;
 }
 
-Status CheckStopGrace(Duration stop_grace, Duration margin, Duration renew_deadline,
-                      Duration retry_period) {
-  const Duration room = renew_deadline - retry_period;
+Duration RenewEvery(const Timings& sidecar) {
+  return std::max(sidecar.retry_period, sidecar.renew_interval);
+}
+
+Status CheckStopGrace(Duration stop_grace, Duration margin, const Timings& sidecar) {
+  const Duration every = RenewEvery(sidecar);
+  const Duration room = sidecar.renew_deadline - every;
   if (stop_grace + margin > room / 2) {
+    const bool interval = every > sidecar.retry_period;
     return Status(Code::kBadConfig,
                   "--stop-grace " + Ms(stop_grace) + " is too long for the sidecar's timings: " +
                       "stop-grace + " + Ms(margin) + " (teardown margin) must be at most half of " +
-                      "renew-deadline - retry-period (" + Ms(renew_deadline) + " - " +
-                      Ms(retry_period) +
+                      "renew-deadline - " + (interval ? "renew-interval" : "retry-period") + " (" +
+                      Ms(sidecar.renew_deadline) + " - " + Ms(every) +
                       "), i.e. stop-grace <= " + Ms(std::max(Duration::zero(), room / 2 - margin)) +
-                      "; otherwise CMD would be stopped on every renew cycle");
+                      "; otherwise CMD would be stopped on every renew cycle" +
+                      (interval ? " (or run the sidecar with --renew-interval=retry-period)" : ""));
   }
   return Status();
 }

@@ -60,6 +60,7 @@
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/timings.h"
 
 namespace leasehold::gate {
 
@@ -105,11 +106,14 @@ using Actions = std::vector<Action>;
 // signal n (as shells report it).
 int ExitCodeOf(int wait_status);
 
-// stop-grace + margin must fit in half of renew-deadline - retry-period, the least time a fresh
+// The sidecar's pause between successful renews: its renew interval, or retry-period when it
+// sent none (an older sidecar, which renews every retry-period) or a shorter one.
+Duration RenewEvery(const Timings& sidecar);
+
+// stop-grace + margin must fit in half of renew-deadline - RenewEvery, the least time a fresh
 // validUntil lies ahead of a renew's answer: the other half is left for the renew's own
 // latency. Otherwise the gate would stop CMD on every renew cycle. kBadConfig, naming the flag.
-Status CheckStopGrace(Duration stop_grace, Duration margin, Duration renew_deadline,
-                      Duration retry_period);
+Status CheckStopGrace(Duration stop_grace, Duration margin, const Timings& sidecar);
 
 class GateCore {
  public:

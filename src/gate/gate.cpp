@@ -364,7 +364,7 @@ bool Shell::CheckTimings(const std::optional<Timings>& t) {
   if (!t) {
     spdlog::warn(
         "gate: the sidecar's /leader has no \"timings\" (an older leasehold?): "
-        "--stop-grace cannot be checked against renew-deadline - retry-period");
+        "--stop-grace cannot be checked against the sidecar's renew rhythm");
     return true;
   }
   const std::string changed =
@@ -372,14 +372,14 @@ bool Shell::CheckTimings(const std::optional<Timings>& t) {
             : "sidecar timings changed to lease-duration " +
                   std::to_string(Millis(t->lease_duration)) + "ms, renew-deadline " +
                   std::to_string(Millis(t->renew_deadline)) + "ms, retry-period " +
-                  std::to_string(Millis(t->retry_period)) + "ms (the sidecar restarted?): ";
-  Status st =
-      CheckStopGrace(o_.core.stop_grace, o_.core.margin, t->renew_deadline, t->retry_period);
+                  std::to_string(Millis(t->retry_period)) + "ms, renews every " +
+                  std::to_string(Millis(RenewEvery(*t))) + "ms (the sidecar restarted?): ";
+  Status st = CheckStopGrace(o_.core.stop_grace, o_.core.margin, *t);
   if (st.ok()) {
     if (first) {
       spdlog::info(
-          "gate: sidecar timings renew-deadline {}ms, retry-period {}ms: stop-grace {}ms fits",
-          Millis(t->renew_deadline), Millis(t->retry_period), Millis(o_.core.stop_grace));
+          "gate: sidecar timings renew-deadline {}ms, renews every {}ms: stop-grace {}ms fits",
+          Millis(t->renew_deadline), Millis(RenewEvery(*t)), Millis(o_.core.stop_grace));
     } else {
       spdlog::info("gate: {}stop-grace {}ms fits", changed, Millis(o_.core.stop_grace));
     }

@@ -39,9 +39,7 @@ contract::LeaderDoc LeaderDocOf(const election::Snapshot& s, const Clock& clock,
     d.valid_until = ToSystem(clock, s.valid_until);
   }
   if (options && options->timings) {
-    // The wire carries three of them (contract/leader.h): the document holds what it can say.
-    const Timings& t = *options->timings;
-    d.timings = Timings{t.lease_duration, t.renew_deadline, t.retry_period};
+    d.timings = *options->timings;
   }
   if (!s.observed) {
     d.reason = NotObservedReason(s);

@@ -185,6 +185,9 @@ std::string Metrics::Render(const election::Gauges& g) const {
         Num(Seconds(labels_.timings.renew_deadline)));
   gauge("leasehold_retry_period_seconds", "gauge", "The configured --retry-period.",
         Num(Seconds(labels_.timings.retry_period)));
+  gauge("leasehold_renew_interval_seconds", "gauge",
+        "The pause after a successful renew (--renew-interval, auto resolved).",
+        Num(Seconds(labels_.timings.renew_interval)));
 
   Family(out, "leasehold_renew_duration_seconds", "histogram",
          "Latency of successful acquire and renew writes of the lock, in seconds.");

@@ -26,7 +26,9 @@
 //                                                 would end; 0 while not leading (so 0 after a
 //                                                 release or a stop)
 //   leasehold_lease_duration_seconds{L}, leasehold_renew_deadline_seconds{L},
-//   leasehold_retry_period_seconds{L}             gauges, the configured timings
+//   leasehold_retry_period_seconds{L},
+//   leasehold_renew_interval_seconds{L}           gauges, the configured timings (the interval
+//                                                 as resolved from auto)
 //   leasehold_renew_duration_seconds{L}           histogram, successful acquire/renew writes
 //   leasehold_api_requests_total{L,verb,code}     counter, Kubernetes API requests; verb one of
 //                                                 kVerbs, code one of kCodes ("error": no answer,

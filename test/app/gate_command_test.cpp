@@ -40,10 +40,13 @@ TEST_CASE("ParseGateCommand: defaults suit the sidecar's defaults with nothing s
   CHECK(c->options.core.margin == milliseconds(250));
   CHECK(c->options.poll_interval == milliseconds(500));
   CHECK(c->options.status_file == "/leasehold-bin/gate-status.json");
-  // They pass the check against the sidecar's default timings (10s, 2s).
-  CHECK(gate::CheckStopGrace(c->options.core.stop_grace, c->options.core.margin, seconds(10),
-                             seconds(2))
-            .ok());
+  // They pass the check against the sidecar's default timings renewing every retry-period (as
+  // deploy/components/gate runs it), and not against auto's longer interval.
+  Timings sidecar;
+  sidecar.renew_interval = sidecar.retry_period;
+  CHECK(gate::CheckStopGrace(c->options.core.stop_grace, c->options.core.margin, sidecar).ok());
+  sidecar.renew_interval = milliseconds(5500);
+  CHECK(!gate::CheckStopGrace(c->options.core.stop_grace, c->options.core.margin, sidecar).ok());
 }
 
 TEST_CASE("ParseGateCommand: flags and variables") {

@@ -84,6 +84,35 @@ TEST_CASE("ParseLeader") {
       CHECK(p->term_reliable == want);
     }
   }
+  SUBCASE("renewIntervalMs: read when present, written when known, the same after a round trip") {
+    using std::chrono::milliseconds;
+    using std::chrono::seconds;
+    const std::string base = R"({"isLeader":false,"term":1,"timings":{"leaseDurationMs":15000,)"
+                             R"("renewDeadlineMs":10000,"retryPeriodMs":2000)";
+    struct Case {
+      const char* name;
+      std::string json;
+      Duration interval;  // zero: none sent (an older sidecar)
+    };
+    const std::vector<Case> cases = {
+        {"sent", base + R"(,"renewIntervalMs":5500}})", milliseconds(5500)},
+        {"absent: an older sidecar", base + "}}", Duration::zero()},
+        {"not a number: absent", base + R"(,"renewIntervalMs":"5.5s"}})", Duration::zero()},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.name);
+      auto p = ParseLeader(c.json);
+      REQUIRE(p.ok());
+      REQUIRE(p->timings);
+      CHECK(p->timings->retry_period == seconds(2));
+      CHECK(p->timings->renew_interval == c.interval);
+      auto again = ParseLeader(EncodeLeader(*p));
+      REQUIRE(again.ok());
+      CHECK(again->timings == p->timings);
+      CHECK((EncodeLeader(*p).find("renewIntervalMs") != std::string::npos) ==
+            (c.interval > Duration::zero()));
+    }
+  }
   SUBCASE("timings compare equal only when all three are") {
     using std::chrono::seconds;
     const Timings a{seconds(15), seconds(10), seconds(2)};

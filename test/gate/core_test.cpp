@@ -471,24 +471,42 @@ TEST_CASE("ExitCodeOf") {
 TEST_CASE("CheckStopGrace") {
   struct Case {
     const char* name;
-    Duration grace, renew, retry;
+    Duration grace, renew, retry, interval;  // interval zero: an older sidecar that sent none
     bool ok;
   };
   const std::vector<Case> cases = {
-      {"defaults 10s/2s: 3s fits", seconds(3), seconds(10), seconds(2), true},
-      {"defaults: 3.75s is the most", milliseconds(3750), seconds(10), seconds(2), true},
-      {"defaults: 3.751s is too long", milliseconds(3751), seconds(10), seconds(2), false},
-      {"e2e 3s/1s: 750ms fits", milliseconds(750), seconds(3), seconds(1), true},
-      {"e2e 3s/1s: 1s does not", seconds(1), seconds(3), seconds(1), false},
-      {"zero grace fits anything sane", Duration::zero(), seconds(2), seconds(1), true},
+      {"defaults 10s/2s: 3s fits", seconds(3), seconds(10), seconds(2), seconds(2), true},
+      {"defaults: 3.75s is the most", milliseconds(3750), seconds(10), seconds(2), seconds(2),
+       true},
+      {"defaults: 3.751s is too long", milliseconds(3751), seconds(10), seconds(2), seconds(2),
+       false},
+      {"no interval sent: retry-period", milliseconds(3750), seconds(10), seconds(2),
+       Duration::zero(), true},
+      {"auto 5.5s: 3s does not fit", seconds(3), seconds(10), seconds(2), milliseconds(5500),
+       false},
+      {"auto 5.5s: 2s is the most", seconds(2), seconds(10), seconds(2), milliseconds(5500), true},
+      {"auto 5.5s: 2.001s is too long", milliseconds(2001), seconds(10), seconds(2),
+       milliseconds(5500), false},
+      {"an interval below retry-period counts as retry-period", milliseconds(3750), seconds(10),
+       seconds(2), seconds(1), true},
+      {"e2e 3s/1s: 750ms fits", milliseconds(750), seconds(3), seconds(1), seconds(1), true},
+      {"e2e 3s/1s: 1s does not", seconds(1), seconds(3), seconds(1), seconds(1), false},
+      {"zero grace fits anything sane", Duration::zero(), seconds(2), seconds(1), seconds(1), true},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      const Status st = CheckStopGrace(c.grace, kMargin, c.renew, c.retry);
+      const Timings t{seconds(15), c.renew, c.retry, c.interval};
+      const Status st = CheckStopGrace(c.grace, kMargin, t);
       CHECK(st.ok() == c.ok);
       if (!c.ok) {
         CHECK(st.code() == Code::kBadConfig);
         CHECK(st.message().rfind("--stop-grace", 0) == 0);
+        // The message names the rhythm it used, and the way out when it is the interval.
+        const bool by_interval = c.interval > c.retry;
+        CHECK((st.message().find("renew-deadline - renew-interval") != std::string::npos) ==
+              by_interval);
+        CHECK((st.message().find("--renew-interval=retry-period") != std::string::npos) ==
+              by_interval);
       }
     }
   }

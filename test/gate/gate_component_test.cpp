@@ -62,14 +62,17 @@ std::string Rfc3339(int64_t wall_ms) {
 }
 
 // The /leader JSON: a yes valid until `valid_until_wall_ms` (0: a no).
+// interval_ms > 0 adds "renewIntervalMs" (a sidecar of this version; older ones send none).
 std::string LeaderJson(bool leader, int64_t term, int64_t valid_until_wall_ms = 0,
-                       int renew_ms = 10000, int retry_ms = 2000) {
+                       int renew_ms = 10000, int retry_ms = 2000, int interval_ms = 0) {
   std::string j = std::string("{\"isLeader\":") + (leader ? "true" : "false") +
                   ",\"term\":" + std::to_string(term);
   if (leader) j += ",\"validUntil\":\"" + Rfc3339(valid_until_wall_ms) + "\"";
   if (renew_ms > 0) {
     j += ",\"timings\":{\"leaseDurationMs\":15000,\"renewDeadlineMs\":" + std::to_string(renew_ms) +
-         ",\"retryPeriodMs\":" + std::to_string(retry_ms) + "}";
+         ",\"retryPeriodMs\":" + std::to_string(retry_ms);
+    if (interval_ms > 0) j += ",\"renewIntervalMs\":" + std::to_string(interval_ms);
+    j += "}";
   }
   return j + "}";
 }
@@ -551,6 +554,20 @@ TEST_CASE("gate: a stop-grace too long for the sidecar's timings: exit 2, CMD ne
   CHECK(side.releases() == 0);
 }
 
+TEST_CASE("gate: a sidecar renewing at a longer interval: a 3s stop-grace exits 2") {
+  // The sidecar's defaults with --renew-interval auto (5.5 s): a fresh validUntil lies only
+  // renew-deadline - 5.5 s ahead, too little for the default 3 s stop-grace.
+  FakeSidecar side;
+  TempDir d;
+  side.SetLeader(LeaderJson(true, 4, WallMs() + 10000, 10000, 2000, /*interval_ms=*/5500));
+  Gate g(d, side.port(), InDir(d, kTrace + "exec sleep 60"), {"--stop-grace", "3s"});
+  REQUIRE(g.Wait(seconds(5)) == std::optional<int>(2));
+  CHECK(ReadFile(d / "pid").empty());
+  CHECK(g.Log().find("renew-deadline - renew-interval (10000ms - 5500ms)") != std::string::npos);
+  CHECK(g.Log().find("--renew-interval=retry-period") != std::string::npos);
+  CHECK(side.releases() == 0);
+}
+
 TEST_CASE("gate: the watch stream refused (503): polls GET /leader and still gates") {
   FakeSidecar side;
   TempDir d;
@@ -841,7 +858,8 @@ TEST_CASE("gate: the sidecar's timings change and stop-grace still fits: the gat
       if (c.watch_status == 200) side.DropStreams();
       const std::string fits =
           "sidecar timings changed to lease-duration 15000ms, renew-deadline 6000ms, "
-          "retry-period 1000ms (the sidecar restarted?): stop-grace 500ms fits";
+          "retry-period 1000ms, renews every 1000ms (the sidecar restarted?): stop-grace 500ms "
+          "fits";
       REQUIRE(WaitFor([&] { return g.Log().find(fits) != std::string::npos; }, seconds(5)));
       if (c.watch_status == 200) {
         // The lost stream alone stops CMD (as always); the yes on the new stream starts it again.

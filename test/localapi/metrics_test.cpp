@@ -137,7 +137,7 @@ MetricsLabels Labels() {
   l.lock_name = "my-lock";
   l.lock_type = "leases";
   l.version = "1.2.3";
-  l.timings = Timings{15s, 10s, 2s};
+  l.timings = Timings{15s, 10s, 2s, 5500ms};
   return l;
 }
 
@@ -209,6 +209,7 @@ TEST_CASE("metrics: the exposition parses, and says what happened") {
       {K("leasehold_lease_duration_seconds"), 15},
       {K("leasehold_renew_deadline_seconds"), 10},
       {K("leasehold_retry_period_seconds"), 2},
+      {K("leasehold_renew_interval_seconds"), 5.5},
       {K("leasehold_renew_duration_seconds_bucket", "le=\"0.005\""), 2},
       {K("leasehold_renew_duration_seconds_bucket", "le=\"0.01\""), 2},
       {K("leasehold_renew_duration_seconds_bucket", "le=\"0.025\""), 2},
@@ -311,7 +312,7 @@ TEST_CASE("metrics: every series from the first scrape, and never more (restarts
   Metrics restarted(clock);
   restarted.SetLabels(Labels());
   CHECK(Keys(Parse(restarted.Render(g))) == at_start);
-  CHECK(at_start.size() == 21 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size() +
+  CHECK(at_start.size() == 22 + 14 + Metrics::kVerbs.size() * Metrics::kCodes.size() +
                                Metrics::kWatchRestartReasons.size());
 }
 
