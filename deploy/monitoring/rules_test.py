@@ -55,7 +55,9 @@ FAILOVER = 20
 class Pod:
     """A pod over time. `events` are (t, {attr: value}); attributes hold until changed.
     target: "gone" (no target), "up" (scraped), "down" (scrape fails, up = 0).
-    restart: a new process at that instant (counters from 0)."""
+    restart: a new process at that instant (counters from 0).
+    writes: 0 for an agent in observe mode (--agent-mode observe): it never renews, so its
+    renewal counters stay 0 even while it says its pod leads."""
 
     def __init__(self, name, ip, offset, events):
         self.name, self.ip, self.offset = name, ip, offset
@@ -63,7 +65,8 @@ class Pod:
 
     def states(self, duration):
         state = {"target": "gone", "leader": 0, "term": 0, "observed": 1, "ready": 1, "held": 1,
-                 "hash": 1111, "reliable": 1, "slow": 0, "fail_every": 0, "overtaken": 0}
+                 "hash": 1111, "reliable": 1, "slow": 0, "fail_every": 0, "overtaken": 0,
+                 "writes": 1}
         counters = {"count": 0.0, "fast": 0.0, "failures": 0.0}
         out, i = [], 0
         for tick in range(duration // TICK + 1):
@@ -75,7 +78,7 @@ class Pod:
                 state.update(ev)
                 i += 1
             if state["target"] != "gone" and t > 0:
-                if state["leader"]:
+                if state["leader"] and state["writes"]:
                     counters["count"] += TICK / RP
                     if not state["slow"]:
                         counters["fast"] += TICK / RP
@@ -177,8 +180,9 @@ def expected(rule, kind, pods, lock_mode):
 
 
 def scenarios():
-    """(name, duration, pods, {alert: (kind, onset, must_fire_by, pods)}). Alerts not listed
-    must not fire at any step."""
+    """(name, duration, pods, {alert: (kind, onset, must_fire_by, pods[, (fire_until,
+    clear_from)])}). Alerts not listed must not fire at any step. The optional pair: it must
+    fire until onset + fire_until and have resolved from onset + clear_from (as RESOLVES)."""
     up = {"target": "up"}
     out = []
 
@@ -307,6 +311,51 @@ def scenarios():
         "LeaseholdForeignWriter": ("pods", 600, 600 + SI + EI, [pa, pb]),
         "LeaseholdNoLeader": ("skip", 600, 0, []),  # it holds the lock: not ours to judge
     }))
+    out += observe_scenarios()
+    return out
+
+
+def observe_scenarios():
+    """An operator that elects itself (controller-runtime: its own Lease, released never), with
+    an observing sidecar in each of its pods and, with deploy/components/observe-watch, one
+    observer in a pod of its own (the watcher, whose pod never holds the lock: always 0). The
+    series are the ones observe mode exports: is_leader 1 in the holder's pod only, the
+    holder's term and hash everywhere, no renewals and no promise overtaken. The operator
+    fails over once (its holder crashes: the Lease expires, another pod takes it), is scaled to
+    0 (every sidecar's series vanish with its pod), and comes back (a new pod takes the
+    Lease)."""
+    up = {"target": "up", "writes": 0}
+    out = []
+    for watcher in (True, False):
+        pods = [
+            Pod("k8up-a", "10.0.2.1", 0,
+                [(0, dict(up, leader=1, term=3, hash=1)), (300, {"leader": 0}),
+                 (300 + FAILOVER, {"term": 4, "hash": 2}), (600, {"target": "gone"})]),
+            Pod("k8up-b", "10.0.2.2", 15,
+                [(0, dict(up, term=3, hash=1)),
+                 (300 + FAILOVER, {"leader": 1, "term": 4, "hash": 2}),
+                 (600, {"target": "gone"})]),
+            Pod("k8up-c", "10.0.2.3", 10,
+                [(1200, dict(up, term=4, hash=2)), (1205, {"leader": 1, "term": 5, "hash": 3})]),
+        ]
+        if watcher:
+            pods.append(Pod("leasehold-watch-x", "10.0.2.9", 25,
+                            [(0, dict(up, term=3, hash=1)),
+                             (300 + FAILOVER, {"term": 4, "hash": 2}),
+                             (1205, {"term": 5, "hash": 3})]))
+            # From the last "yes" scraped (before 600) the window and the `for:` run out; the
+            # new pod's first scraped "yes" (after 1205) resolves it.
+            fires = {"LeaseholdNoLeader": ("lock", 600, 600 + LD + 2 * SI + 2 * SI + 2 * EI, [],
+                                           (600, 605 + SI + 2 * EI))}
+            name = "observe mode with the watcher: operator scaled to 0 and back"
+        else:
+            # Without the watcher nothing reports on the lock: only Absent, once every target
+            # is gone; it resolves with the new pod's first scrape.
+            fires = {"LeaseholdAbsent": ("absent", 600, 600 + SI + 300 + 2 * EI, [],
+                                         (595, 600 + SI + 2 * EI)),
+                     "LeaseholdNoLeader": ("skip", 600, 0, [])}
+            name = "observe mode without the watcher: operator scaled to 0 and back"
+        out.append((name, 1800, pods, fires))
     return out
 
 
@@ -327,14 +376,17 @@ def test_file(rule_file, groups, lock_mode, only=None):
         steps = []
         for t in range(EI, duration + 1, EI):
             for alert in ALERTS if only is None else [only]:
-                kind, onset, by_t, fpods = fires.get(alert, (None, None, None, None))
+                kind, onset, by_t, fpods, *resolve = fires.get(alert, (None,) * 4)
                 if kind == "skip" and t >= onset:
                     continue
                 if kind in (None, "skip") or t < onset:
                     exp = []
                 elif t >= by_t:
                     exp = expected(by_name[alert], kind, fpods, lock_mode)
-                    fire_until, clear_from = RESOLVES.get(alert, (None, None))
+                    # When it must resolve: the scenario's (a fault that ends), else the
+                    # alert's own (a fault that passes out of its window).
+                    fire_until, clear_from = (resolve[0] if resolve
+                                              else RESOLVES.get(alert, (None, None)))
                     if fire_until is not None and t > onset + fire_until:
                         # The fault's window is passing, then has passed: it must resolve.
                         if t < onset + clear_from:

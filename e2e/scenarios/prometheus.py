@@ -36,9 +36,10 @@ from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib import common
 from e2e.lib.common import REPO, log, wait_until
 from e2e.lib.controlplane import Namespace
+from e2e.lib.operator import CrManager, lease_holder, manager_binary, pod_of
 from e2e.lib.prometheus import OVERRIDES, SCALE, SCRAPE, STEP, Prometheus
 from e2e.lib.runner import Registry, Scenario
-from e2e.lib.timings import FAST
+from e2e.lib.timings import FAST, MIXED
 
 # The scaled windows (rules.py: 5m and 15m of the shipped rules).
 FOR_5M = 300 * SCALE      # LeaseholdAbsent, LeaseholdNotReady, LeaseholdRenewSlowOrFailing `for:`
@@ -529,6 +530,92 @@ def dashboard_queries_return_data(s):
                     f"returned data after a failover")
     finally:
         watch.close()
+
+
+def observing_pods(s, ns, binary, pods, gen):
+    """One "pod" per name: a controller-runtime manager that elects with the namespace's Lease
+    (e2e/lib/operator.py) and an observing leasehold sidecar with a probe listener (the scrape
+    target). Observe mode needs lease-duration - renew-deadline >= 2 s: MIXED's timings (5s/3s/1s)
+    for both, the managers' and the observers' lease-duration equal."""
+    agents = [agent(s, ns, f"{p}-sidecar", extra=("--agent-mode=observe",), timings=MIXED,
+                    env={"POD_NAME": p, "POD_NAMESPACE": ns.name}).start() for p in pods]
+    managers = [s.member(CrManager, ns, p, binary, gen=gen, timings=MIXED).start() for p in pods]
+    return agents, managers
+
+
+def wait_observed_holder(ns, agents, timeout):
+    """The agent that says yes for its pod, once the Lease names that pod."""
+    def one():
+        pod = pod_of(lease_holder(ns))
+        yes = [a for a in agents if a.is_leader()]
+        return yes[0] if len(yes) == 1 and yes[0].name == f"{pod}-sidecar" else None
+    return wait_until(one, timeout, 0.1, what="one observing agent to say yes for its pod")
+
+
+@scenario
+def observed_operator_stopped_fires_no_leader(s):
+    """Observe mode beside a real controller-runtime operator: three pods (manager + observing
+    sidecar) and one watcher (an observer in a pod of its own, deploy/components/observe-watch,
+    which never holds the Lease). The operator scaled to 0 (every manager SIGTERMed, without a
+    release as controller-runtime does by default, and its sidecar with it; their targets leave
+    the scrape config, their series go stale): LeaseholdNoLeader fires from the shipped rules
+    through the watcher's 0, and nothing else (not Absent: the watcher reports the lock). Scaled
+    up again (new pods): a new manager takes the Lease once it expires, its sidecar says yes,
+    and the alert resolves. promise-overtaken stays 0 throughout: an observer makes no promise."""
+    cp = s.control_plane()
+    ns = fresh_namespace(s, cp, "prom-observe")
+    binary = manager_binary()
+    watcher = agent(s, ns, "leasehold-watch-0", extra=("--agent-mode=observe",), timings=MIXED,
+                    env={"POD_NAME": "leasehold-watch-7f9c4-x2v8k",
+                         "POD_NAMESPACE": ns.name}).start()
+    agents, managers = observing_pods(s, ns, binary, ("op-0", "op-1", "op-2"), 0)
+    holder = wait_observed_holder(ns, agents, 4 * MIXED.lease + 20)
+    log(f"{lease_holder(ns)} holds the Lease; {holder.name} says yes; the watcher "
+        f"{'says no' if not watcher.is_leader() else 'SAYS YES'}")
+    assert not watcher.is_leader()
+    prom = start_prometheus(s, ns, [watcher, *agents])
+    time.sleep(NO_LEADER_WINDOW + NO_LEADER_FOR + 2 * SCRAPE)  # steady: nothing may fire
+
+    # Scaled to 0: the pods go, managers and sidecars together.
+    for m in managers:
+        m.term()
+    for a in agents:
+        a.term()
+    for x in (*managers, *agents):
+        assert x.wait(MIXED.renew + 10) is not None, f"{x.name} did not stop after SIGTERM"
+    t_fault = time.time()
+    prom.set_targets([watcher])
+    log(f"operator scaled to 0: managers and sidecars stopped, targets left: {watcher.name}")
+    # The sidecars stopped at once (their last "1" scraped before t_fault), then the window must
+    # hold no "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
+    bound = NO_LEADER_WINDOW + NO_LEADER_FOR + SLACK
+    dt_fire, _ = wait_firing(prom, "LeaseholdNoLeader", t_fault, bound, lock_name=ns.lock_name)
+    assert watcher.view().holder.startswith(pod_of(lease_holder(ns)) + "_"), watcher.view()
+
+    # Scaled up again: new pods.
+    t_restore = time.time()
+    agents2, managers2 = observing_pods(s, ns, binary, ("op-3", "op-4", "op-5"), 1)
+    prom.set_targets([watcher, *agents2])
+    # The old holder's Lease expires (lease-duration after its last renewal, before t_fault),
+    # a new manager takes it within a retry-period, its sidecar says yes after two reads.
+    new = wait_observed_holder(ns, agents2, 2 * MIXED.lease + 4 * MIXED.retry + 10)
+    t_led = time.time()
+    dt_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore,
+                           MIXED.lease + 4 * MIXED.retry + 2 * SCRAPE + SLACK + 5)
+    prom.wait_scraped(agents2)
+    firing = prom.firing(prom.started_wall, time.time())
+    others = {k for k in firing if k[0] != "LeaseholdNoLeader"}
+    assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
+    spans = alerts_named(firing, "LeaseholdNoLeader")
+    assert len(spans) == 1 and min(sp[0] for sp in spans.values()) >= t_fault, fmt(firing)
+    overtaken = prom.query("max(max_over_time(leasehold_promise_overtaken_total[1h]))")
+    assert overtaken and float(overtaken[0]["value"][1]) == 0, overtaken
+    leader = prom.query(f'max(leasehold_is_leader{{lock_name="{ns.lock_name}"}})')
+    assert leader and float(leader[0]["value"][1]) == 1, leader
+    measured(s, f"observed operator scaled to 0: LeaseholdNoLeader fired {dt_fire:.1f}s after "
+                f"(bound {bound:.1f}s), through the watcher's 0 alone; scaled up: {new.name} "
+                f"said yes {t_led - t_restore:.1f}s after the restore, NoLeader resolved "
+                f"{dt_res:.1f}s after the restore; promise-overtaken 0; no other alert")
 
 
 def main():

@@ -26,8 +26,10 @@ from pathlib import Path
 from e2e.lib.agent import Agent, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, parse_rfc3339, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, can_i
+from e2e.lib.operator import LABEL, pod_manifest
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.sampler import Sampler
+from e2e.lib.standin import StandInHolder
 
 DEPLOY = REPO / "deploy"
 CHART = DEPLOY / "helm" / "leasehold"
@@ -1111,6 +1113,267 @@ def k8up_gates(s, cp, tag, command):
                 ag.stop()
             shutil.rmtree(ns2.tmp, ignore_errors=True)
     assert not overlap, f"both operators ran at once ({len(overlap)} samples)"
+
+
+# --------------------------------------------------------------------------------- observe mode
+
+LOCK_KINDS = ("leases", "configmaps", "endpoints")
+WRITES = {"update", "create", "patch", "delete", "deletecollection"}
+
+
+def assert_read_only(role, lock):
+    """Role `role` reads lock `lock` (get, watch by name) and writes no lock object at all."""
+    rules = rules_of(role)
+    named = {res: v for (_, res, names), v in rules.items() if names == (lock,)}
+    assert named and all(v == {"get", "watch"} for v in named.values()), rules
+    for (_, res, _), verbs in rules.items():
+        assert res not in LOCK_KINDS or not verbs & WRITES, (res, verbs, rules)
+    return rules
+
+
+def create_pods(cp, ns, names, sa):
+    """Pod objects for the rendered sidecars to label (no kubelet runs them)."""
+    for name in names:
+        cp.kubectl("create", "-n", ns, "-f", "-", input=pod_manifest(name, sa))
+
+
+def pod_labels(cp, ns):
+    return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(LABEL)
+            for p in cp.get_json("pods", "-n", ns)["items"]}
+
+
+def observe_metric(agent, name, having=""):
+    """The sum of series `name` (those whose labels hold `having`) on the agent's probe
+    listener."""
+    st, body = agent.request("GET", "/metrics", port=agent.probe_port)
+    assert st == 200, st
+    found = [float(line.rsplit(" ", 1)[1]) for line in body.splitlines()
+             if (line.startswith(name + "{") or line.startswith(name + " ")) and having in line]
+    assert found, f"no {name} {having} in /metrics of {agent.name}"
+    return sum(found)
+
+
+def observers_follow(s, cp, ns, objs, lock, pods, main, watcher, sa):
+    """The rendered sidecar (of Deployment `main`) of each pod in `pods` and the rendered
+    watcher (Deployment `watcher`) beside a stand-in operator holding Lease `lock` as pods[0], then as pods[1]:
+    only the holder's sidecar says yes (/leader, /metrics, the label), the watcher never does,
+    POST /release is refused with 409, nobody writes the Lease, and SIGTERM releases nothing."""
+    watch_pod = f"{watcher}-7f9c4-x2v8k"
+    create_pods(cp, ns, [*pods, watch_pod], sa)
+    with StandInHolder(cp, ns, lock, pods[0]) as holder:
+        side = {p: s.sidecar(cp, ns, objs, s.tmp, p, deployment=main).start() for p in pods}
+        watch = s.sidecar(cp, ns, objs, s.tmp, watch_pod, deployment=watcher).start()
+        wait_until(lambda: watch.view().holder == holder.identity, 15,
+                   what="the watcher to name the holder")
+        for step, pod in enumerate(pods[:2]):
+            if step:
+                holder.hand_to(pod)
+            body = side[pod].wait_leader(30)
+            assert body["leader"] == holder.identity and body["identity"] == pod, body
+            for p, a in side.items():
+                assert p == pod or not a.is_leader(), f"{p}'s sidecar says yes; {pod} holds"
+                assert observe_metric(a, "leasehold_is_leader") == (p == pod), p
+            assert not watch.is_leader() and observe_metric(watch, "leasehold_is_leader") == 0
+            assert watch.view().holder == holder.identity, watch.view()
+            want = {**{p: ("leader" if p == pod else "follower") for p in pods},
+                    watch_pod: "follower"}
+            wait_until(lambda: pod_labels(cp, ns) == want, 15, what=f"labels {want}")
+            log(f"observe: {pod}'s operator holds {lock}: its sidecar says yes (validUntil "
+                f"{body['validUntil']}), the others and the watcher no; labels {want}")
+        for a in (side[pods[1]], watch):
+            a.check_probes()
+            st, b = a.request("POST", "/release")
+            assert st == 409 and "observe" in b["error"], (st, b)
+        renewed = holder.identity
+        side[pods[1]].term_and_wait(10)
+        assert "nothing is released" in side[pods[1]].log_text(), side[pods[1]].log_tail()
+        assert cp.get_json("lease", lock, "-n", ns)["spec"]["holderIdentity"] == renewed
+        for a in (side[pods[0]], watch):  # no PUT from an observer, ever
+            assert observe_metric(a, "leasehold_api_requests_total", 'verb="PUT"') == 0, a.name
+    log("observe: POST /release 409, SIGTERM released nothing, no update request sent")
+
+
+@scenario
+def observe_components(s):
+    """deploy/components/observe and observe-watch on top of each overlay: the mode, the Role
+    read-only on the lock and no leasehold-create, the watcher Deployment (container leasehold,
+    port probes); accepted by the apiserver; on native-sidecar, the rendered sidecars and the
+    watcher run beside a stand-in operator. classic-sidecar's ConfigMap-only Role is refused at
+    build time (the component's `test` ops); no-leader-election builds, and the agent refuses it."""
+    cp = s.control_plane()
+    comps = [DEPLOY / "components" / "observe", DEPLOY / "components" / "observe-watch"]
+    lock = "leasehold-lock"
+    for ov in ("native-sidecar", "no-leader-election"):
+        ns = ensure_ns(cp, f"ship-obs-{ov.split('-')[0]}")
+        # With the leader label, so that it is checked too.
+        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [DEPLOY / "overlays" / ov],
+                                              comps + [DEPLOY / "rbac" / "leader-label"])), ns)
+        cm = one(objs, "ConfigMap")["data"]
+        assert cm["LEASEHOLD_AGENT_MODE"] == "observe" and cm["LEASEHOLD_OBSERVE_IDENTITY"] == "pod"
+        w = one(objs, "Deployment", "leasehold-watch")
+        c = container(w, "leasehold")
+        assert c["ports"] == [{"name": "probes", "containerPort": 8081, "protocol": "TCP"}], c
+        assert c["envFrom"][0]["configMapRef"]["name"] == one(objs, "ConfigMap")["metadata"]["name"]
+        assert w["spec"]["replicas"] == 1, w["spec"]
+        assert_restricted(w)
+        if ov == "no-leader-election":
+            assert not of_kind(objs, "Role"), [o["kind"] for o in objs]
+            assert cm["LEASEHOLD_LOCK_TYPE"] == "none", cm
+            env = {**{k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")},
+                   **cm, "POD_NAME": "example-0", "POD_NAMESPACE": ns}
+            r = subprocess.run([leasehold_binary()], env=env, capture_output=True, text=True,
+                               timeout=10)
+            assert r.returncode == 2 and "observe needs a lock to read" in r.stderr, r
+            log(f"{ov} + observe: builds; the agent refuses it: {r.stderr.strip()[-120:]}")
+            continue
+        sc, where = sidecar(one(objs, "Deployment", "example"))
+        assert where == "initContainers", where
+        assert not of_kind(objs, "Role", "leasehold-create"), "create must be gone"
+        assert not of_kind(objs, "RoleBinding", "leasehold-create")
+        assert_read_only(one(objs, "Role", "leasehold"), lock)
+        apply_for_real(cp, objs, ns)
+        for verb, res, want in (("get", f"leases.coordination.k8s.io/{lock}", True),
+                                ("watch", f"leases.coordination.k8s.io/{lock}", True),
+                                ("update", f"leases.coordination.k8s.io/{lock}", False),
+                                ("create", "leases.coordination.k8s.io", False),
+                                ("create", "configmaps", False),
+                                ("patch", "pods", True), ("create", "events", True)):
+            assert can_i(cp, ns, verb, res) == want, (verb, res, want)
+        log(f"{ov} + observe + observe-watch: accepted; Role read-only on {lock}, no create")
+        observers_follow(s, cp, ns, objs, lock, ("example-0", "example-1"), "example",
+                         "leasehold-watch", "leasehold")
+    r = cp.kubectl("kustomize", str(overlay(s.tmp, [DEPLOY / "overlays" / "classic-sidecar"],
+                                            comps)), check=False)
+    assert r.returncode != 0 and "test failed" in r.stderr, r.stderr
+    log("classic-sidecar + observe: refused at build time (its Role is ConfigMap-only)")
+
+
+@scenario
+def observe_helm(s):
+    """The chart with agentMode=observe: the args, the Role read-only on the lock and no create,
+    the watcher Deployment and its PodMonitor; accepted by the apiserver; every combination
+    validate refuses; each choice --help lists for --agent-mode and --observe-identity renders
+    (the registry and the chart agree); the rendered sidecars and watcher run beside a stand-in
+    operator."""
+    cp = s.control_plane()
+    ns = ensure_ns(cp, "ship-obs-helm")
+    lock = "op-lock"
+    base = ("--set", "agentMode=observe", "--set", f"leaderElection.lockName={lock}",
+            "--set", "exampleDeployment.enabled=true", "--set", "leaderLabel.enabled=true")
+    objs = dry_run(cp, helm_render(cp, ns, *base), ns)
+    args, where = sidecar_args([o for o in objs if o["metadata"]["name"] != "t-leasehold-watch"])
+    assert args["--agent-mode"] == "observe" and args["--observe-identity"] == "pod", args
+    assert args["--lock-name"] == lock and where == "initContainers", (args, where)
+    assert "--release-on-shutdown" not in args and "--renew-interval" not in args, args
+    watch = one(objs, "Deployment", "t-leasehold-watch")
+    wc = container(watch, "leasehold")
+    assert "restartPolicy" not in wc and watch["spec"]["replicas"] == 1, wc
+    assert {a.split("=", 1)[0]: a.split("=", 1)[1] for a in wc["args"]} == args
+    assert wc["ports"][0]["name"] == "lh-probes", wc["ports"]
+    assert_restricted(watch)
+    rules = assert_read_only(one(objs, "Role"), lock)
+    assert rules[("", "pods", ())] == {"get", "patch"}, rules
+    log(f"chart, agentMode=observe: args {sorted(args)}; Role read-only on {lock}; watcher")
+
+    # Choices: what --help lists for each setting renders; anything else is refused.
+    import re
+    usage = help_text()
+    for flag, value in (("agent-mode", "agentMode"), ("observe-identity", "observe.identity")):
+        para = re.search(rf"\n  --{flag} (\S+)", usage)
+        assert para, f"--{flag} not in --help"
+        choices = para.group(1).split("|")
+        assert len(choices) >= 2, para.group(0)
+        for choice in choices:
+            helm(cp, "template", "t", str(CHART), "-n", ns, *base, "--set", f"{value}={choice}")
+        r = helm(cp, "template", "t", str(CHART), *base, "--set", f"{value}=bogus", check=False)
+        assert r.returncode != 0 and "bogus" in r.stderr, r.stderr
+        log(f"chart {value}: renders {choices} (--{flag}'s choices), refuses others")
+    # Refused combinations.
+    for extra, words in ((("--set", "leaderElection.lockName="), "needs leaderElection.lockName"),
+                         (("--set", "gate.enabled=true"), "gate.enabled"),
+                         (("--set", "leaderElection.precreateLock=true"), "precreateLock"),
+                         (("--set", "leaderElection.releaseOnShutdown=safe"), "releaseOnShutdown"),
+                         (("--set", "leaderElection.enabled=false", "--set", "replicas=1"),
+                          "leaderElection.enabled=true"),
+                         (("--set", "sidecar.probes.enabled=false"), "sidecar.probes.enabled")):
+        r = helm(cp, "template", "t", str(CHART), *base, *extra, check=False)
+        assert r.returncode != 0 and words in r.stderr, (extra, r.stderr)
+    log("chart, agentMode=observe: lockName, gate, precreateLock, releaseOnShutdown, election "
+        "off, a watcher without probes: each refused")
+    # The watcher off; monitoring on: a second PodMonitor for the watcher.
+    off = helm(cp, "template", "t", str(CHART), "-n", ns, *base,
+               "--set", "observe.watcher.enabled=false").stdout
+    assert "t-leasehold-watch" not in off
+    mon = helm(cp, "template", "t", str(CHART), "-n", ns, *base,
+               "--set", "monitoring.podMonitor.enabled=true").stdout
+    assert mon.count("kind: PodMonitor") == 2 and "name: t-leasehold-watch" in mon, mon
+    # Elect mode is unchanged by the new values: no watcher, no observe flags.
+    elect = helm(cp, "template", "t", str(CHART), "-n", ns, "--set", "exampleDeployment.enabled=true").stdout
+    assert "agent-mode" not in elect and "-watch" not in elect
+
+    apply_for_real(cp, objs, ns)
+    assert not can_i(cp, ns, "update", f"leases.coordination.k8s.io/{lock}", sa="t-leasehold")
+    assert not can_i(cp, ns, "create", "leases.coordination.k8s.io", sa="t-leasehold")
+    assert can_i(cp, ns, "watch", f"leases.coordination.k8s.io/{lock}", sa="t-leasehold")
+    observers_follow(s, cp, ns, objs, lock, ("op-0", "op-1"), "t-leasehold-example",
+                     "t-leasehold-watch", "t-leasehold")
+
+
+@scenario
+def k8up_observe(s):
+    """The K8up example's observe variant (and its post-renderer variant): K8up's own election
+    on, the native observing sidecar, the Role read-only on d2ab61da.syn.tools for K8up's
+    ServiceAccount and the watcher's own; accepted; then the sidecars of two K8up pods and the
+    watcher beside a stand-in K8up holding that Lease."""
+    cp = s.control_plane()
+    ns = ensure_ns(cp, "ship-k8up-observe")
+    lock = "d2ab61da.syn.tools"
+    objs = dry_run(cp, kbuild(cp, K8UP / "observe"), ns)
+    dep = one(objs, "Deployment", "k8up")
+    assert dep["spec"]["replicas"] == 2
+    op = container(dep, "k8up-operator")
+    env = {e["name"]: e.get("value") for e in op["env"]}
+    assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "true", env
+    assert "command" not in op, op  # K8up runs as it is: no gate
+    c, where = sidecar(dep)
+    assert where == "initContainers" and c["restartPolicy"] == "Always", (where, c)
+    assert_restricted(dep)
+    data = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])["data"]
+    assert data["LEASEHOLD_AGENT_MODE"] == "observe" and data["LEASEHOLD_LOCK_NAME"] == lock, data
+    assert data["LEASEHOLD_OBSERVE_IDENTITY"] == "pod", data
+    assert "LEASEHOLD_RELEASE_ON_SHUTDOWN" not in data, data
+    rules = assert_read_only(one(objs, "Role", "k8up-leasehold"), lock)
+    assert rules[("", "pods", ())] == {"get", "patch"}, rules
+    subjects = {x["name"] for x in one(objs, "RoleBinding", "k8up-leasehold")["subjects"]}
+    assert subjects == {"k8up", "k8up-leasehold-watch"}, subjects
+    w = one(objs, "Deployment", "leasehold-watch")
+    assert w["spec"]["template"]["spec"]["serviceAccountName"] == "k8up-leasehold-watch"
+    assert container(w, "leasehold")["envFrom"][0]["configMapRef"]["name"] == \
+        c["envFrom"][0]["configMapRef"]["name"]
+    log("k8up/observe: accepted; K8up's election on, native observing sidecar, read-only Role")
+
+    chart = s.tmp / "k8up-chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
+    shutil.copy(K8UP / "chart-output" / "k8up.yaml", chart / "templates" / "k8up.yaml")
+    r = subprocess.run([str(bin_dir(cp) / "helm"), "template", "k8up", str(chart), "-n", ns,
+                        "--post-renderer", str(K8UP / "helm" / "post-render.sh")],
+                       capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{bin_dir(cp)}:{os.environ.get('PATH', '')}",
+                            "LEASEHOLD_VARIANT": "observe", "HELM_CACHE_HOME": str(s.tmp / "hc"),
+                            "HELM_CONFIG_HOME": str(s.tmp / "hcfg")})
+    assert r.returncode == 0, r.stderr
+    posted = dry_run(cp, r.stdout, ns)
+    assert sorted((o["kind"], o["metadata"]["name"]) for o in posted) == \
+        sorted((o["kind"], o["metadata"]["name"]) for o in objs)
+    log("helm --post-renderer (LEASEHOLD_VARIANT=observe): the same objects, accepted")
+
+    apply_for_real(cp, objs, ns)
+    for sa in ("k8up", "k8up-leasehold-watch"):
+        assert can_i(cp, ns, "get", f"leases.coordination.k8s.io/{lock}", sa=sa)
+        assert not can_i(cp, ns, "update", f"leases.coordination.k8s.io/{lock}", sa=sa)
+    observers_follow(s, cp, ns, objs, lock, ("k8up-6d4f9c7b8-abcde", "k8up-6d4f9c7b8-fghij"),
+                     "k8up", "leasehold-watch", "k8up")
 
 
 if __name__ == "__main__":

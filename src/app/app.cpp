@@ -270,7 +270,11 @@ Step MakeServers(Agent& a) {
   localapi::HandlerOptions handler_options;
   handler_options.started_at = a.clock.MonotonicNow();
   handler_options.timings = ec.timings();
-  handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
+  if (a.observer) {
+    handler_options.observe_only = true;
+  } else {
+    handler_options.release = [&elector] { elector.AcknowledgeRelease(); };
+  }
   localapi::MetricsLabels labels;
   labels.lock_namespace = config.lock.name_space;
   labels.lock_name = config.lock.name;
@@ -326,15 +330,25 @@ void LogStart(const Agent& a) {
       FormatGoDuration(a.client_options.request_timeout));
 }
 
+// What the first signal's log line says the agent does as it stops.
+std::string StoppingWhat(const Agent& a) {
+  if (a.observer) {
+    return "observe mode: stops answering \"yes\" and watching the lock; it never wrote the "
+           "lock, so nothing is released: the operator that holds it does that";
+  }
+  return "release-on-shutdown " +
+         std::string(election::ReleaseModeName(a.config.election.release_mode()));
+}
+
 // Starts the listeners and the sinks; the elector then runs until the first signal stops it.
 Step Serve(Agent& a, FirstSignal& first_signal) {
   const AppConfig& config = a.config;
   election::Runner& elector = a.runner();
   // From here the first signal stops the elector instead of exiting (see Main); disarmed before
   // this returns, so before the elector goes away.
-  first_signal.Arm([&elector, mode = config.election.release_mode()](int signo) {
-    spdlog::info("received {}: stopping (release-on-shutdown {}); a second signal exits at once",
-                 SignalName(signo), election::ReleaseModeName(mode));
+  first_signal.Arm([&elector, stopping = StoppingWhat(a)](int signo) {
+    spdlog::info("received {}: stopping ({}); a second signal exits at once", SignalName(signo),
+                 stopping);
     elector.Stop();
   });
   struct Disarm {

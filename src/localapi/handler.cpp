@@ -113,6 +113,13 @@ http::Answer Release(const HttpQuery& q, const Snapshot& s, const HandlerOptions
   if (!q.loopback_peer) {
     return Error(403, q, "POST /release is only accepted from a loopback address");
   }
+  // An observer never wrote the lock: "released" would be a lie, and the holder (the operator
+  // in this pod) is the only one who can let go of it.
+  if (options.observe_only) {
+    return Error(409, q,
+                 "this agent observes the lock (--agent-mode observe) and never writes it: "
+                 "nothing to release; the operator that holds it releases it");
+  }
   // Whether this replica held the lock as last observed, i.e. whether the elector now writes
   // a released record (AcknowledgeRelease releases "if held").
   const bool held = s.observed && !s.identity.empty() && s.record.holder_identity == s.identity;

@@ -4,7 +4,8 @@
 //   GET /leader, GET /   200 JSON leader view (503 with "reason" until the lock was read once)
 //   GET /is-leader       200 "true" | 503 "false" (text/plain), for `curl -sf ... && ...`
 //   POST /release        202 JSON; calls HandlerOptions::release (Elector::AcknowledgeRelease);
-//                        403 unless the peer is a loopback address
+//                        403 unless the peer is a loopback address; 409 JSON in observe mode
+//                        (HandlerOptions::observe_only), which has no lock of its own to release
 //   GET /healthz         200 "ok" | 503 when the election loop looks wedged
 //   GET /readyz          200 JSON | 503 JSON with "reason" while the agent cannot take part
 //   GET /metrics         200 Prometheus text format 0.0.4 (HandlerOptions::metrics); also on
@@ -56,6 +57,9 @@ struct HandlerOptions {
   std::optional<Timings> timings;
   // POST /release calls this; in production Elector::AcknowledgeRelease. May be empty.
   std::function<void()> release;
+  // --agent-mode observe: the agent never writes the lock, so POST /release is refused with
+  // 409 (after the loopback check) and `release` is never called.
+  bool observe_only = false;
   // GET /metrics answers with this text (Metrics::Render, which takes no lock the elector
   // takes); empty = 404.
   std::function<std::string()> metrics;

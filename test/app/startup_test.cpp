@@ -98,6 +98,19 @@ class Agent {
     return status_.has_value();
   }
   int status() const { return *status_; }
+  // Until `ready` holds (10 s at most), the agent still running.
+  void WaitRunning(const std::function<bool()>& ready) {
+    REQUIRE_MESSAGE(WaitFor([&] { return Exited() || ready(); }, milliseconds(10000)), Stderr());
+    REQUIRE_FALSE_MESSAGE(Exited(), Stderr());
+  }
+  // SIGTERM, then a clean exit (status 0) within 5 s; returns its stderr.
+  std::string TermCleanly() {
+    REQUIRE(::kill(pid_, SIGTERM) == 0);
+    REQUIRE_MESSAGE(WaitFor([&] { return Exited(); }, milliseconds(5000)), Stderr());
+    CHECK(WIFEXITED(status()));
+    CHECK(WEXITSTATUS(status()) == 0);
+    return Stderr();
+  }
 
  private:
   pid_t pid_ = -1;
@@ -164,20 +177,41 @@ TEST_CASE("SIGTERM once the elector runs: it stops the elector and exits cleanly
     ss << in.rdbuf();
     return ss.str().find("\"isLeader\":true") != std::string::npos;
   };
-  REQUIRE_MESSAGE(agent.WaitFor([&] { return agent.Exited() || leading(); }, milliseconds(10000)),
-                  agent.Stderr());
-  REQUIRE_FALSE_MESSAGE(agent.Exited(), agent.Stderr());
-
-  REQUIRE(::kill(agent.pid(), SIGTERM) == 0);
-  REQUIRE_MESSAGE(agent.WaitFor([&] { return agent.Exited(); }, milliseconds(5000)),
-                  agent.Stderr());
-  CHECK(WIFEXITED(agent.status()));
-  CHECK(WEXITSTATUS(agent.status()) == 0);
-  const std::string err = agent.Stderr();
+  agent.WaitRunning(leading);
+  const std::string err = agent.TermCleanly();
   CHECK(err.find(" info received SIGTERM: stopping (release-on-shutdown off)") !=
         std::string::npos);
   CHECK(err.find(" info stopped\n") != std::string::npos);
   CHECK(err.find("during start-up") == std::string::npos);
+}
+
+TEST_CASE("SIGTERM in observe mode: the log line says nothing is released") {
+  TempDir dir;
+  // An API server that is never there (a closed port): the observer keeps retrying, and the
+  // listeners and the signal handler are up regardless.
+  {
+    std::ofstream kc(dir.Path("kubeconfig"));
+    kc << "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+          "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', "
+          "insecure-skip-tls-verify: true}}]\n"
+          "users: [{name: u, user: {token: t}}]\n"
+          "contexts: [{name: c, context: {cluster: c, user: u, namespace: ops}}]\n";
+  }
+  Agent agent(
+      {"--lock-name=a", "--lock-type=leases", "--agent-mode=observe", "--observe-identity=exact",
+       "--identity=op-0_1", "--http-address=127.0.0.1:0", "--kubeconfig=" + dir.Path("kubeconfig")},
+      dir.Path("stderr"));
+  agent.WaitRunning(
+      [&] { return agent.Stderr().find("local API listening") != std::string::npos; });
+  const std::string err = agent.TermCleanly();
+  CHECK_MESSAGE(err.find(" info received SIGTERM: stopping (observe mode: stops answering "
+                         "\"yes\" and watching the lock; it never wrote the lock, so nothing is "
+                         "released: the operator that holds it does that)") != std::string::npos,
+                err);
+  // The start-up line still lists the configured --release-on-shutdown; the signal's does not.
+  const size_t at = err.find("received SIGTERM");
+  REQUIRE(at != std::string::npos);
+  CHECK(err.substr(at, err.find('\n', at) - at).find("release-on-shutdown") == std::string::npos);
 }
 
 }  // namespace

@@ -298,6 +298,38 @@ TEST_CASE("POST /release from a peer that is not loopback: 403, and nothing is r
   CHECK(Call("GET", "/leader", Leader(clock, seconds(10)), clock, options, false).status == 200);
 }
 
+TEST_CASE("POST /release in observe mode: 409, and nothing is released") {
+  FakeClock clock;
+  const std::string refusal =
+      "{\"error\":\"this agent observes the lock (--agent-mode observe) and never writes it: "
+      "nothing to release; the operator that holds it releases it\"}\n";
+  struct Case {
+    const char* name;
+    Snapshot s;
+    bool loopback;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      {"this pod holds the lock", Leader(clock, seconds(10)), true, 409},
+      {"another pod holds it", HeldBy("pod-b", 3), true, 409},
+      {"not read yet", NotObserved(), true, 409},
+      {"not loopback: the 403 comes first", Leader(clock, seconds(10)), false, 403},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      int calls = 0;
+      HandlerOptions options;
+      options.observe_only = true;
+      options.release = [&calls] { ++calls; };  // never called, even if set
+      const http::Answer a = Call("POST", "/release", c.s, clock, options, c.loopback);
+      CHECK(a.status == c.status);
+      CHECK(a.content_type == kJson);
+      if (c.status == 409) CHECK(a.body == refusal);
+      CHECK(calls == 0);
+    }
+  }
+}
+
 TEST_CASE("POST /release without a callback still answers") {
   FakeClock clock;
   CHECK(Call("POST", "/release", NotObserved(), clock).status == 202);

@@ -91,6 +91,21 @@ Lease API it is the ConfigMap lock.
 {{- end -}}
 {{- end -}}
 
+{{/* "true" in observe mode (agentMode observe). */}}
+{{- define "leasehold.observe" -}}
+{{- if eq (.Values.agentMode | default "elect") "observe" -}}true{{- end -}}
+{{- end -}}
+
+{{/* "true" when the watcher Deployment renders: observe mode and observe.watcher.enabled. */}}
+{{- define "leasehold.watcher" -}}
+{{- if and (include "leasehold.observe" .) .Values.observe .Values.observe.watcher.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The verbs on the named lock: an observer reads it only. */}}
+{{- define "leasehold.lockVerbs" -}}
+{{- if include "leasehold.observe" . -}}["get", "watch"]{{- else -}}["get", "update", "watch"]{{- end -}}
+{{- end -}}
+
 {{- define "leasehold.apiGroup" -}}
 {{- if eq . "leases" -}}coordination.k8s.io{{- end -}}
 {{- end -}}
@@ -114,6 +129,34 @@ Lease API it is the ConfigMap lock.
 {{- end -}}
 {{- if and .Values.gate .Values.gate.enabled (eq (include "leasehold.releaseOnShutdown" .) "immediate") -}}
 {{- fail "gate.enabled needs leaderElection.releaseOnShutdown safe (or empty): with immediate, a sidecar restarted alone releases at once while the gated program may still run" -}}
+{{- end -}}
+{{- $mode := .Values.agentMode | default "elect" -}}
+{{- if not (has $mode (list "elect" "observe")) -}}
+{{- fail (printf "agentMode must be elect or observe, not %q" $mode) -}}
+{{- end -}}
+{{- if include "leasehold.observe" . -}}
+{{- if not $le.enabled -}}
+{{- fail "agentMode=observe reads the operator's lock: it needs leaderElection.enabled=true (and no --lock-type none)" -}}
+{{- end -}}
+{{- if not $le.lockName -}}
+{{- fail "agentMode=observe needs leaderElection.lockName: the name of the Lease the operator elects with (K8up v2: d2ab61da.syn.tools)" -}}
+{{- end -}}
+{{- if and .Values.gate .Values.gate.enabled -}}
+{{- fail "agentMode=observe with gate.enabled: the gated program would be the operator, which leads only once it runs; observe mode stands beside an operator that elects itself" -}}
+{{- end -}}
+{{- if $le.precreateLock -}}
+{{- fail "agentMode=observe with leaderElection.precreateLock: the operator creates its own lock, and the observer may not write it" -}}
+{{- end -}}
+{{- if $le.releaseOnShutdown -}}
+{{- fail "agentMode=observe with leaderElection.releaseOnShutdown: an observer never writes the lock, so there is nothing to release (leave it empty)" -}}
+{{- end -}}
+{{- $rule := (.Values.observe | default dict).identity | default "pod" -}}
+{{- if not (has $rule (list "pod" "exact")) -}}
+{{- fail (printf "observe.identity must be pod or exact, not %q" $rule) -}}
+{{- end -}}
+{{- if and (include "leasehold.watcher" .) (not .Values.sidecar.probes.enabled) -}}
+{{- fail "observe.watcher.enabled needs sidecar.probes.enabled: the watcher exists to be scraped, and /metrics is served on the probe listener" -}}
+{{- end -}}
 {{- end -}}
 {{- if and (eq (include "leasehold.native" .) "true") (semverCompare "<1.29.0-0" .Capabilities.KubeVersion.Version) -}}
 {{- fail (printf "sidecar.mode=native needs Kubernetes >= 1.29 (this is %s): the pod would hang in Init; use mode auto or classic" .Capabilities.KubeVersion.Version) -}}
@@ -145,6 +188,10 @@ check with include "leasehold.native".
     {{- with $le.namespace }}
     - --namespace={{ . }}
     {{- end }}
+    {{- if include "leasehold.observe" . }}
+    - --agent-mode=observe
+    - --observe-identity={{ (.Values.observe | default dict).identity | default "pod" }}
+    {{- end }}
     {{- if $le.enabled }}
     - --lease-duration={{ $le.leaseDuration }}
     - --renew-deadline={{ $le.renewDeadline }}
@@ -155,7 +202,10 @@ check with include "leasehold.native".
     {{- if and .Values.gate .Values.gate.enabled (eq $interval "auto") }}
     {{- $interval = "retry-period" }}
     {{- end }}
+    {{- /* An observer never renews. */}}
+    {{- if not (include "leasehold.observe" .) }}
     - --renew-interval={{ $interval }}
+    {{- end }}
     {{- if .Values.leaderLabel.enabled }}
     - --leader-label={{ .Values.leaderLabel.key }}
     {{- end }}
@@ -163,7 +213,9 @@ check with include "leasehold.native".
     - --deletion-cost={{ int .Values.deletionCost.cost }}
     {{- end }}
     {{- end }}
+    {{- if not (include "leasehold.observe" .) }}
     - --release-on-shutdown={{ include "leasehold.releaseOnShutdown" . }}
+    {{- end }}
     - --http-address={{ $sc.httpAddress }}
     {{- if $sc.probes.enabled }}
     - --probe-address=:{{ $sc.probes.port }}
