@@ -83,13 +83,14 @@ class Registry:
         self.scenarios[fn.__name__] = fn
         return fn
 
-    def param(self, factory, *args, name=None):
-        """Adds the scenario `factory(*args)` returns (a function of the context), named `name`
-        or, by default, the factory's name and the arguments joined by "_" (`rollout`, "native":
-        rollout_native). The name is the CTest test's: it must not change once tests use it."""
+    def param(self, factory, *args, name=None, **kw):
+        """Adds the scenario `factory(*args, **kw)` returns (a function of the context), named
+        `name` or, by default, the factory's name and the arguments joined by "_" (`rollout`,
+        "native": rollout_native). The name is the CTest test's: it must not change once tests
+        use it."""
         name = name or "_".join([factory.__name__, *map(str, args)])
         assert name not in self.scenarios, f"scenario {name} registered twice"
-        self.scenarios[name] = factory(*args)
+        self.scenarios[name] = factory(*args, **kw)
 
     def main(self, argv=None, context=None, program=None):
         """NAME... or `all`: runs each scenario inside `context(name)` (Scenario by default),

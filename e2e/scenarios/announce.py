@@ -20,8 +20,8 @@ import time
 
 from e2e.lib.agent import wait_single_leader
 from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary, log,
-                            measured, parse_rfc3339, wait_until)
-from e2e.lib.controlplane import Namespace
+                            measured, parse_rfc3339, start_threads, wait_until)
+from e2e.lib.controlplane import Namespace, lock_kind
 from e2e.lib.members import fleet_in, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
@@ -48,7 +48,6 @@ class WatchClient:
     def __init__(self, agent, timeout=60):
         self.agent = agent
         self.events = []  # (monotonic arrival, dict)
-        self.pings = 0
         self.error = None
         self.ended = False
         self.status = None
@@ -74,8 +73,6 @@ class WatchClient:
                 if line.startswith("data: "):
                     with self._lock:
                         self.events.append((time.monotonic(), json.loads(line[6:])))
-                elif line == ": ping":
-                    self.pings += 1
         except Exception as e:  # noqa: BLE001 - close() from another thread lands here too
             self.error = repr(e)
         self.ended = True
@@ -269,9 +266,7 @@ def status_file_failover(s):
         if cur is not None:
             r["spans"].append(tuple(cur))
 
-    threads = [threading.Thread(target=reader, args=(a,), daemon=True) for a in agents]
-    for t in threads:
-        t.start()
+    threads = start_threads(reader, [(a,) for a in agents])
     old = wait_single_leader(agents, 20)
     time.sleep(2.0)
     old.kill()
@@ -409,8 +404,15 @@ def wait_failover_events(cp, ns, old, new, kind, api_version):
     return events
 
 
+# The object an Event about the lock names, by the control plane's lock kind (lock_kind): its
+# kind and apiVersion.
+LOCK_OBJECTS = {"leases": ("Lease", "coordination.k8s.io/v1"), "configmaps": ("ConfigMap", "v1")}
+
+
 @scenario
 def events_recorded(s):
+    """The LeaderElection Events (core/v1, which 1.11 has too) about the lock, through a SIGTERM
+    failover."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-events")
     cp.kubectl("delete", "events", "--all", "-n", ns.name)  # a re-run on a shared control plane
@@ -418,7 +420,7 @@ def events_recorded(s):
     old = wait_single_leader(agents, 20)
     old.term_and_wait(FAST.renew + 5)
     new = wait_single_leader([a for a in agents if a is not old], 20)
-    events = wait_failover_events(cp, ns, old, new, "Lease", "coordination.k8s.io/v1")
+    events = wait_failover_events(cp, ns, old, new, *LOCK_OBJECTS[lock_kind(cp)])
     for e in events:
         assert e["reportingComponent"] == "leasehold", e
     table = cp.kubectl("get", "events", "-n", ns.name, "--field-selector",
