@@ -33,7 +33,7 @@ from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
-from e2e.lib.common import REPO, free_port, log, parse_rfc3339
+from e2e.lib.common import REPO, free_port, log, parse_rfc3339, start_threads
 from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST, Timings
 
@@ -398,10 +398,7 @@ class Chaos:
                 with lock:
                     counts[str(code)] = counts.get(str(code), 0) + 1
         t = time.monotonic()
-        ths = [threading.Thread(target=writer, args=(k,)) for k in range(writers)]
-        for th in ths:
-            th.start()
-        for th in ths:
+        for th in start_threads(writer, [(k,) for k in range(writers)]):
             th.join(dur + 10)
         self.record("conflicts", "lease", t, {"writers": writers, "for_s": round(dur, 2)},
                     results=counts, t_heal=time.monotonic())
