@@ -16,6 +16,7 @@ See e2e/chaos/README.md for the faults, the definitions of the figures and how t
 """
 
 import argparse
+import collections
 import gzip
 import http.client
 import json
@@ -641,9 +642,7 @@ def report(out, meta=None):
             if f["t"] <= a["end"] + 0.05 and (f.get("t_heal") or f["t"]) >= a["end"] - 15:
                 cause = f["kind"]
         gap_by_cause.setdefault(cause, []).append(g)
-    fault_counts = {}
-    for f in faults:
-        fault_counts[f["kind"]] = fault_counts.get(f["kind"], 0) + 1
+    fault_counts = dict(collections.Counter(f["kind"] for f in faults))
     total_samples = sum(len(v) for v in samples.values())
     late_yes = sum(1 for ss in samples.values() for s in ss
                    if s[3] and s[1] - s[0] > meta["client_timeout"])

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from e2e.lib.agent import wait_single_leader
+from e2e.lib.agent import wait_ready, wait_single_leader
 from e2e.lib.common import free_port, measured, parse_rfc3339, start_threads, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
@@ -99,8 +99,7 @@ class Attacked:
                                   extra=extra)
         self.leader = wait_single_leader(self.agents, 30)
         self.follower = [a for a in self.agents if a is not self.leader][0]
-        wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in self.agents), 20,
-                   what="both agents ready")
+        wait_ready(self.agents)
         self.sampler = Sampler(self.agents, interval=0.1, timeout=1.0)
         self.renews = []  # (monotonic, renewTime) of the leader, one per change
         self._stop = threading.Event()
@@ -331,18 +330,12 @@ def metrics_flood(s):
         f.check_leadership_kept()
 
 
-@scenario
-def slow_connections_probe(s):
-    """2,000 slow or idle connections on the probe listener (any pod can open them): on main
-    eight one-byte-a-second connections silenced /healthz, and the kubelet restarted the pod."""
-    starve(s, "e2e-adv-slow-probe", "probe")
-
-
-@scenario
-def slow_connections_local(s):
-    """The same on the loopback API: on main 400 slow connections silenced it and 2,000 idle ones
-    delayed /is-leader by 10-14 s."""
-    starve(s, "e2e-adv-slow-local", "local")
+# 2,000 slow or idle connections on the probe listener (any pod can open them): on main eight
+# one-byte-a-second connections silenced /healthz, and the kubelet restarted the pod. The same on
+# the loopback API: on main 400 slow connections silenced it and 2,000 idle ones delayed
+# /is-leader by 10-14 s.
+SCENARIOS.bind(starve, "e2e-adv-slow-probe", "probe", name="slow_connections_probe")
+SCENARIOS.bind(starve, "e2e-adv-slow-local", "local", name="slow_connections_local")
 
 
 @scenario

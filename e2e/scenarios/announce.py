@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 
-from e2e.lib.agent import wait_single_leader
+from e2e.lib.agent import wait_ready, wait_single_leader
 from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary, log,
                             measured, parse_rfc3339, start_threads, wait_until)
 from e2e.lib.controlplane import Namespace, lock_kind
@@ -161,11 +161,6 @@ class LatencyProbe:
         self._stop.set()
         self.ms, self.failures = self._out.get(timeout=10)
         self._proc.join(5)
-
-
-def wait_ready(agents, timeout=20):
-    wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in agents), timeout,
-               what="every agent to be ready")
 
 
 @scenario

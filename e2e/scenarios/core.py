@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from e2e.lib.agent import Agent, current_leaders, wait_single_leader
+from e2e.lib.agent import Agent, current_leaders, never_leads, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, free_port, log, wait_until
 from e2e.lib.controlplane import Namespace, can_i, lock_kind
 from e2e.lib.lockwatch import LockWatcher
@@ -324,16 +324,7 @@ def rbac(s):
     st, b = a.request("GET", "/readyz")
     log(f"limited agent /readyz: {st} {b}")
     assert "deploy/rbac" in a.log_text(), a.log_tail(2000)
-    never_leads(a)
-
-
-def never_leads(agent):
-    """Watches `agent` for a lease duration and more (a yes would come within it) and fails on
-    any yes."""
-    end = time.monotonic() + FAST.lease + 2 * FAST.retry
-    while time.monotonic() < end:
-        assert not agent.is_leader(), f"{agent.name} leads"
-        time.sleep(FAST.retry / 4)
+    never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
 def _sa_in(path):

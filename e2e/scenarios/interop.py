@@ -18,7 +18,6 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
-import collections
 import json
 import os
 import re
@@ -31,7 +30,7 @@ from e2e.lib.timings import DEFAULTS, FAST, MIXED, Timings
 from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, start_threads, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, ns_name
 from e2e.lib.lockwatch import LockWatcher
-from e2e.lib.members import Fleet, GoPeer, body_of
+from e2e.lib.members import Fleet, GoPeer, body_of, family_changes, handovers
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
@@ -101,16 +100,7 @@ def check_overlaps(smp, members, paused=()):
 
 def transitions(smp, members):
     """Leadership changes seen by the sampler: list of (from, to) members, in order."""
-    by_name = {m.name: m for m in members}
-    seq = []
-    for _, _, n in smp.leader_spans():
-        if not seq or seq[-1] != n:
-            seq.append(n)
-    return [(by_name[a], by_name[b]) for a, b in zip(seq, seq[1:])]
-
-
-def direction_counts(pairs):
-    return dict(collections.Counter(f"{a.family}→{b.family}" for a, b in pairs))
+    return handovers([n for _, _, n in smp.leader_spans()], {m.name: m for m in members})
 
 
 def check_blanks(watcher, kind, members, released_by_self):
@@ -192,7 +182,7 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
         smp.stop()
         watcher.stop()
     pairs = transitions(smp, fleet.members)
-    counts = direction_counts(pairs)
+    counts = family_changes(pairs)
     log(f"{len(rounds)} rounds; leadership changes seen by the sampler: {len(pairs)} {counts}")
     for how in ("SIGKILL", "SIGTERM"):
         ts = [r[3] for r in rounds if r[0] == how]
@@ -220,16 +210,11 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     return rounds, counts
 
 
-@scenario
-def mixed_lease(s):
-    """2 leasehold agents (leases) + 2 current client-go peers (Lease lock)."""
-    mixed_failover(s, "e2e-ix-lease", "leases", "current", "leases")
-
-
-@scenario
-def mixed_configmap(s):
-    """2 leasehold agents (configmaps) + 2 client-go v0.23 peers (configmaps lock)."""
-    mixed_failover(s, "e2e-ix-cm", "configmaps", "v0.23", "configmaps")
+# 2 leasehold agents (leases) + 2 current client-go peers (Lease lock); 2 leasehold agents
+# (configmaps) + 2 client-go v0.23 peers (configmaps lock).
+SCENARIOS.bind(mixed_failover, "e2e-ix-lease", "leases", "current", "leases", name="mixed_lease")
+SCENARIOS.bind(mixed_failover, "e2e-ix-cm", "configmaps", "v0.23", "configmaps",
+               name="mixed_configmap")
 
 
 # ------------------------------------------------------------------------------- migration
@@ -366,7 +351,7 @@ def migration(s):
         smp.stop()
         watcher.stop()
     pairs = transitions(smp, fleet.members)
-    log(f"leadership changes seen by the sampler: {len(pairs)} {direction_counts(pairs)}: "
+    log(f"leadership changes seen by the sampler: {len(pairs)} {family_changes(pairs)}: "
         + ", ".join(f"{a.name}->{b.name}" for a, b in pairs))
     for kind in ("configmap", "lease"):
         log(f"lock history ({kind}): " +

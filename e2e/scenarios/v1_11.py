@@ -22,7 +22,7 @@ import time
 
 os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is made
 
-from e2e.lib.agent import wait_single_leader  # noqa: E402
+from e2e.lib.agent import never_leads, wait_single_leader  # noqa: E402
 from e2e.lib.common import log, wait_until  # noqa: E402
 from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
 from e2e.lib.members import fleet_in  # noqa: E402
@@ -172,7 +172,7 @@ def lease_lock_not_served(s):
     st, b = a.request("GET", "/readyz")
     log(f"Lease-only agent on 1.11: /readyz {st} {b}")
     assert "does not serve this API" in json.dumps(b), b
-    core.never_leads(a)
+    never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
 # -------------------------------------------------------------- the watch and the apiserver
