@@ -106,11 +106,8 @@ def requests_made(agent, verb):
     """leasehold_api_requests_total summed over codes for `verb` (GET, PUT, ..., OTHER)."""
     st, m = agent.request("GET", "/metrics")
     assert st == 200, (st, m)
-    total = 0
-    for ln in m.splitlines():
-        if ln.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in ln:
-            total += int(float(ln.rsplit(" ", 1)[1]))
-    return total
+    return sum(int(v) for k, v in announce.parse_prometheus(m)[0].items()
+               if k.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in k)
 
 
 # -------------------------------------------------------------- locks and discovery
