@@ -16,6 +16,7 @@ See e2e/chaos/README.md for the faults, the definitions of the figures and how t
 """
 
 import argparse
+import collections
 import gzip
 import http.client
 import json
@@ -33,7 +34,7 @@ from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary
-from e2e.lib.common import REPO, free_port, log, parse_rfc3339
+from e2e.lib.common import REPO, free_port, log, parse_rfc3339, start_threads
 from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST, Timings
 
@@ -398,10 +399,7 @@ class Chaos:
                 with lock:
                     counts[str(code)] = counts.get(str(code), 0) + 1
         t = time.monotonic()
-        ths = [threading.Thread(target=writer, args=(k,)) for k in range(writers)]
-        for th in ths:
-            th.start()
-        for th in ths:
+        for th in start_threads(writer, [(k,) for k in range(writers)]):
             th.join(dur + 10)
         self.record("conflicts", "lease", t, {"writers": writers, "for_s": round(dur, 2)},
                     results=counts, t_heal=time.monotonic())
@@ -644,9 +642,7 @@ def report(out, meta=None):
             if f["t"] <= a["end"] + 0.05 and (f.get("t_heal") or f["t"]) >= a["end"] - 15:
                 cause = f["kind"]
         gap_by_cause.setdefault(cause, []).append(g)
-    fault_counts = {}
-    for f in faults:
-        fault_counts[f["kind"]] = fault_counts.get(f["kind"], 0) + 1
+    fault_counts = dict(collections.Counter(f["kind"] for f in faults))
     total_samples = sum(len(v) for v in samples.values())
     late_yes = sum(1 for ss in samples.values() for s in ss
                    if s[3] and s[1] - s[0] > meta["client_timeout"])

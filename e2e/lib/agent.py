@@ -3,6 +3,7 @@
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -214,6 +215,20 @@ class Agent:
 
 def current_leaders(agents):
     return [a for a in agents if a.alive() and a.is_leader()]
+
+
+def never_leads(agent, seconds, interval=0.1, what=""):
+    """Asks `agent` every `interval` s for `seconds` s; fails on any yes, saying `what`."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert not agent.is_leader(), f"{agent.name} leads{what}"
+        time.sleep(interval)
+
+
+def wait_ready(agents, timeout=20):
+    """Waits until every agent's /readyz says 200 (each has read the lock)."""
+    wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in agents), timeout,
+               what="every agent to be ready")
 
 
 def wait_single_leader(agents, timeout, what="exactly one leader", holder=None, interval=0.05):

@@ -118,8 +118,6 @@ def coverage(samples, t0, t1, interval):
     return judge.coverage(judged(samples), t0, t1, interval)
 
 
-
-
 def handovers(lead):
     """Consecutive lead spans in time whose leader differs: [(old span, new span, gap)]."""
     flat = sorted((s for ss in lead.values() for s in ss), key=lambda s: s["start"])
@@ -160,8 +158,6 @@ def dist(values):
         return {"n": 0}
     return {"n": len(values), "p50": round(pct(values, 50), 3), "p99": round(pct(values, 99), 3),
             "max": round(max(values), 3), "min": round(min(values), 3)}
-
-
 
 
 def fault_failovers(lead, faults):

@@ -135,6 +135,14 @@ def http_request(host, port, method, path, timeout, body=None):
         return None, str(e)
 
 
+def start_threads(target, args_list):
+    """A daemon thread running target(*args) for each tuple of `args_list`, started."""
+    threads = [threading.Thread(target=target, args=args, daemon=True) for args in args_list]
+    for t in threads:
+        t.start()
+    return threads
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 

@@ -99,10 +99,6 @@ class ControlPlane:
         self.version = version or wanted_version()
         self.env = {}
 
-    @property
-    def has_lease_api(self):
-        return self.version != V1_11
-
     @classmethod
     def shared_or_new(cls, extra_args="", version=None):
         """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one, of

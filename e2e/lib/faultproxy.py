@@ -61,7 +61,6 @@ class FaultProxy:
         self._open = None           # asyncio.Event: set = traffic flows, clear = blackholed
         self.stats = {"accepted": 0, "reset": 0, "bytes_up": 0, "bytes_down": 0,
                       "chunks_up": 0, "chunks_down": 0}
-        self.mode = "clean"
 
     # ---------------------------------------------------------------- in the loop
     async def start(self, port=0):
@@ -80,41 +79,24 @@ class FaultProxy:
 
     def set_latency(self, s):
         self._latency = float(s)
-        self._update_mode()
 
     def set_drip(self, s):
         self._drip = float(s)
-        self._update_mode()
 
     def blackhole(self):
         self._open.clear()
-        self._update_mode()
 
     def reset(self, duration=0.0):
         self._reset_until = time.monotonic() + duration
         for conn in list(self.conns):
             conn.abort()
             self.stats["reset"] += 1
-        self._update_mode()
 
     def heal(self):
         self._latency = 0.0
         self._drip = 0.0
         self._reset_until = 0.0
         self._open.set()
-        self._update_mode()
-
-    def _update_mode(self):
-        parts = []
-        if not self._open.is_set():
-            parts.append("blackhole")
-        if self._latency:
-            parts.append(f"latency {self._latency:.2f}s")
-        if self._drip:
-            parts.append(f"drip {self._drip * 1000:.0f}ms/B")
-        if self._reset_until > time.monotonic():
-            parts.append("reset")
-        self.mode = ", ".join(parts) or "clean"
 
     async def _handle(self, creader, cwriter):
         self.stats["accepted"] += 1

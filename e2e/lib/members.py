@@ -9,6 +9,7 @@ admin credential, and each is driven the same way (the Member protocol), so a sa
 and a scenario need not know which one they hold.
 """
 
+import collections
 import os
 import subprocess
 import sys
@@ -42,6 +43,22 @@ class Member(Protocol):
     def view(self, timeout=1.0) -> LeaderView: ...  # what its GET /leader says
     def is_leader(self): ...
     def describe(self): ...
+
+
+def handovers(names, by_name):
+    """The changes of leader in a sequence of member names (or identities), as (from, to)
+    members in order: names not in `by_name` (a release's empty holder among them) left out,
+    repeats merged."""
+    seq = []
+    for n in names:
+        if n in by_name and (not seq or seq[-1] != n):
+            seq.append(n)
+    return [(by_name[a], by_name[b]) for a, b in zip(seq, seq[1:])]
+
+
+def family_changes(pairs):
+    """{"from→to" by family: count} of handovers' pairs."""
+    return dict(collections.Counter(f"{a.family}→{b.family}" for a, b in pairs))
 
 
 def body_of(m):

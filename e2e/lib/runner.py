@@ -73,8 +73,9 @@ class Scenario:
 class Registry:
     """The scenarios of one e2e module, by name in the order they are defined, and its command
     line. In the module: `SCENARIOS = Registry()`, `scenario = SCENARIOS.add` (a decorator:
-    the function's name is the scenario's), `SCENARIOS.param(factory, args...)` for a
-    parameterised one, and `sys.exit(SCENARIOS.main())`."""
+    the function's name is the scenario's), `SCENARIOS.param(factory, args...)` or
+    `SCENARIOS.bind(fn, args..., name=NAME)` for a parameterised one, and
+    `sys.exit(SCENARIOS.main())`."""
 
     def __init__(self):
         self.scenarios = {}
@@ -83,13 +84,19 @@ class Registry:
         self.scenarios[fn.__name__] = fn
         return fn
 
-    def param(self, factory, *args, name=None):
-        """Adds the scenario `factory(*args)` returns (a function of the context), named `name`
-        or, by default, the factory's name and the arguments joined by "_" (`rollout`, "native":
-        rollout_native). The name is the CTest test's: it must not change once tests use it."""
+    def param(self, factory, *args, name=None, **kw):
+        """Adds the scenario `factory(*args, **kw)` returns (a function of the context), named
+        `name` or, by default, the factory's name and the arguments joined by "_" (`rollout`,
+        "native": rollout_native). The name is the CTest test's: it must not change once tests
+        use it."""
         name = name or "_".join([factory.__name__, *map(str, args)])
         assert name not in self.scenarios, f"scenario {name} registered twice"
-        self.scenarios[name] = factory(*args)
+        self.scenarios[name] = factory(*args, **kw)
+
+    def bind(self, fn, *args, name):
+        """Adds the scenario fn(s, *args), named `name` (the CTest test's)."""
+        assert name not in self.scenarios, f"scenario {name} registered twice"
+        self.scenarios[name] = lambda s: fn(s, *args)
 
     def main(self, argv=None, context=None, program=None):
         """NAME... or `all`: runs each scenario inside `context(name)` (Scenario by default),

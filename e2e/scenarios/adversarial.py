@@ -16,8 +16,8 @@ import sys
 import threading
 import time
 
-from e2e.lib.agent import wait_single_leader
-from e2e.lib.common import free_port, measured, parse_rfc3339, wait_until
+from e2e.lib.agent import wait_ready, wait_single_leader
+from e2e.lib.common import free_port, measured, parse_rfc3339, start_threads, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
 from e2e.lib.runner import Registry
@@ -26,7 +26,6 @@ from e2e.lib.timings import FAST
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-MIB = 1024 * 1024
 
 
 def status_kib(pid, field):
@@ -50,7 +49,7 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p / 100))] if xs else float("nan")
 
 
-def raw_request(port, data, timeout=5.0, read=True):
+def raw_request(port, data, timeout=5.0):
     """Sends `data` on a fresh connection and reads until the server closes it (or `timeout`):
     the bytes received."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
@@ -58,7 +57,7 @@ def raw_request(port, data, timeout=5.0, read=True):
         s.sendall(data)
         out = b""
         deadline = time.monotonic() + timeout
-        while read and time.monotonic() < deadline:
+        while time.monotonic() < deadline:
             try:
                 b = s.recv(65536)
             except socket.timeout:
@@ -100,8 +99,7 @@ class Attacked:
                                   extra=extra)
         self.leader = wait_single_leader(self.agents, 30)
         self.follower = [a for a in self.agents if a is not self.leader][0]
-        wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in self.agents), 20,
-                   what="both agents ready")
+        wait_ready(self.agents)
         self.sampler = Sampler(self.agents, interval=0.1, timeout=1.0)
         self.renews = []  # (monotonic, renewTime) of the leader, one per change
         self._stop = threading.Event()
@@ -183,9 +181,7 @@ def header_flood(s):
         rounds = 5
         t0 = time.monotonic()
         for _ in range(rounds):
-            threads = [threading.Thread(target=flood) for _ in range(4)]
-            for t in threads:
-                t.start()
+            threads = start_threads(flood, [()] * 4)
             while any(t.is_alive() for t in threads):
                 peak = max(peak, status_kib(pid, "VmRSS"))
                 time.sleep(0.01)
@@ -249,11 +245,7 @@ def hold_connections(port, idle, slow, stop, counters):
             if c is not None:
                 c.close()
 
-    threads = [threading.Thread(target=run, args=(idle, False), daemon=True),
-               threading.Thread(target=run, args=(slow, True), daemon=True)]
-    for t in threads:
-        t.start()
-    return threads
+    return start_threads(run, [(idle, False), (slow, True)])
 
 
 def starve(s, fleet_name, target):
@@ -316,10 +308,8 @@ def metrics_flood(s):
                 with lock:
                     counts["ok" if st == 200 else "bad"] += 1
 
-        threads = [threading.Thread(target=scrape, daemon=True) for _ in range(8)]
         t0 = time.monotonic()
-        for t in threads:
-            t.start()
+        threads = start_threads(scrape, [()] * 8)
         probes = []
         while time.monotonic() - t0 < 8 * FAST.retry:
             probes.append(probe_ms(port, "/healthz"))
@@ -340,18 +330,12 @@ def metrics_flood(s):
         f.check_leadership_kept()
 
 
-@scenario
-def slow_connections_probe(s):
-    """2,000 slow or idle connections on the probe listener (any pod can open them): on main
-    eight one-byte-a-second connections silenced /healthz, and the kubelet restarted the pod."""
-    starve(s, "e2e-adv-slow-probe", "probe")
-
-
-@scenario
-def slow_connections_local(s):
-    """The same on the loopback API: on main 400 slow connections silenced it and 2,000 idle ones
-    delayed /is-leader by 10-14 s."""
-    starve(s, "e2e-adv-slow-local", "local")
+# 2,000 slow or idle connections on the probe listener (any pod can open them): on main eight
+# one-byte-a-second connections silenced /healthz, and the kubelet restarted the pod. The same on
+# the loopback API: on main 400 slow connections silenced it and 2,000 idle ones delayed
+# /is-leader by 10-14 s.
+SCENARIOS.bind(starve, "e2e-adv-slow-probe", "probe", name="slow_connections_probe")
+SCENARIOS.bind(starve, "e2e-adv-slow-local", "local", name="slow_connections_local")
 
 
 @scenario
@@ -366,11 +350,7 @@ def framing(s):
         req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: " + ranges + b"\r\n\r\n"
         base = status_kib(pid, "VmRSS")
         outs = []
-        threads = [threading.Thread(target=lambda: outs.append(raw_request(port, req)))
-                   for _ in range(32)]
-        for t in threads:
-            t.start()
-        for t in threads:
+        for t in start_threads(lambda: outs.append(raw_request(port, req)), [()] * 32):
             t.join()
         grew = status_kib(pid, "VmRSS") - base
         sizes = sorted({len(o) for o in outs})

@@ -18,10 +18,11 @@ import sys
 import threading
 import time
 
-from e2e.lib.agent import wait_single_leader
+from e2e.lib import judge
+from e2e.lib.agent import wait_ready, wait_single_leader
 from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary, log,
-                            measured, parse_rfc3339, wait_until)
-from e2e.lib.controlplane import Namespace
+                            measured, parse_rfc3339, start_threads, wait_until)
+from e2e.lib.controlplane import Namespace, lock_kind
 from e2e.lib.members import fleet_in, start_fleet
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
@@ -48,7 +49,6 @@ class WatchClient:
     def __init__(self, agent, timeout=60):
         self.agent = agent
         self.events = []  # (monotonic arrival, dict)
-        self.pings = 0
         self.error = None
         self.ended = False
         self.status = None
@@ -74,8 +74,6 @@ class WatchClient:
                 if line.startswith("data: "):
                     with self._lock:
                         self.events.append((time.monotonic(), json.loads(line[6:])))
-                elif line == ": ping":
-                    self.pings += 1
         except Exception as e:  # noqa: BLE001 - close() from another thread lands here too
             self.error = repr(e)
         self.ended = True
@@ -166,11 +164,6 @@ class LatencyProbe:
         self._proc.join(5)
 
 
-def wait_ready(agents, timeout=20):
-    wait_until(lambda: all(a.request("GET", "/readyz")[0] == 200 for a in agents), timeout,
-               what="every agent to be ready")
-
-
 @scenario
 def watch_failover(s):
     """50 watch clients and one stalled client on the followers while the leader is killed:
@@ -242,11 +235,11 @@ def status_file_failover(s):
         a.status_path = path
         agents.append(a.start())
     stop = threading.Event()
-    results = {a.name: {"reads": 0, "bad": [], "spans": []} for a in agents}
+    # Per agent: every read of its file as the judge's sample (a "yes": the file claims the lead
+    # with a validUntil after the read began), and the partial or invalid texts read.
+    reads, bad = {a.name: [] for a in agents}, {a.name: [] for a in agents}
 
     def reader(agent):
-        r = results[agent.name]
-        cur = None
         while not stop.is_set():
             t = time.monotonic()
             try:
@@ -256,22 +249,13 @@ def status_file_failover(s):
             try:
                 d = json.loads(text)
             except ValueError:
-                r["bad"].append(text[:200])
+                bad[agent.name].append(text[:200])
                 continue
-            r["reads"] += 1
-            now_wall = t + MONO_TO_WALL
-            leads = d.get("isLeader") is True and parse_rfc3339(d["validUntil"]) > now_wall
-            if leads:
-                cur = [t, time.monotonic()] if cur is None else [cur[0], time.monotonic()]
-            elif cur is not None:
-                r["spans"].append(tuple(cur))
-                cur = None
-        if cur is not None:
-            r["spans"].append(tuple(cur))
+            leads = d.get("isLeader") is True and \
+                parse_rfc3339(d["validUntil"]) > t + MONO_TO_WALL
+            reads[agent.name].append(judge.Sample(agent.name, t, time.monotonic(), leads))
 
-    threads = [threading.Thread(target=reader, args=(a,), daemon=True) for a in agents]
-    for t in threads:
-        t.start()
+    threads = start_threads(reader, [(a,) for a in agents])
     old = wait_single_leader(agents, 20)
     time.sleep(2.0)
     old.kill()
@@ -283,15 +267,13 @@ def status_file_failover(s):
     for t in threads:
         t.join(5)
     for a in agents:
-        r = results[a.name]
-        assert not r["bad"], f"{a.name}: partial or invalid file read: {r['bad'][:2]}"
-        assert r["reads"] >= 1000, f"{a.name}: only {r['reads']} reads"
-    spans = sorted((sp[0], sp[1], n) for n, r in results.items() for sp in r["spans"])
-    for (s1, e1, n1), (s2, e2, n2) in zip(spans, spans[1:]):
-        assert n1 == n2 or s2 >= e1, f"two files claim leadership at once: {n1} and {n2}"
-    reads = sum(r["reads"] for r in results.values())
-    measured(f"status files: {reads} reads during the failover, 0 partial, leaders by file: "
-             f"{[n for _, _, n in spans]}")
+        assert not bad[a.name], f"{a.name}: partial or invalid file read: {bad[a.name][:2]}"
+        assert len(reads[a.name]) >= 1000, f"{a.name}: only {len(reads[a.name])} reads"
+    definite, possible = judge.overlaps(reads)
+    assert not definite and not possible, f"two files claim leadership at once: {possible[:3]}"
+    runs = sorted((r for ss in reads.values() for r in judge.yes_runs(ss)), key=lambda r: r.start)
+    measured(f"status files: {sum(map(len, reads.values()))} reads during the failover, 0 "
+             f"partial, leaders by file: {[r.pod for r in runs]}")
     st_old = json.loads(old.status_path.read_text())
     assert parse_rfc3339(st_old["validUntil"]) < time.time(), "killed leader's file still valid"
 
@@ -409,8 +391,15 @@ def wait_failover_events(cp, ns, old, new, kind, api_version):
     return events
 
 
+# The object an Event about the lock names, by the control plane's lock kind (lock_kind): its
+# kind and apiVersion.
+LOCK_OBJECTS = {"leases": ("Lease", "coordination.k8s.io/v1"), "configmaps": ("ConfigMap", "v1")}
+
+
 @scenario
 def events_recorded(s):
+    """The LeaderElection Events (core/v1, which 1.11 has too) about the lock, through a SIGTERM
+    failover."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-events")
     cp.kubectl("delete", "events", "--all", "-n", ns.name)  # a re-run on a shared control plane
@@ -418,7 +407,7 @@ def events_recorded(s):
     old = wait_single_leader(agents, 20)
     old.term_and_wait(FAST.renew + 5)
     new = wait_single_leader([a for a in agents if a is not old], 20)
-    events = wait_failover_events(cp, ns, old, new, "Lease", "coordination.k8s.io/v1")
+    events = wait_failover_events(cp, ns, old, new, *LOCK_OBJECTS[lock_kind(cp)])
     for e in events:
         assert e["reportingComponent"] == "leasehold", e
     table = cp.kubectl("get", "events", "-n", ns.name, "--field-selector",

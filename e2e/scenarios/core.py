@@ -6,16 +6,18 @@ Each scenario raises AssertionError on failure. CTest registers each one as its 
 label `e2e` (see e2e/CMakeLists.txt).
 """
 
+import http.client
 import json
 import os
 import re
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from e2e.lib.agent import current_leaders, wait_single_leader
-from e2e.lib.common import MONO_TO_WALL, REPO, log, wait_until
+from e2e.lib.agent import Agent, current_leaders, never_leads, wait_single_leader
+from e2e.lib.common import MONO_TO_WALL, REPO, free_port, log, wait_until
 from e2e.lib.controlplane import Namespace, can_i, lock_kind
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import body_of, fleet_in, start_fleet
@@ -62,8 +64,9 @@ def three_agents_on_lease(s):
 
 def _failover(s, ns_name, how, release="safe", ack=False, n=3):
     """Starts n agents, stops the leader `how`, returns (old, new, sampler, t_stop_mono,
-    t_new_mono, namespace, holders): holders is every holderIdentity the Lease went through
-    (a LockWatcher's), to tell a release ("") from a takeover at expiry."""
+    t_new_mono). The old leader must have released the lock (logged it, and the lock went from it
+    through "" to the new one: a LockWatcher's history) exactly when it was sent SIGTERM with
+    a release mode other than `off`; else the new leader took it over at expiry."""
     cp, ns, agents = fleet_in(s, ns_name, n, release=release)
     smp = Sampler(agents).__enter__()
     try:
@@ -97,7 +100,11 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
     assert after["term"] == before["term"] + 1, (before, after)
     first = smp.first_yes_after(t_stop, exclude=(old.name,))
     assert first and first[1] == new.name, first
-    return old, new, smp, t_stop, first[0], ns, holders
+    released = how == "term" and release != "off"
+    logged = "released lease" in old.log_text()
+    assert logged == released, f"a release logged: {logged}, expected: {released}"
+    assert released_between(holders, old.name, new.name) == released, holders
+    return old, new, smp, t_stop, first[0]
 
 
 def released_between(holders, old, new):
@@ -111,7 +118,7 @@ def released_between(holders, old, new):
 
 @scenario
 def kill_leader(s):
-    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-kill", "kill")
+    old, new, smp, t_stop, t_new = _failover(s, "e2e-kill", "kill")
     # Bound from the old leader's last renew, read from its last yes (validUntil − renew-deadline).
     last_renew = smp.last_valid_until(old.name) - FAST.renew
     failover = (t_new + MONO_TO_WALL) - last_renew
@@ -119,15 +126,11 @@ def kill_leader(s):
     log(f"SIGKILL failover: {failover:.2f}s after the last renew (bound {bound}s), "
         f"{t_new - t_stop:.2f}s after the kill")
     assert failover <= bound, failover
-    assert not released_between(holders, old.name, new.name), holders
 
 
 @scenario
 def term_leader_immediate(s):
-    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-imm", "term",
-                                                          release="immediate")
-    assert "released lease" in old.log_text(), "no release logged"
-    assert released_between(holders, old.name, new.name), holders
+    old, new, smp, t_stop, t_new = _failover(s, "e2e-term-imm", "term", release="immediate")
     took = t_new - t_stop
     log(f"SIGTERM (immediate) failover: {took:.2f}s (retry-period {FAST.retry}s)")
     assert took <= 2.2 * FAST.retry + 0.5, took
@@ -137,9 +140,7 @@ def term_leader_immediate(s):
 
 @scenario
 def term_leader_safe_acknowledged(s):
-    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-ack", "term", ack=True)
-    assert "released lease" in old.log_text(), "no release logged"
-    assert released_between(holders, old.name, new.name), holders
+    old, new, smp, t_stop, t_new = _failover(s, "e2e-term-ack", "term", ack=True)
     took = t_new - t_stop
     log(f"POST /release + SIGTERM (safe) failover: {took:.2f}s")
     assert took <= 2.2 * FAST.retry + 0.5, took
@@ -147,9 +148,7 @@ def term_leader_safe_acknowledged(s):
 
 @scenario
 def term_leader_safe(s):
-    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-safe", "term")
-    assert "released lease" in old.log_text(), "no release logged"
-    assert released_between(holders, old.name, new.name), holders
+    old, new, smp, t_stop, t_new = _failover(s, "e2e-term-safe", "term")
     promised = smp.last_valid_until(old.name)
     new_wall = t_new + MONO_TO_WALL
     took = t_new - t_stop
@@ -161,10 +160,7 @@ def term_leader_safe(s):
 
 @scenario
 def term_leader_off(s):
-    old, new, smp, t_stop, t_new, ns, holders = _failover(s, "e2e-term-off", "term",
-                                                          release="off")
-    assert "released lease" not in old.log_text()
-    assert not released_between(holders, old.name, new.name), holders
+    old, new, smp, t_stop, t_new = _failover(s, "e2e-term-off", "term", release="off")
     last_renew = smp.last_valid_until(old.name) - FAST.renew
     took = (t_new + MONO_TO_WALL) - last_renew
     log(f"SIGTERM (off) failover: {took:.2f}s after the last renew")
@@ -288,39 +284,47 @@ def old_cluster_configmaps(s):
 
 @scenario
 def rbac(s):
+    """deploy/rbac: the ServiceAccount may get/update/watch the named lock and create locks,
+    nothing else; an agent whose Role lacks update is not ready, names the refused permission
+    and the Role to fix, and never leads. On the control plane's lock kind (lock_kind)."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-rbac")
+    kind = lock_kind(cp)
+    res = {"leases": "leases.coordination.k8s.io", "configmaps": "configmaps"}[kind]
 
-    def can(verb, res, name=None):
+    def can(verb, name=None, res=res):
         return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
 
     # Least privilege: the named lock only, no list/delete, create namespace-wide.
-    assert can("get", "leases.coordination.k8s.io", "leasehold-lock")
-    assert can("update", "leases.coordination.k8s.io", "leasehold-lock")
-    assert not can("get", "leases.coordination.k8s.io", "someone-else")
-    assert not can("update", "leases.coordination.k8s.io", "someone-else")
-    assert not can("delete", "leases.coordination.k8s.io", "leasehold-lock")
-    assert not can("list", "leases.coordination.k8s.io")
-    assert not can("get", "secrets")
+    for verb in ("get", "update", "watch"):
+        assert can(verb, ns.lock_name), verb
+    assert can("create")
+    assert not can("get", "someone-else")
+    assert not can("update", "someone-else")
+    assert not can("delete", ns.lock_name)
+    assert not can("list")
+    assert not can("get", res="secrets")
     # The agents of every other scenario already run with exactly these rights; here one runs
-    # with a ServiceAccount that may not update leases.
+    # with a ServiceAccount that may not update the lock. The lock exists (as one created at
+    # install time would): the agent must update, not create.
     limited = REPO / "e2e" / "controlplane" / "testdata" / "rbac-no-update.yaml"
     cp.apply(limited.read_text(), ns.name)
-    cp.kubectl("create", "-n", ns.name, "-f", "-", input=json.dumps({
-        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-        "metadata": {"name": ns.lock_name},
-        "spec": {"holderIdentity": "", "leaseDurationSeconds": 1, "leaseTransitions": 0}}))
-    sa_name = _sa_in(limited)
-    a = s.agent(ns, "limited", sa_dir=ns.sa_dir("limited", sa=sa_name)).start()
-    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and "forbidden" in
-               a.log_text().lower(), 20, what="limited agent to be not ready")
+    if kind == "leases":
+        cp.kubectl("create", "-n", ns.name, "-f", "-", input=json.dumps({
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": ns.lock_name},
+            "spec": {"holderIdentity": "", "leaseDurationSeconds": 1, "leaseTransitions": 0}}))
+    else:
+        cp.kubectl("create", "configmap", ns.lock_name, "-n", ns.name)
+    a = s.agent(ns, "limited", sa_dir=ns.sa_dir("limited", sa=_sa_in(limited))).start()
+    # The log names the refused permission itself (not only the apiserver's words) and the Role.
+    needs = f'needs verb "update" on {kind} "{ns.lock_name}"'
+    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and needs in a.log_text(), 20,
+               what="the limited agent to be not ready, naming the permission")
     st, b = a.request("GET", "/readyz")
     log(f"limited agent /readyz: {st} {b}")
-    text = a.log_text()
-    # The log names the refused permission itself (not only the apiserver's words) and the Role.
-    assert 'needs verb "update" on leases "leasehold-lock"' in text, text[-2000:]
-    assert "deploy/rbac" in text, text[-2000:]
-    assert not a.is_leader()
+    assert "deploy/rbac" in a.log_text(), a.log_tail(2000)
+    never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
 def _sa_in(path):
@@ -371,76 +375,52 @@ def manifests_dry_run(s):
 @scenario
 def lock_type_none(s):
     """--lock-type none: always leader, no API server, no token, no RBAC."""
-    import os
-    import subprocess
-    import tempfile
-    from e2e.lib.common import free_port, leasehold_binary
     tmp = Path(tempfile.mkdtemp(prefix="leasehold-none-"))
     port, dead = free_port(), free_port()  # nothing listens on `dead`
     status = tmp / "status.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
-    env.update(HOME=str(tmp), KUBERNETES_SERVICE_HOST="127.0.0.1", KUBERNETES_SERVICE_PORT=str(dead),
-               LEASEHOLD_LOCK_TYPE="none")
-    log_path = tmp / "agent.log"
-    with open(log_path, "wb") as logf:
-        p = subprocess.Popen([leasehold_binary(), "--lock-name=k8up", "--identity=solo",
-                              f"--http-address=127.0.0.1:{port}", f"--status-file={status}",
-                              f"--serviceaccount-dir={tmp / 'no-such-dir'}"],
-                             env=env, stdout=logf, stderr=subprocess.STDOUT)
-    try:
-        import http.client
-
-        def get(path):
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            c.request("GET", path)
-            r = c.getresponse()
-            return r.status, r.read().decode()
-
-        def up():
-            try:
-                return get("/readyz")[0] == 200
-            except OSError:
-                return False
-        wait_until(up, 5, what="agent with election off to be ready")
-        terms = set()
-        for _ in range(5):
-            st, body = get("/leader")
-            b = json.loads(body)
-            assert st == 200 and b["isLeader"] and b["name"] == "solo", b
-            assert b["lock"]["type"] == "none", b
-            terms.add(b["term"])
-            st, body = get("/is-leader")
-            assert st == 200 and body == "true"
-            time.sleep(0.5)
-        assert len(terms) == 1, terms
-        snap = json.loads(status.read_text())
-        assert snap["isLeader"] is True, snap
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-        c.request("GET", "/leader/watch")
-        r = c.getresponse()
-        first = b""
-        while b"\n\n" not in first:
-            first += r.fp.readline()
-        assert b'"isLeader":true' in first, first
-        c.close()
-        st, metrics = get("/metrics")
-        assert st == 200 and "leader_election_master_status" in metrics
-        t = time.monotonic()
-        p.terminate()
-        assert p.wait(10) == 0
-        log(f"election off: always leader, term {terms.pop()}, stopped in "
-            f"{time.monotonic() - t:.2f}s")
-        text = log_path.read_text()
-        assert "leader election is OFF" in text, text
-        assert "apiRequests" not in text
-        # Every series exists from the first scrape, so the requests are there at 0.
-        made = [ln for ln in metrics.splitlines()
-                if ln.startswith("leasehold_api_requests_total{") and not ln.endswith(" 0")]
-        assert "leasehold_api_requests_total{" in metrics, "the request series are missing"
-        assert not made, f"an API request was made: {made}"
-    finally:
-        if p.poll() is None:
-            p.kill()
+    a = Agent.with_flags("solo", ["--lock-name=k8up", "--identity=solo",
+                                  f"--http-address=127.0.0.1:{port}", f"--status-file={status}",
+                                  f"--serviceaccount-dir={tmp / 'no-such-dir'}"],
+                         port, tmp / "no-such-dir", tmp, ("127.0.0.1", dead),
+                         env={"LEASEHOLD_LOCK_TYPE": "none"})
+    s.agents.append(a.start())
+    wait_until(lambda: a.request("GET", "/readyz")[0] == 200, 5,
+               what="agent with election off to be ready")
+    terms = set()
+    for _ in range(5):
+        st, b = a.request("GET", "/leader")
+        assert st == 200 and b["isLeader"] and b["name"] == "solo", b
+        assert b["lock"]["type"] == "none", b
+        terms.add(b["term"])
+        st, b = a.request("GET", "/is-leader")
+        assert st == 200 and b is True, (st, b)
+        time.sleep(0.5)
+    assert len(terms) == 1, terms
+    snap = json.loads(status.read_text())
+    assert snap["isLeader"] is True, snap
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+    c.request("GET", "/leader/watch")
+    r = c.getresponse()
+    first = b""
+    while b"\n\n" not in first:
+        first += r.fp.readline()
+    assert b'"isLeader":true' in first, first
+    c.close()
+    st, metrics = a.request("GET", "/metrics")
+    assert st == 200 and "leader_election_master_status" in metrics
+    t = time.monotonic()
+    a.term()
+    assert a.wait(10) == 0
+    log(f"election off: always leader, term {terms.pop()}, stopped in "
+        f"{time.monotonic() - t:.2f}s")
+    text = a.log_text()
+    assert "leader election is OFF" in text, text
+    assert "apiRequests" not in text
+    # Every series exists from the first scrape, so the requests are there at 0.
+    made = [ln for ln in metrics.splitlines()
+            if ln.startswith("leasehold_api_requests_total{") and not ln.endswith(" 0")]
+    assert "leasehold_api_requests_total{" in metrics, "the request series are missing"
+    assert not made, f"an API request was made: {made}"
 
 
 if __name__ == "__main__":

@@ -18,21 +18,19 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
-import collections
 import json
 import os
 import re
 import signal
 import sys
-import threading
 import time
 
 from e2e.lib.agent import current_leaders, wait_single_leader
 from e2e.lib.timings import DEFAULTS, FAST, MIXED, Timings
-from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, wait_until
+from e2e.lib.common import MONO_TO_WALL, log, parse_rfc3339, start_threads, wait_until
 from e2e.lib.controlplane import ANNOTATION, Namespace, ns_name
 from e2e.lib.lockwatch import LockWatcher
-from e2e.lib.members import Fleet, GoPeer, body_of
+from e2e.lib.members import Fleet, GoPeer, body_of, family_changes, handovers
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
@@ -102,16 +100,7 @@ def check_overlaps(smp, members, paused=()):
 
 def transitions(smp, members):
     """Leadership changes seen by the sampler: list of (from, to) members, in order."""
-    by_name = {m.name: m for m in members}
-    seq = []
-    for _, _, n in smp.leader_spans():
-        if not seq or seq[-1] != n:
-            seq.append(n)
-    return [(by_name[a], by_name[b]) for a, b in zip(seq, seq[1:])]
-
-
-def direction_counts(pairs):
-    return dict(collections.Counter(f"{a.family}→{b.family}" for a, b in pairs))
+    return handovers([n for _, _, n in smp.leader_spans()], {m.name: m for m in members})
 
 
 def check_blanks(watcher, kind, members, released_by_self):
@@ -149,8 +138,6 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
                 fleet.add(slot, lambda name, port, gen, slot=slot: s.member(
                     GoPeer, ns, name, which=go_which, lock_type=go_lock,
                     release_on_cancel=(go_roc[slot] if gen % 2 else not go_roc[slot])))
-        for m in fleet.current():
-            log(f"member {m.describe()}")
         wait_single_leader(fleet.current(), 30)
         dirs = {}
         for r in range(max_rounds):
@@ -195,7 +182,7 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
         smp.stop()
         watcher.stop()
     pairs = transitions(smp, fleet.members)
-    counts = direction_counts(pairs)
+    counts = family_changes(pairs)
     log(f"{len(rounds)} rounds; leadership changes seen by the sampler: {len(pairs)} {counts}")
     for how in ("SIGKILL", "SIGTERM"):
         ts = [r[3] for r in rounds if r[0] == how]
@@ -223,16 +210,11 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     return rounds, counts
 
 
-@scenario
-def mixed_lease(s):
-    """2 leasehold agents (leases) + 2 current client-go peers (Lease lock)."""
-    mixed_failover(s, "e2e-ix-lease", "leases", "current", "leases")
-
-
-@scenario
-def mixed_configmap(s):
-    """2 leasehold agents (configmaps) + 2 client-go v0.23 peers (configmaps lock)."""
-    mixed_failover(s, "e2e-ix-cm", "configmaps", "v0.23", "configmaps")
+# 2 leasehold agents (leases) + 2 current client-go peers (Lease lock); 2 leasehold agents
+# (configmaps) + 2 client-go v0.23 peers (configmaps lock).
+SCENARIOS.bind(mixed_failover, "e2e-ix-lease", "leases", "current", "leases", name="mixed_lease")
+SCENARIOS.bind(mixed_failover, "e2e-ix-cm", "configmaps", "v0.23", "configmaps",
+               name="mixed_configmap")
 
 
 # ------------------------------------------------------------------------------- migration
@@ -264,38 +246,40 @@ def migration(s):
     watcher = LockWatcher(cp, ns, ("configmap", "lease")).start()
     smp = Sampler([]).__enter__()
     fleet = Fleet(s, smp)
-    moves = []
+
+    def lh(lock_type, release="immediate"):
+        return lambda n, p, g: lh_agent(s, ns, n, lock_type, release=release)
+
+    def go(which, lock_type, release_on_cancel=False):
+        return lambda n, p, g: s.member(GoPeer, ns, n, which=which, lock_type=lock_type,
+                                        release_on_cancel=release_on_cancel)
 
     def one_leader(what, timeout=40):
         ldr = wait_single_leader(fleet.alive(), timeout)
         log(f"{what}: leader {ldr.describe()}")
         return ldr
 
-    def leave(slot):
+    def leave(slot, replace=False):
+        """SIGTERM to the member of `slot`, waited for; the slot goes, or (`replace`) gets a new
+        incarnation once the next leader leads. Returns that leader."""
         time.sleep(1.0)  # no rolling update stops a member within milliseconds of its election
         m = fleet.member(slot)
         was = m.is_leader()
         fleet.terminated.add(m.name)
         m.term_and_wait(MIXED.renew + 10)
-        fleet.remove(slot)
+        if not replace:
+            fleet.remove(slot)
         ldr = one_leader(f"{m.name} left{' (was leader)' if was else ''}")
-        if was:
-            moves.append((m, ldr))
+        if replace:
+            fleet.replace(m)
         return ldr
-
-    def add(slot, factory):
-        m = fleet.add(slot, factory)
-        log(f"joined: {m.describe()}")
-        return m
 
     try:
         # 1. Old cluster: the ConfigMap lock.
-        add("cm-lh0", lambda n, p, g: lh_agent(s, ns, n, "configmaps"))
-        add("cm-go0", lambda n, p, g: s.member(GoPeer, ns, n, which="v0.23", lock_type="configmaps",
-                                           release_on_cancel=True))
-        add("cm-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto"))
-        add("cm-go1", lambda n, p, g: s.member(GoPeer, ns, n,
-                                               which="v0.23", lock_type="configmaps"))
+        fleet.add("cm-lh0", lh("configmaps"))
+        fleet.add("cm-go0", go("v0.23", "configmaps", release_on_cancel=True))
+        fleet.add("cm-lh1", lh("auto"))
+        fleet.add("cm-go1", go("v0.23", "configmaps"))
         ldr = one_leader("1. ConfigMap fleet on a cluster without Leases")
         wait_until(lambda: body_of(fleet.member("cm-lh1"))[1].get("lock", {}).get("type")
                    == "configmaps", 15, what="auto agent to settle on configmaps")
@@ -307,13 +291,10 @@ def migration(s):
         assert "leases" in cp.kubectl("get", "--raw", "/apis/coordination.k8s.io/v1")
         ldr = one_leader("2. after the apiserver restart")
         # 3. Multilock members join.
-        add("ml-lh0", lambda n, p, g: lh_agent(s, ns, n, "auto"))
-        add("ml-go0", lambda n, p, g: s.member(GoPeer, ns, n,
-                                               which="v0.23", lock_type="configmapsleases",
-                                           release_on_cancel=True))
-        add("ml-lh1", lambda n, p, g: lh_agent(s, ns, n, "auto", release="safe"))
-        add("ml-go1", lambda n, p, g: s.member(GoPeer, ns, n,
-                                               which="v0.23", lock_type="configmapsleases"))
+        fleet.add("ml-lh0", lh("auto"))
+        fleet.add("ml-go0", go("v0.23", "configmapsleases", release_on_cancel=True))
+        fleet.add("ml-lh1", lh("auto", release="safe"))
+        fleet.add("ml-go1", go("v0.23", "configmapsleases"))
         for slot in ("ml-lh0", "ml-lh1"):
             wait_until(lambda: body_of(fleet.member(slot))[1].get("lock", {}).get("type")
                        == "configmapsleases", 15, what=f"{slot} (auto) to use configmapsleases")
@@ -325,22 +306,16 @@ def migration(s):
         ldr = one_leader("4. ConfigMap-only members gone")
         assert fleet.slots[ldr.slot] and ldr.slot.startswith("ml-"), ldr.name
         # Move leadership around the multilock members once.
-        time.sleep(1.0)
-        fleet.terminated.add(ldr.name)
-        ldr.term_and_wait(MIXED.renew + 10)
-        new = one_leader(f"4. multilock leader {ldr.name} terminated")
-        moves.append((ldr, new))
-        fleet.replace(ldr)
+        new = leave(ldr.slot, replace=True)
         time.sleep(1.0)
         lease = ns.lease()["spec"]
         cm_rec = json.loads(ns.configmap()["metadata"]["annotations"][ANNOTATION])
         assert lease["holderIdentity"] == cm_rec["holderIdentity"] == new.name, (lease, cm_rec)
         # 5. Lease-only members join.
-        add("ls-lh0", lambda n, p, g: lh_agent(s, ns, n, "leases"))
-        add("ls-go0", lambda n, p, g: s.member(GoPeer, ns, n, which="current", lock_type="leases",
-                                           release_on_cancel=True))
-        add("ls-lh1", lambda n, p, g: lh_agent(s, ns, n, "leases", release="safe"))
-        add("ls-go1", lambda n, p, g: s.member(GoPeer, ns, n, which="current", lock_type="leases"))
+        fleet.add("ls-lh0", lh("leases"))
+        fleet.add("ls-go0", go("current", "leases", release_on_cancel=True))
+        fleet.add("ls-lh1", lh("leases", release="safe"))
+        fleet.add("ls-go1", go("current", "leases"))
         time.sleep(MIXED.lease)
         one_leader("5. lease-only members joined")
         # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.
@@ -348,12 +323,7 @@ def migration(s):
             leave(slot)
         ldr = one_leader("6. only ml-go1 left of the multilock members")
         if ldr.slot == "ml-go1":  # let a Lease-only member lead before the ConfigMap goes
-            time.sleep(1.0)
-            fleet.terminated.add(ldr.name)
-            ldr.term_and_wait(MIXED.renew + 10)
-            new = one_leader("6. multilock leader terminated")
-            moves.append((ldr, new))
-            fleet.replace(ldr)
+            leave("ml-go1", replace=True)
             time.sleep(MIXED.lease)
         cp.kubectl("delete", "configmap", ns.lock_name, "-n", ns.name)
         t_del = time.monotonic()
@@ -375,14 +345,13 @@ def migration(s):
         # One more failover on leases alone.
         ldr.kill()
         new = wait_single_leader([m for m in fleet.alive() if m is not ldr], 30)
-        moves.append((ldr, new))
         log(f"7. SIGKILL {ldr.describe()} -> {new.describe()}")
         time.sleep(1.0)
     finally:
         smp.stop()
         watcher.stop()
     pairs = transitions(smp, fleet.members)
-    log(f"leadership changes seen by the sampler: {len(pairs)} {direction_counts(pairs)}: "
+    log(f"leadership changes seen by the sampler: {len(pairs)} {family_changes(pairs)}: "
         + ", ".join(f"{a.name}->{b.name}" for a, b in pairs))
     for kind in ("configmap", "lease"):
         log(f"lock history ({kind}): " +
@@ -471,11 +440,7 @@ def soak(s):
         except BaseException as e:  # noqa: BLE001 - re-raised below
             errors.append((name, e))
 
-    ts = [threading.Thread(target=run, args=("e2e-ix-soak2", DEFAULTS)),
-          threading.Thread(target=run, args=("e2e-ix-soak1", FAST))]
-    for t in ts:
-        t.start()
-    for t in ts:
+    for t in start_threads(run, [("e2e-ix-soak2", DEFAULTS), ("e2e-ix-soak1", FAST)]):
         t.join()
     if errors:
         raise AssertionError(f"soak failed: {errors}") from errors[0][1]

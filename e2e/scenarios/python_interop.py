@@ -44,11 +44,11 @@ from e2e.lib import analysis, sampler_process
 from e2e.lib.controlplane import RUN, ns_name
 from e2e.lib.timings import MIXED
 from e2e.lib import agent
-from e2e.lib.agent import Agent
+from e2e.lib.agent import Agent, never_leads
 from e2e.lib.common import MONO_TO_WALL, REPO, leasehold_binary, log, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.lockwatch import LockWatcher, record_of
-from e2e.lib.members import Fleet, PyPeer, body_of
+from e2e.lib.members import Fleet, PyPeer, body_of, family_changes, handovers
 from e2e.lib.runner import Registry
 
 SCENARIOS = Registry()
@@ -182,19 +182,6 @@ def fmt_dist(d):
     return "-" if not d.get("n") else f"{d['p50']:.2f}/{d['max']:.2f}"
 
 
-def family_changes(identities, by_ident):
-    """{"from→to" by family: count} over the changes of a sequence of identities (the unknown
-    ones, a release's empty holder among them, left out)."""
-    out, prev = {}, None
-    for i in identities:
-        if i in by_ident and i != prev:
-            if prev is not None:
-                k = f"{by_ident[prev].family}→{by_ident[i].family}"
-                out[k] = out.get(k, 0) + 1
-            prev = i
-    return out
-
-
 def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra=None):
     """Overlaps by side, failover times, leadership changes; writes result.json; returns it."""
     samples = analysis.load_samples(smp.path)
@@ -232,10 +219,10 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     # does not count), and as the sampler saw them (lead spans: answers within the client
     # timeout; a stale "yes" after a pause counts there as a change too).
     holder = RecordWatcher.holder
-    changes = family_changes([holder(rec) for _, _, rec in events], by_ident)
+    changes = family_changes(handovers([holder(rec) for _, _, rec in events], by_ident))
     lead = analysis.spans(samples, CLIENT_TIMEOUT, by_term=False)
-    seen_changes = family_changes([sp["identity"] for sp in sorted(
-        (s for ss in lead.values() for s in ss), key=lambda s: s["start"])], by_ident)
+    seen_changes = family_changes(handovers([sp["identity"] for sp in sorted(
+        (s for ss in lead.values() for s in ss), key=lambda s: s["start"])], by_ident))
     # Records a leasehold holder wrote that the Python elector reads as unheld.
     lh_ids = {m.identity for m in fleet.members if m.family == LH}
     unheld = [{"t": round(t - t0, 3), "rv": rv, "record": rec} for t, rv, rec in events
@@ -474,16 +461,10 @@ def mixed(s, name, lock_type, n_python):
         f"leadership did not move 3 times each way: {ch}"
 
 
-@scenario
-def mixed_configmap(s):
-    """2 leasehold agents (--lock-type configmaps) + 2 Python ConfigMapLock electors."""
-    mixed(s, "mixed_configmap", "configmaps", 2)
-
-
-@scenario
-def mixed_lease(s):
-    """2 leasehold agents (--lock-type leases) + 1 Python LeaseLock elector."""
-    mixed(s, "mixed_lease", "leases", 1)
+# 2 leasehold agents (--lock-type configmaps) + 2 Python ConfigMapLock electors; 2 leasehold
+# agents (--lock-type leases) + 1 Python LeaseLock elector.
+SCENARIOS.bind(mixed, "mixed_configmap", "configmaps", 2, name="mixed_configmap")
+SCENARIOS.bind(mixed, "mixed_lease", "leases", 1, name="mixed_lease")
 
 
 # A leasehold follower takes an unexpired lock lease-duration after it last saw the lock change
@@ -530,11 +511,8 @@ def python_led_fleet_fails_over(s):
             py2 = run.fleet.member("py0")
             wait_until(lambda: body_of(py2)[1].get("name") == lh_leader.identity, 10,
                        what=f"{py2.name} to read {lh_leader.name}'s record")
-            t_join = time.monotonic()
-            while time.monotonic() < t_join + 2 * MIXED.lease:
-                assert not py2.is_leader(), f"{lock_type}: {py2.name} took the lock from " \
-                                            f"{lh_leader.name}"
-                time.sleep(0.1)
+            never_leads(py2, 2 * MIXED.lease,
+                        what=f" ({lock_type}): took the lock from {lh_leader.name}")
             lh_leader.wait_leader(5)
             time.sleep(1.0)
         try:

@@ -24,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.lib.common import REPO, free_port, http_request, log, wait_until
+from e2e.lib.agent import Agent
+from e2e.lib.common import REPO, free_port, log, terminate, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.proxies import TlsProxy
 from e2e.lib.runner import Registry
@@ -166,50 +167,34 @@ class Root:
         for p in self.dir.rglob("*"):
             os.chmod(p, 0o755 if p.is_dir() else (0o755 if p.name == "leasehold" else 0o644))
 
-    def run(self, args, env=None, **kw):
-        """Popen of /leasehold ARGS chrooted in this root as uid 65532, environment `env` only."""
-        return subprocess.Popen([CHROOT, "--userspec=65532:65532", str(self.dir), "/leasehold",
-                                 *args], env=env or {}, **kw)
+    def command(self, args):
+        """/leasehold ARGS chrooted in this root as uid 65532."""
+        return [CHROOT, "--userspec=65532:65532", str(self.dir), "/leasehold", *args]
 
 
-class ChrootAgent:
+class ChrootAgent(Agent):
+    """An agent run from `root` with a pod's environment alone (POD_*, the lock's name, `env`):
+    no admin credential to find, nothing else there. Started."""
+
     def __init__(self, root, ns, pod, args, env, logf):
+        self.ns, self.name, self.identity = ns, pod, pod
         self.port = free_port()
-        self.logf = logf
-        self.pod = pod
-        full_env = {"POD_NAME": pod, "POD_NAMESPACE": ns.name,
+        self.log_path = Path(logf)
+        self.args = root.command([f"--http-address=127.0.0.1:{self.port}", *FAST.flags(),
+                                  "--release-on-shutdown=immediate", *args])
+        self.env = {"POD_NAME": pod, "POD_NAMESPACE": ns.name,
                     "LEASEHOLD_LOCK_NAME": ns.lock_name, **env}
-        self.proc = root.run([f"--http-address=127.0.0.1:{self.port}", *FAST.flags(),
-                              "--release-on-shutdown=immediate", *args], env=full_env,
-                             stdout=open(logf, "w"), stderr=subprocess.STDOUT)
-
-    def log(self):
-        return Path(self.logf).read_text(errors="replace")
-
-    def leader(self):
-        st, body = http_request("127.0.0.1", self.port, "GET", "/leader", 0.5)
-        return body if st in (200, 503) and isinstance(body, dict) else None
-
-    def wait_leader(self, timeout=20):
-        def lead():
-            assert self.proc.poll() is None, f"{self.pod} exited:\n{self.log()[-3000:]}"
-            b = self.leader()
-            return b if b and b.get("isLeader") else None
-        return wait_until(lead, timeout, what=f"{self.pod} to lead")
+        self.start()
 
     def wait_failed_attempts(self, n, timeout=20):
-        wait_until(lambda: self.log().count("leader election attempt") >= n, timeout,
-                   what=f"{n} failed attempts of {self.pod}")
+        wait_until(lambda: self.log_text().count("leader election attempt") >= n, timeout,
+                   what=f"{n} failed attempts of {self.name}")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        """SIGTERM (its release), SIGKILL after 10 s; its exit status."""
+        rc = terminate(self.proc, 10)
+        self.logf.close()
+        return rc
 
 
 def holder(ns):
@@ -300,11 +285,11 @@ def rootfs(s):
                 assert "validUntil" in body and body["lock"]["type"] == "leases", body
             else:
                 a.wait_failed_attempts(2)
-                b = a.leader()
-                assert b is not None and not b.get("isLeader"), b
+                st, b = a.leader()
+                assert st in (200, 503) and isinstance(b, dict) and not b.get("isLeader"), (st, b)
                 assert holder(ns) in (None, ""), holder(ns)
-                assert "certificate" in a.log().lower() or "x509" in a.log().lower(), \
-                    a.log()[-2000:]
+                assert "certificate" in a.log_text().lower() or "x509" in a.log_text().lower(), \
+                    a.log_tail(2000)
             asked = [q for q in dns.asked[asked_before:]]
             if creds == "kubeconfig-hosts":
                 assert not [q for q in asked if q[0].startswith("kubernetes.default.svc")], \
@@ -315,7 +300,7 @@ def rootfs(s):
                 want_v = "TLS " + tls[0]
                 assert proxy.versions() and set(proxy.versions()) == {want_v}, proxy.versions()
             rc = a.stop()
-            assert rc == 0, f"exit {rc} on SIGTERM:\n{a.log()[-2000:]}"
+            assert rc == 0, f"exit {rc} on SIGTERM:\n{a.log_tail(2000)}"
             if want == "lead":
                 assert holder(ns) == "", f"not released on SIGTERM: {holder(ns)}"
             tls_seen = sorted(set(proxy.versions())) if proxy else []
@@ -334,7 +319,7 @@ def rootfs(s):
         agents.append(a)
         rc = a.proc.wait(10)
         assert rc not in (0, None), rc
-        assert "names no certificate-authority" in a.log(), a.log()[-2000:]
+        assert "names no certificate-authority" in a.log_text(), a.log_tail(2000)
         log(f"    refused at start, exit {rc}")
 
         # install, then gate from a second root that holds only the copy, as the K8up example
@@ -347,7 +332,7 @@ def rootfs(s):
         shared = root.dir / "shared"
         shared.mkdir()
         os.chmod(shared, 0o777)
-        r = root.run(["install", "/shared"])
+        r = subprocess.Popen(root.command(["install", "/shared"]), env={})
         try:
             assert r.wait(10) == 0
         finally:
@@ -378,7 +363,7 @@ def rootfs(s):
         log("static rootfs: " + json.dumps(results))
     except BaseException:
         for a in agents:
-            print(f"----- log of {a.pod}\n{a.log()[-3000:]}")
+            print(f"----- log of {a.name}\n{a.log_tail(3000)}")
         raise
     finally:
         for a in agents:

@@ -22,9 +22,9 @@ import time
 
 os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is made
 
-from e2e.lib.agent import wait_single_leader  # noqa: E402
-from e2e.lib.common import REPO, log, wait_until  # noqa: E402
-from e2e.lib.controlplane import V1_11, Namespace, can_i  # noqa: E402
+from e2e.lib.agent import never_leads, wait_single_leader  # noqa: E402
+from e2e.lib.common import log, wait_until  # noqa: E402
+from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
 from e2e.lib.members import fleet_in  # noqa: E402
 from e2e.lib.runner import Registry  # noqa: E402
 from e2e.lib.sampler import Sampler  # noqa: E402
@@ -40,10 +40,10 @@ class V111Scenario(gate.GateScenario):
     and the control planes it hands out carry it as their lock_kind, so that Namespace's holder
     watch follows the same object. A GateScenario, so that gate's scenarios run in it too.
 
-    The overlap judge: core's scenarios and those written here sample their agents themselves
-    (core's Sampler and assert_no_overlap) and call own_judge(s). For the others (announce's,
-    gate's, and those where no agent may lead) the context is the judge: one Sampler, given each
-    agent as it is made, asked at the end. It must have seen a leader (`expect_leader`), or,
+    The overlap judge: core's scenarios sample their agents themselves (core's Sampler and
+    assert_no_overlap) and call own_judge(s). For the others (announce's, gate's, those written
+    here) the context is the judge: one Sampler, given each agent as it is made, asked at the
+    end. It must have seen a leader (`expect_leader`), or,
     where no agent may lead (a lock the server lacks, a Role without update), none. Never both
     at once: a second sampler would double the questions the agents answer, and widen the
     windows the first one judges by."""
@@ -106,20 +106,8 @@ def requests_made(agent, verb):
     """leasehold_api_requests_total summed over codes for `verb` (GET, PUT, ..., OTHER)."""
     st, m = agent.request("GET", "/metrics")
     assert st == 200, (st, m)
-    total = 0
-    for ln in m.splitlines():
-        if ln.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in ln:
-            total += int(float(ln.rsplit(" ", 1)[1]))
-    return total
-
-
-def never_leads(agent):
-    """Watches `agent` for a lease duration and more (a yes would come within it) and fails on
-    any yes; the context's judge samples it meanwhile too."""
-    end = time.monotonic() + FAST.lease + 2 * FAST.retry
-    while time.monotonic() < end:
-        assert not agent.is_leader(), f"{agent.name} leads"
-        time.sleep(FAST.retry / 4)
+    return sum(int(v) for k, v in announce.parse_prometheus(m)[0].items()
+               if k.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in k)
 
 
 # -------------------------------------------------------------- locks and discovery
@@ -135,56 +123,33 @@ def auto_detect_configmaps(s):
     assert any(said in a.log_text() for a in s.agents), "auto did not log why it chose configmaps"
 
 
-@scenario
-def configmaps_kill_leader(s):
-    """SIGKILL of the leader on the ConfigMap lock: taken over at expiry, no release."""
-    own_judge(s)
-    core.kill_leader(s)
+def ported(fn, lock_type="configmaps", own=True, leader=True):
+    """Another module's scenario `fn`, its agents on `lock_type`; judged by its own Sampler
+    (`own`: core's scenarios sample their agents themselves) or by the context's, which must see
+    a leader, or (not `leader`) none."""
+    def run(s):
+        if own:
+            own_judge(s)
+        s.lock_type = lock_type
+        s.expect_leader = leader
+        fn(s)
+    return run
 
 
-@scenario
-def endpoints_kill_leader(s):
-    """SIGKILL of the leader on the Endpoints lock (deploy/rbac's rules on endpoints)."""
-    own_judge(s)
-    s.lock_type = "endpoints"
-    core.kill_leader(s)
-
-
-@scenario
-def configmaps_term_leader_immediate(s):
-    """SIGTERM, release at once: the followers' watch of the ConfigMap wakes them, the new leader
-    is there within less than a retry-period."""
-    own_judge(s)
-    core.term_leader_immediate(s)
-
-
-@scenario
-def endpoints_term_leader_immediate(s):
-    """The same on the Endpoints lock: its watch too wakes the followers."""
-    own_judge(s)
-    s.lock_type = "endpoints"
-    core.term_leader_immediate(s)
-
-
-@scenario
-def configmaps_term_leader_safe(s):
-    """SIGTERM, release after the promise runs out: no new leader before the last validUntil."""
-    own_judge(s)
-    core.term_leader_safe(s)
-
-
-@scenario
-def configmaps_term_leader_safe_acknowledged(s):
-    """POST /release, then SIGTERM: released at once."""
-    own_judge(s)
-    core.term_leader_safe_acknowledged(s)
-
-
-@scenario
-def configmaps_pause_leader(s):
-    """SIGSTOP of the leader: a follower takes over; the resumed one says no, then follows."""
-    own_judge(s)
-    core.pause_leader(s)
+# core's failovers on the ConfigMap and Endpoints locks. SIGKILL: taken over at expiry, no
+# release. SIGTERM with an immediate release: the lock's watch wakes the followers, the new leader
+# is there within less than a retry-period. SIGTERM, safe: no new leader before the last
+# validUntil. POST /release, then SIGTERM: released at once. SIGSTOP: a follower takes over; the
+# resumed one says no, then follows.
+SCENARIOS.param(ported, core.kill_leader, name="configmaps_kill_leader")
+SCENARIOS.param(ported, core.kill_leader, "endpoints", name="endpoints_kill_leader")
+SCENARIOS.param(ported, core.term_leader_immediate, name="configmaps_term_leader_immediate")
+SCENARIOS.param(ported, core.term_leader_immediate, "endpoints",
+                name="endpoints_term_leader_immediate")
+SCENARIOS.param(ported, core.term_leader_safe, name="configmaps_term_leader_safe")
+SCENARIOS.param(ported, core.term_leader_safe_acknowledged,
+                name="configmaps_term_leader_safe_acknowledged")
+SCENARIOS.param(ported, core.pause_leader, name="configmaps_pause_leader")
 
 
 @scenario
@@ -204,7 +169,7 @@ def lease_lock_not_served(s):
     st, b = a.request("GET", "/readyz")
     log(f"Lease-only agent on 1.11: /readyz {st} {b}")
     assert "does not serve this API" in json.dumps(b), b
-    never_leads(a)
+    never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
 # -------------------------------------------------------------- the watch and the apiserver
@@ -237,58 +202,21 @@ def apiserver_restart_watch_410(s):
 
 # -------------------------------------------------------------- announcements
 
-@scenario
-def events_configmap(s):
-    """The LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) about the
-    ConfigMap lock, through a SIGTERM failover."""
-    own_judge(s)
-    cp, ns, agents = fleet_in(s, "e2e-v111-events", 2, release="immediate")
-    with Sampler(agents) as smp:
-        old = wait_single_leader(agents, 20)
-        old.term_and_wait(FAST.renew + 5)
-        new = wait_single_leader([a for a in agents if a is not old], 20)
-    core.assert_no_overlap(smp)
-    events = announce.wait_failover_events(cp, ns, old, new, "ConfigMap", "v1")
-    log(f"{len(events)} LeaderElection events on the ConfigMap lock")
+# announce's LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) about the
+# ConfigMap lock, through a SIGTERM failover.
+SCENARIOS.param(ported, announce.events_recorded, own=False, name="events_configmap")
 
 
-@scenario
-def leader_label_failover(s):
-    """The leader label follows leadership through a SIGTERM failover (announce's scenario,
-    on Pod objects of 1.11), judged by the context's Sampler."""
-    announce.leader_label_failover(s)
+# The leader label follows leadership through a SIGTERM failover (announce's scenario, on Pod
+# objects of 1.11), judged by the context's Sampler.
+SCENARIOS.param(ported, announce.leader_label_failover, own=False, name="leader_label_failover")
 
 
 # -------------------------------------------------------------- credentials
 
-@scenario
-def rbac_configmaps(s):
-    """deploy/rbac on 1.11: the ServiceAccount may get/update/watch the named ConfigMap and
-    create ConfigMaps, nothing else; an agent whose Role lacks update is not ready and names
-    the refused permission and the Role to fix."""
-    cp = s.control_plane()
-    ns = Namespace(cp, "e2e-v111-rbac")
-
-    def can(verb, res, name=None):
-        return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
-    for verb in ("get", "update", "watch"):
-        assert can(verb, "configmaps", ns.lock_name), verb
-    assert can("create", "configmaps")
-    assert not can("get", "configmaps", "someone-else")
-    assert not can("delete", "configmaps", ns.lock_name)
-    assert not can("list", "configmaps")
-    assert not can("get", "secrets")
-    limited = REPO / "e2e" / "controlplane" / "testdata" / "rbac-no-update.yaml"
-    cp.apply(limited.read_text(), ns.name)
-    # The lock exists (as one created at install time would): the agent must update, not create.
-    cp.kubectl("create", "configmap", ns.lock_name, "-n", ns.name)
-    s.expect_leader = False
-    a = s.agent(ns, "limited", sa_dir=ns.sa_dir("limited", sa="leasehold-noupdate")).start()
-    wait_until(lambda: a.request("GET", "/readyz")[0] == 503 and
-               'needs verb "update" on configmaps "leasehold-lock"' in a.log_text(), 20,
-               what="the limited agent to be not ready, naming the permission")
-    assert "deploy/rbac" in a.log_text()
-    never_leads(a)
+# core's RBAC scenario on the ConfigMap lock: deploy/rbac's rights on 1.11, and an agent whose
+# Role lacks update is not ready, says why, and never leads (nor does any agent here).
+SCENARIOS.param(ported, core.rbac, own=False, leader=False, name="rbac_configmaps")
 
 
 # kube-apiserver's --token-success-cache-ttl default (10s in 1.11's
@@ -304,43 +232,34 @@ def rotating_token(s):
     tokens are put in the agents' directories; the agents read them at their next 401 and one
     leads again, without a restart. The apiserver caches a token's successful authentication
     for TOKEN_SUCCESS_CACHE: the refusal comes that much later than the deletion."""
-    own_judge(s)
     cp, ns, agents = fleet_in(s, "e2e-v111-token", 2)
-    with Sampler(agents) as smp:
-        old = wait_single_leader(agents, 20)
-        cp.kubectl("delete", "serviceaccount", ns.sa, "-n", ns.name)
-        t_revoked = time.monotonic()
-        wait_until(lambda: all("authentication failed" in a.log_text() for a in agents),
-                   TOKEN_SUCCESS_CACHE + 2 * FAST.retry + 2,
-                   what="every agent's old token to be refused")
-        wait_until(lambda: not old.is_leader(), FAST.renew + 1,
-                   what="the leader to step down without a valid token")
-        log(f"old tokens refused; leader stepped down {time.monotonic() - t_revoked:.2f}s "
-            "after the ServiceAccount was deleted")
-        cp.ensure_sa(ns.name, ns.sa)
-        for a in agents:
-            ns.sa_dir(a.name)  # the same directory the agent reads: a rotation
-        t_rotated = time.monotonic()
-        new = wait_single_leader(agents, FAST.lease + 2 * 2.2 * FAST.retry)
-        log(f"{new.name} leads {time.monotonic() - t_rotated:.2f}s after the rotation")
-        assert all(a.alive() for a in agents)
-    core.assert_no_overlap(smp)
+    old = wait_single_leader(agents, 20)
+    cp.kubectl("delete", "serviceaccount", ns.sa, "-n", ns.name)
+    t_revoked = time.monotonic()
+    wait_until(lambda: all("authentication failed" in a.log_text() for a in agents),
+               TOKEN_SUCCESS_CACHE + 2 * FAST.retry + 2,
+               what="every agent's old token to be refused")
+    wait_until(lambda: not old.is_leader(), FAST.renew + 1,
+               what="the leader to step down without a valid token")
+    log(f"old tokens refused; leader stepped down {time.monotonic() - t_revoked:.2f}s "
+        "after the ServiceAccount was deleted")
+    cp.ensure_sa(ns.name, ns.sa)
+    for a in agents:
+        ns.sa_dir(a.name)  # the same directory the agent reads: a rotation
+    t_rotated = time.monotonic()
+    new = wait_single_leader(agents, FAST.lease + 2 * 2.2 * FAST.retry)
+    log(f"{new.name} leads {time.monotonic() - t_rotated:.2f}s after the rotation")
+    assert all(a.alive() for a in agents)
 
 
 # -------------------------------------------------------------- the gate
 
-@scenario
-def gate_kill_sidecar(s):
-    """gate's kill -9 of the leader's sidecar, on the ConfigMap lock: the gate stops the program
-    at once, the other pod's program runs after expiry, never two at once."""
-    gate.kill_sidecar(s)
-
-
-@scenario
-def gate_api_outage(s):
-    """gate's API outage (each sidecar behind a blackholed proxy for 8 s) on 1.11: the leader's
-    program is stopped before its validUntil; after the outage one program runs."""
-    gate.api_outage(s)
+# gate's kill -9 of the leader's sidecar, on the ConfigMap lock: the gate stops the program at
+# once, the other pod's program runs after expiry, never two at once. gate's API outage (each
+# sidecar behind a blackholed proxy for 8 s): the leader's program is stopped before its
+# validUntil; after the outage one program runs.
+SCENARIOS.param(ported, gate.kill_sidecar, own=False, name="gate_kill_sidecar")
+SCENARIOS.param(ported, gate.api_outage, own=False, name="gate_api_outage")
 
 
 # -------------------------------------------------------------- what 1.11 does not honour
@@ -352,7 +271,6 @@ def delete_precondition_ignored(s):
     deletes a lock (release is a conditional PUT of an empty holder), shown here by the request
     counters of agents through a release and a takeover, while the server's behaviour is
     checked so that this scenario fails the day it changes."""
-    own_judge(s)
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-v111-delete")
     path = f"/api/v1/namespaces/{ns.name}/configmaps/precondition"
@@ -374,20 +292,18 @@ def delete_precondition_ignored(s):
     # A release (SIGTERM, immediate), then a takeover at expiry (SIGKILL): the two ways a lock
     # changes hands. Each agent's counters are read while it runs (OTHER counts DELETE).
     agents = core.start_fleet(s, ns, 3, release="immediate")
-    with Sampler(agents) as smp:
-        old = wait_single_leader(agents, 20)
-        old.term_and_wait(FAST.renew + 5)
-        assert "released lease" in old.log_text()
-        rest = [a for a in agents if a is not old]
-        new = wait_single_leader(rest, 20)
-        for a in rest:
-            assert requests_made(a, "OTHER") == 0, f"{a.name} sent a DELETE (or another verb)"
-        new.kill()
-        last = wait_single_leader([a for a in rest if a is not new], FAST.lease + 2 * 2.2 *
-                                  FAST.retry + 1)
-        assert requests_made(last, "PUT") > 0
-        assert requests_made(last, "OTHER") == 0, f"{last.name} sent a DELETE (or another verb)"
-    core.assert_no_overlap(smp)
+    old = wait_single_leader(agents, 20)
+    old.term_and_wait(FAST.renew + 5)
+    assert "released lease" in old.log_text()
+    rest = [a for a in agents if a is not old]
+    new = wait_single_leader(rest, 20)
+    for a in rest:
+        assert requests_made(a, "OTHER") == 0, f"{a.name} sent a DELETE (or another verb)"
+    new.kill()
+    last = wait_single_leader([a for a in rest if a is not new], FAST.lease + 2 * 2.2 *
+                              FAST.retry + 1)
+    assert requests_made(last, "PUT") > 0
+    assert requests_made(last, "OTHER") == 0, f"{last.name} sent a DELETE (or another verb)"
 
 
 # -------------------------------------------------------------- what cannot run on 1.11
@@ -396,11 +312,7 @@ def delete_precondition_ignored(s):
 # each still exists and that what it needs is still missing on the real server.
 NOT_ON_V1_11 = {
     ("core", "three_agents_on_lease"): "checks the Lease's spec fields: no coordination.k8s.io",
-    ("core", "rbac"): "asks can-i about leases and pre-creates a Lease: no coordination.k8s.io "
-                      "(rbac_configmaps is its ConfigMap counterpart here)",
     ("core", "manifests_dry_run"): "kubectl apply --dry-run=server: 1.11 answers dryRun with 400",
-    ("announce", "events_recorded"): "expects a Lease as the involvedObject (events_configmap "
-                                     "is its ConfigMap counterpart here)",
     ("announce", "metrics_parse"): "expects the series of lock_type=\"leases\"",
 }
 
