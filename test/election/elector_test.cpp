@@ -1120,69 +1120,42 @@ const std::vector<Case>& Cases() {
          CHECK(s.renew_failures_total == 0);
          CHECK(f.lock.calls() == "Get Create Update Get Get Get Get Get");
        }},
-      {"[yield-defers-takeover] with yield, a candidate takes a lease preferring another only one "
-       "lease-duration after its expiry; the preferred candidate at expiry",
+      {"[yield-defers-takeover] [yield-defers-free-lease] [yield-retake-is-takeover] with "
+       "yield, who takes a lease that names a preferred holder, and when: a new term each time",
        [] {
-         {
+         struct Take {
+           const char* name;
+           LockObservation read;
+           Duration at;  // after the first read; one second earlier it still waits
+         };
+         const std::vector<Take> takes = {
+             {"held, another preferred: one lease-duration past expiry",
+              Coordinated(Obs("old", 4, "a"), kThem), 30s},
+             {"held, this replica preferred: at expiry", Coordinated(Obs("old", 4, "a"), kMe), 15s},
+             {"released, another preferred: one lease-duration after the read, not at once",
+              Coordinated(Obs("", 4, "a", 1), kThem), 15s},
+             {"held by this replica, which yielded: a takeover, not a renew",
+              Coordinated(Obs(kMe, 4, "a"), kThem), 30s},
+         };
+         for (const Take& t : takes) {
+           CAPTURE(t.name);
            Yielding f;
-           f.lock.ExpectGet(Coordinated(Obs("old", 4, "a"), kThem));
+           f.lock.ExpectGet(t.read);
            f.Step();
-           f.clock.Advance(15s);  // expired, but preferred to another: no write
-           f.lock.ExpectGet(Coordinated(Obs("old", 4, "a"), kThem));
+           f.clock.Advance(t.at - 1s);
+           f.lock.ExpectGet(t.read);
            f.Step();
            CHECK_FALSE(f.elector.Take().is_leader);
-           f.clock.Advance(15s);
-           f.lock.ExpectGet(Coordinated(Obs("old", 4, "a"), kThem))
-               .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 5, "example.com/test", ""));
+           f.clock.Advance(1s);
+           const SysTime wall = f.clock.SystemNow();
+           f.lock.ExpectGet(t.read).ExpectWrite(Op::kUpdate, Status::Ok(),
+                                                [&](const LeaderElectionRecord& r, MonoTime d) {
+                                                  Writes(kMe, 5, "example.com/test", "")(r, d);
+                                                  CHECK(r.acquire_time == wall);
+                                                });
            f.Step();
            CHECK(f.elector.Take().is_leader);
          }
-         {
-           Yielding f;
-           f.lock.ExpectGet(Coordinated(Obs("old", 4, "a"), kMe));
-           f.Step();
-           f.clock.Advance(15s);
-           f.lock.ExpectGet(Coordinated(Obs("old", 4, "a"), kMe))
-               .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 5, "example.com/test", ""));
-           f.Step();
-           CHECK(f.elector.Take().is_leader);
-         }
-       }},
-      {"[yield-defers-free-lease] with yield, a released lease preferring another is taken one "
-       "lease-duration after it was read, not at once",
-       [] {
-         Yielding f;
-         f.lock.ExpectGet(Coordinated(Obs("", 4, "a", 1), kThem));
-         f.Step();
-         f.clock.Advance(14s);
-         f.lock.ExpectGet(Coordinated(Obs("", 4, "a", 1), kThem));
-         f.Step();
-         CHECK_FALSE(f.elector.Take().is_leader);
-         f.clock.Advance(1s);
-         f.lock.ExpectGet(Coordinated(Obs("", 4, "a", 1), kThem))
-             .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 5, "example.com/test", ""));
-         f.Step();
-         CHECK(f.elector.Take().is_leader);
-       }},
-      {"[yield-retake-is-takeover] the holder that yielded takes its own lease back only after "
-       "the wait, as a new term with the hint cleared",
-       [] {
-         Yielding f;
-         f.lock.ExpectGet(Coordinated(Obs(kMe, 4, "a"), kThem));
-         f.Step();
-         f.clock.Advance(15s);
-         f.lock.ExpectGet(Coordinated(Obs(kMe, 4, "a"), kThem));
-         f.Step();
-         CHECK_FALSE(f.elector.Take().is_leader);
-         f.clock.Advance(15s);
-         const SysTime wall = f.clock.SystemNow();
-         f.lock.ExpectGet(Coordinated(Obs(kMe, 4, "a"), kThem))
-             .ExpectWrite(Op::kUpdate, Status::Ok(), [&](const LeaderElectionRecord& r, MonoTime) {
-               Writes(kMe, 5, "example.com/test", "")(r, {});
-               CHECK(r.acquire_time == wall);
-             });
-         f.Step();
-         CHECK(f.elector.Take().is_leader);
        }},
       {"[yield-due] with yield and a watch, a candidate sleeps until the deferral ends, not "
        "until expiry, and never spins on its own yielded record",
