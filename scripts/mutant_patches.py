@@ -450,8 +450,8 @@ MUTANTS = [Mutant(*m) for m in [
      "holder != config_.identity();",
      "with yield, the holder that yielded renews its own term back, hint and all"),
     ("yield-due-at-expiry", E,
-     "    return std::max(now, DeferredUntilLocked());\n",
-     "    (void)0;\n",
+     "    return now < expiry ? expiry : std::max(now, end);\n",
+     "    (void)expiry;\n",
      "with yield and a watch, a candidate wakes at expiry, or spins on its own yielded record"),
     ("auto-get-recheck-fails-open", "src/locks/auto_lock.cpp",
      "if (configmap.code() == Code::kNotFound) return multi_.secondary().Get(deadline);\n"

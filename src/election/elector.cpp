@@ -236,7 +236,11 @@ void Elector::SetWatchActive(bool active) {
 
 MonoTime Elector::CandidateDueLocked(MonoTime now) const {
   if (seen_.observed && !seen_.opaque && DefersToLocked(seen_.record)) {
-    return std::max(now, DeferredUntilLocked());
+    // "Coordinated leader election", (d): wake at the record's expiry, then at the deferral's
+    // end, so that no sleep is longer than a lease duration (what /healthz allows a loop).
+    const MonoTime end = DeferredUntilLocked();
+    const MonoTime expiry = end - config_.lease_duration();
+    return now < expiry ? expiry : std::max(now, end);
   }
   const std::string& holder = seen_.record.holder_identity;
   if (!seen_.observed || (holder.empty() && !seen_.opaque) || holder == config_.identity() ||

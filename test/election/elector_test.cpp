@@ -1157,15 +1157,24 @@ const std::vector<Case>& Cases() {
            CHECK(f.elector.Take().is_leader);
          }
        }},
-      {"[yield-due] with yield and a watch, a candidate sleeps until the deferral ends, not "
-       "until expiry, and never spins on its own yielded record",
+      {"[yield-due] with yield and a watch, a candidate wakes at expiry and then when the "
+       "deferral ends (no sleep longer than a lease, which /healthz allows), and never spins on "
+       "its own yielded record",
        [] {
          for (const char* holder : {kThem, kMe}) {
            CAPTURE(holder);
            Yielding f;
            f.elector.SetWatchActive(true);
            f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"));
-           CHECK(f.StepAndWait() == 30s);
+           CHECK(f.StepAndWait() == 15s);
+           f.clock.Advance(15s);
+           f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"));
+           CHECK(f.StepAndWait() == 15s);
+           f.clock.Advance(15s);
+           f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"))
+               .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 2, "example.com/test", ""));
+           f.Step();
+           CHECK(f.elector.Take().is_leader);
          }
        }},
       {"not ready before the first read; a 403 is reported",
