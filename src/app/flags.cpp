@@ -33,6 +33,7 @@ struct Draft : AppSettings {
   AgentMode agent_mode = AgentMode::kElect;
   election::MatchRule observe_rule = election::MatchRule::kPod;
   Duration holdoff = election::kDefaultReleaseHoldoff;
+  election::PreferredHolderRule preferred = election::PreferredHolderRule::kKeep;
   // --renew-interval retry-period: the interval is --retry-period, whatever that is set to.
   bool renew_at_retry = false;
 };
@@ -277,6 +278,33 @@ const OptionTable<Draft>& AgentTable() {
           Row("release-holdoff", "DURATION", Store<Draft, Duration, &Draft::holdoff, ParseDuration>)
               .Default([](const Draft& d) { return FormatGoDuration(d.holdoff); })
               .Help("After POST /release without a signal, stay out of the election this long."),
+          Row("preferred-holder", "keep|yield",
+              [](const std::string& t, Draft& d) {
+                for (const election::PreferredHolderRule r :
+                     {election::PreferredHolderRule::kKeep,
+                      election::PreferredHolderRule::kYield}) {
+                  if (t == election::PreferredHolderRuleName(r)) {
+                    d.preferred = r;
+                    return Status::Ok();
+                  }
+                }
+                return Bad(Quote(t) + " is not a rule (one of: keep, yield)");
+              })
+              .Default([](const Draft& d) {
+                return std::string(election::PreferredHolderRuleName(d.preferred));
+              })
+              .Help("What a Lease's spec.preferredHolder (coordinated leader election, "
+                    "Kubernetes 1.33+ with the CoordinatedLeaderElection gate) naming another "
+                    "candidate does. Either way renewals keep spec.strategy and "
+                    "spec.preferredHolder as they found them. keep: nothing more; this replica "
+                    "elects as client-go's plain elector does. yield: as client-go's coordinated "
+                    "elector, the leader stops renewing, so its term ends with its last \"yes\" "
+                    "(at most --renew-deadline later) and the lease expires; a candidate that is "
+                    "not the preferred holder waits one --lease-duration longer before it takes "
+                    "the lease, so the preferred one takes it first (docs/safety.md, "
+                    "\"Coordinated leader election\").")
+              .Summary("`keep` renews as usual; `yield` ends the leader's term when the Lease "
+                       "names another preferred holder"),
           Row("http-address", "ADDR",
               [](const std::string& t, Draft& d) {
                 d.local_api.http_address = t;
@@ -615,6 +643,7 @@ Result<AppConfig> Assemble(Draft d, std::string identity) {
   auto election =
       election::ElectionConfig::Create(std::move(identity), d.timings, d.mode, d.holdoff);
   if (!election.ok()) return election.status();
+  election->set_preferred_holder_rule(d.preferred);
   // The product's floors, here and not in ElectionConfig::Create (see election/config.h).
   if (Status floors = election::ElectionConfig::CheckFloors(d.timings); !floors.ok()) {
     return floors;

@@ -34,6 +34,10 @@ const char* ReleaseModeName(ReleaseMode mode) {
   return "?";
 }
 
+const char* PreferredHolderRuleName(PreferredHolderRule rule) {
+  return rule == PreferredHolderRule::kYield ? "yield" : "keep";
+}
+
 Duration AutoRenewInterval(Duration renew_deadline, Duration retry_period) {
   const Duration room = renew_deadline - retry_period - kAutoRenewAttemptRoom - kRenewAttemptRoom;
   return std::max(retry_period, std::min(3 * retry_period, room));

@@ -23,6 +23,20 @@ enum class ReleaseMode {
 
 const char* ReleaseModeName(ReleaseMode mode);
 
+// What this replica makes of a Lease whose spec.preferredHolder (coordinated leader election)
+// names another candidate (--preferred-holder). Either way a renew writes the field back as read.
+enum class PreferredHolderRule {
+  // Elect as client-go's plain elector does: the field changes nothing.
+  kKeep,
+  // As client-go's coordinated elector: a leader stops renewing (its term ends with its last
+  // claim), and a candidate lets the preferred one go first (elector.cpp, "Coordinated leader
+  // election").
+  kYield,
+};
+
+// "keep", "yield": the one spelling of --preferred-holder's values.
+const char* PreferredHolderRuleName(PreferredHolderRule rule);
+
 // client-go's JitterFactor (wait.JitterUntil in its acquire loop): a candidate waits
 // retry-period × (1 + rand × kJitterFactor) between attempts, and renew-deadline must exceed
 // retry-period × kJitterFactor. The one spelling of it; model/leasehold.pml mirrors it in ticks.
@@ -90,6 +104,9 @@ class ElectionConfig {
   ReleaseMode release_mode() const { return release_mode_; }
   // After POST /release without SIGTERM, how long to stay out of the election.
   Duration release_holdoff() const { return release_holdoff_; }
+  PreferredHolderRule preferred_holder_rule() const { return preferred_holder_rule_; }
+  // Needs no validation: every rule is valid with every timing.
+  void set_preferred_holder_rule(PreferredHolderRule rule) { preferred_holder_rule_ = rule; }
 
  private:
   ElectionConfig() = default;
@@ -97,6 +114,7 @@ class ElectionConfig {
   Timings timings_;
   ReleaseMode release_mode_ = ReleaseMode::kSafe;
   Duration release_holdoff_ = kDefaultReleaseHoldoff;
+  PreferredHolderRule preferred_holder_rule_ = PreferredHolderRule::kKeep;
 };
 
 }  // namespace leasehold::election

@@ -66,6 +66,37 @@
 // and restarts from the watch cache), so from the watch only a record whose transition count
 // exceeds the one this replica last wrote counts; a takeover that keeps the count is left to
 // the Get that the event triggers (a leader re-reads at once on a foreign event).
+//
+// Coordinated leader election
+// ---------------------------
+// A Lease may carry spec.strategy and spec.preferredHolder (KEP-4355): the apiserver's
+// coordinated-election controller names there the candidate it would rather see lead next.
+// What each write keeps of them:
+//   (a) a renew (fast or slow path) and a release write both back exactly as last read: the term
+//       is still this replica's, and the hint is the controller's to change. (client-go's plain
+//       elector drops both on every write; its coordinated one keeps the strategy and writes
+//       only while there is no preferred holder.)
+//   (b) a takeover keeps the strategy and clears the preferred holder, as the controller does
+//       when it writes a new holder: the term the hint was about has ended. A create writes
+//       neither; there was nothing to read.
+// With --preferred-holder yield, a record that names another candidate as preferred holder:
+//   (c) stops this leader's renewals, as client-go's tryCoordinatedRenew does ("end of term"):
+//       it writes nothing, so its "yes" ends with the claim of its last successful write, at
+//       S + renew-deadline by (2), and rivals take over lease-duration after they read that
+//       write. A renew not sent is a renew that failed as far as the invariant and the model
+//       are concerned: no step is new (model/README.md). It does not release the lock either,
+//       as client-go does not: a release lets any candidate in at once, not only the preferred
+//       one, and the expiry it saves is lease-duration − renew-deadline.
+//   (d) keeps this replica, leader or candidate, from writing the lock until it has seen the
+//       record unchanged for the record's lease duration (none when the holder is empty) plus
+//       its own lease-duration: the preferred candidate takes it at expiry, the others one
+//       lease-duration later, so that a preferred holder that never comes (gone, or a typo) costs
+//       one lease-duration rather than the lock. client-go's coordinated elector never takes a
+//       lock (the controller writes the next holder); waiting longer than expiry is always safe,
+//       since (2)'s argument needs a rival to wait at least lease-duration, never at most.
+//   (e) a write after that wait, even by the holder that yielded, is a takeover (b): a new term,
+//       with the hint cleared, not renewed into the same end of term.
+// An opaque record names no preferred holder. Annotation locks carry neither field.
 
 #include "election/elector.h"
 
@@ -204,6 +235,13 @@ void Elector::SetWatchActive(bool active) {
 }
 
 MonoTime Elector::CandidateDueLocked(MonoTime now) const {
+  if (seen_.observed && !seen_.opaque && DefersToLocked(seen_.record)) {
+    // "Coordinated leader election", (d): wake at the record's expiry, then at the deferral's
+    // end, so that no sleep is longer than a lease duration (what /healthz allows a loop).
+    const MonoTime end = DeferredUntilLocked();
+    const MonoTime expiry = end - config_.lease_duration();
+    return now < expiry ? expiry : std::max(now, end);
+  }
   const std::string& holder = seen_.record.holder_identity;
   if (!seen_.observed || (holder.empty() && !seen_.opaque) || holder == config_.identity() ||
       !LeaseValidLocked(now)) {
@@ -211,6 +249,22 @@ MonoTime Elector::CandidateDueLocked(MonoTime now) const {
   }
   // The first instant at which LeaseValidLocked() turns false.
   return observed_time_ + std::chrono::seconds(ObservedLeaseSecondsLocked());
+}
+
+bool Elector::DefersToLocked(const LeaderElectionRecord& record) const {
+  // See "Coordinated leader election", (c) and (d), at the top of this file.
+  return config_.preferred_holder_rule() == PreferredHolderRule::kYield &&
+         !record.preferred_holder.empty() && record.preferred_holder != config_.identity();
+}
+
+MonoTime Elector::DeferredUntilLocked() const {
+  // "Coordinated leader election", (d): the record's expiry (at once for an empty holder), then
+  // one lease-duration of ours for the preferred candidate to take it first.
+  MonoTime expiry = observed_time_;
+  if (!seen_.record.holder_identity.empty()) {
+    expiry += std::chrono::seconds(ObservedLeaseSecondsLocked());
+  }
+  return expiry + config_.lease_duration();
 }
 
 int Elector::ObservedLeaseSecondsLocked() const {
@@ -398,12 +452,15 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
   {
     std::lock_guard<std::mutex> l(mu_);
     if (seen_.observed && seen_.record.holder_identity == config_.identity() &&
-        LeaseValidLocked(now)) {
+        LeaseValidLocked(now) && !DefersToLocked(seen_.record)) {
       fast = true;
       // Never a null time while holding: a foreign elector (the Python client) takes a record
       // with a null time at once (see "Opaque holders" for the others of its kind).
       rec.acquire_time = seen_.record.acquire_time.value_or(wall);
       rec.leader_transitions = seen_.record.leader_transitions;
+      // "Coordinated leader election", (a).
+      rec.strategy = seen_.record.strategy;
+      rec.preferred_holder = seen_.record.preferred_holder;
     }
   }
   if (fast) {
@@ -461,18 +518,40 @@ bool Elector::TryAcquireOrRenew(MonoTime deadline) {
     const std::string& holder = obs.record.holder_identity;
     // An opaque record is held by someone ("Opaque holders", (a)), never free and never ours.
     const bool foreign = obs.opaque || (!holder.empty() && holder != config_.identity());
+    const bool defers = !obs.opaque && DefersToLocked(obs.record);
+    if (defers && now < DeferredUntilLocked()) {
+      // "Coordinated leader election", (c) and (d).
+      if (holder == config_.identity() && phase_ == Phase::kLeader && yielding_to_.empty()) {
+        yielding_to_ = obs.record.preferred_holder;
+        spdlog::info(
+            "lease {} names {} as preferred holder: not renewing; this replica's term ends with "
+            "its claim, in {}ms",
+            Where(lock_.Describe()), EscapeForLog(yielding_to_),
+            claim_until_ ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::max(*claim_until_, now) - now)
+                               .count()
+                         : 0);
+      }
+      return false;
+    }
     if (foreign && LeaseValidLocked(now)) {
       return false;  // held by another replica and not yet expired
     }
     // 4. Write: renew keeps acquireTime and transitions; a takeover bumps the term past every
-    // count seen on this lock ("The fencing token").
-    takeover = obs.opaque || holder != config_.identity();
+    // count seen on this lock ("The fencing token"). A write after deferring to a preferred
+    // holder is a takeover, even of our own record ("Coordinated leader election", (e)).
+    takeover = obs.opaque || holder != config_.identity() || defers;
     if (!takeover) {
       rec.acquire_time = obs.record.acquire_time;
       rec.leader_transitions = obs.record.leader_transitions;
+      // "Coordinated leader election", (a).
+      rec.strategy = obs.record.strategy;
+      rec.preferred_holder = obs.record.preferred_holder;
       ++progress_.slowpath_total;
     } else {
       rec.leader_transitions = std::max(max_transitions_seen_, obs.record.leader_transitions) + 1;
+      // "Coordinated leader election", (b): the preferred holder stays empty.
+      rec.strategy = obs.record.strategy;
     }
   }
   // Stamped now, not when the attempt began: the claim counts from this send, and an observer
@@ -504,6 +583,7 @@ void Elector::WriteSucceededLocked(const LeaderElectionRecord& rec, const std::s
   ++progress_.writes_total;
   progress_.last_write_latency = answered - sent;
   progress_.last_error = Status::Ok();
+  yielding_to_.clear();
 }
 
 Status Elector::Release(MonoTime deadline) {
@@ -529,6 +609,9 @@ Status Elector::Release(MonoTime deadline) {
     rec.acquire_time = clock_.SystemNow();
     rec.renew_time = rec.acquire_time;
     rec.leader_transitions = got->record.leader_transitions;
+    // "Coordinated leader election", (a).
+    rec.strategy = got->record.strategy;
+    rec.preferred_holder = got->record.preferred_holder;
     {
       // The promises are given up by the decision to release, so before the write is sent: once
       // it is applied, a rival's acquisition may reach Observe() before Update() returns here.
@@ -606,7 +689,13 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     if (phase_ == Phase::kLeader && (!claim_until_ || now >= *claim_until_)) {
       // No renew succeeded within renew-deadline: the "yes" has already ended; say so, and why.
       phase_ = Phase::kCandidate;
-      spdlog::warn("lost lease {}: {}", Where(lock_.Describe()), LostLeaseCauseLocked(now));
+      if (!yielding_to_.empty()) {
+        spdlog::info("yielded lease {} to the preferred holder {}: this replica's term ended",
+                     Where(lock_.Describe()), EscapeForLog(yielding_to_));
+        yielding_to_.clear();
+      } else {
+        spdlog::warn("lost lease {}: {}", Where(lock_.Describe()), LostLeaseCauseLocked(now));
+      }
       claim_until_.reset();
     }
     was_leader = phase_ == Phase::kLeader;
@@ -628,7 +717,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   std::lock_guard<std::mutex> l(mu_);
   progress_.last_attempt_at = after;
   progress_.last_progress_at = after;
-  if (!ok && was_leader) {
+  if (!ok && was_leader && yielding_to_.empty()) {
     ++progress_.renew_failures_total;
     ++renews_failed_since_success_;
   }
@@ -649,6 +738,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
   if (was_leader && seen_.record.holder_identity != config_.identity()) {
     phase_ = Phase::kCandidate;
     claim_until_.reset();
+    yielding_to_.clear();
     spdlog::warn("lost lease {} to {} (term {})", Where(lock_.Describe()),
                  seen_.record.holder_identity, seen_.record.leader_transitions);
   }

@@ -237,6 +237,12 @@ class Elector : public Runner {
   void Notify();
   // When a candidate's next attempt is due, given what it has observed (watch active only).
   MonoTime CandidateDueLocked(MonoTime now) const;
+  // With --preferred-holder yield: `record` (readable) names another candidate as its preferred
+  // holder, so this replica does not write the lock before DeferredUntilLocked() (see
+  // "Coordinated leader election" in elector.cpp).
+  bool DefersToLocked(const LeaderElectionRecord& record) const;
+  // For the observed record, which this replica defers to: the first instant it may write it.
+  MonoTime DeferredUntilLocked() const;
 
   const ElectionConfig config_;
   Lock& lock_;
@@ -277,6 +283,9 @@ class Elector : public Runner {
   MonoTime overtaken_counted_for_{};
   // promised_until_ when this replica last released the lock: those promises were given up.
   MonoTime released_promises_until_{};
+  // While this leader lets its term end because the record names another preferred holder:
+  // that holder, for the log; empty otherwise.
+  std::string yielding_to_;
   // Renew attempts that failed since the last successful write: what the "lost lease" line
   // says caused the loss (failures, a late answer, or no attempt at all: a stalled process).
   uint64_t renews_failed_since_success_ = 0;

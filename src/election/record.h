@@ -22,11 +22,18 @@ struct LeaderElectionRecord {
   // False when the record read had no transition count (the Python client's annotation record);
   // the count then reads as 0. Never written; not part of the record's value (operator==).
   bool transitions_recorded = true;
+  // Coordinated leader election (KEP-4355, client-go v0.31+; only a Lease carries them): the
+  // strategy that picks this lock's holders, and the candidate it would rather see hold it
+  // next. Empty when absent. What each write keeps of them is decided in elector.cpp
+  // ("Coordinated leader election").
+  std::string strategy;
+  std::string preferred_holder;
 
   bool operator==(const LeaderElectionRecord& o) const {
     return holder_identity == o.holder_identity &&
            lease_duration_seconds == o.lease_duration_seconds && acquire_time == o.acquire_time &&
-           renew_time == o.renew_time && leader_transitions == o.leader_transitions;
+           renew_time == o.renew_time && leader_transitions == o.leader_transitions &&
+           strategy == o.strategy && preferred_holder == o.preferred_holder;
   }
 };
 

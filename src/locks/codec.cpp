@@ -112,10 +112,10 @@ std::string QuotedTimeOrNull(const std::optional<SysTime>& t, bool micro) {
 
 namespace internal {
 
-Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out) {
+Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaderElectionRecord* out) {
   if (!lease.IsObject()) return Status(Code::kMalformed, "Lease is not a JSON object");
   const rapidjson::Value* spec = FindMember(lease, "spec");
-  LeaderElectionRecord& r = out->record;
+  LeaderElectionRecord& r = *out;
   r.transitions_recorded = false;
   if (spec == nullptr || spec->IsNull()) return Status::Ok();
   if (!spec->IsObject()) return WrongType("spec", "an object");
@@ -142,9 +142,9 @@ Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out) {
       r.leader_transitions = t;
       r.transitions_recorded = !m.value.IsNull();
     } else if (name == "strategy") {
-      keep(DecodeString(m.value, field, &out->strategy));
+      keep(DecodeString(m.value, field, &r.strategy));
     } else if (name == "preferredHolder") {
-      keep(DecodeString(m.value, field, &out->preferred_holder));
+      keep(DecodeString(m.value, field, &r.preferred_holder));
     }
   }
   return first;
@@ -172,14 +172,15 @@ election::LockObservation OpaqueObservation(const rapidjson::Value& object,
 }
 
 election::LockObservation ObserveLease(const rapidjson::Value& lease) {
-  LeaseSpec spec;
-  Status s = DecodeLeaseSpecInto(lease, &spec);
-  if (!s.ok()) return OpaqueObservation(lease, spec.record, s);
-  return election::LockObservation{spec.record, LeaseRawRecord(spec)};
+  LeaderElectionRecord record;
+  Status s = DecodeLeaseSpecInto(lease, &record);
+  if (!s.ok()) return OpaqueObservation(lease, record, s);
+  election::LockObservation o{record, LeaseRawRecord(record)};
+  return o;
 }
 
-Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease) {
-  LeaseSpec out;
+Result<LeaderElectionRecord> DecodeLeaseSpecIn(const rapidjson::Value& lease) {
+  LeaderElectionRecord out;
   Status s = DecodeLeaseSpecInto(lease, &out);
   if (!s.ok()) return s;
   return out;
@@ -187,7 +188,7 @@ Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease) {
 
 }  // namespace internal
 
-Result<LeaseSpec> DecodeLeaseObject(std::string_view object_json) {
+Result<LeaderElectionRecord> DecodeLeaseObject(std::string_view object_json) {
   rapidjson::Document doc;
   Status s = internal::ParseObject(object_json, "Lease", doc);
   if (!s.ok()) return s;
@@ -206,18 +207,22 @@ std::string EncodeLeaseSpec(const LeaderElectionRecord& record) {
          ",\"leaseDurationSeconds\":" + std::to_string(record.lease_duration_seconds) +
          ",\"acquireTime\":" + QuotedTimeOrNull(record.acquire_time, true) +
          ",\"renewTime\":" + QuotedTimeOrNull(record.renew_time, true) +
-         ",\"leaseTransitions\":" + std::to_string(record.leader_transitions) + "}";
+         ",\"leaseTransitions\":" + std::to_string(record.leader_transitions) +
+         (record.strategy.empty() ? "" : ",\"strategy\":" + GoJsonQuote(record.strategy)) +
+         (record.preferred_holder.empty()
+              ? ""
+              : ",\"preferredHolder\":" + GoJsonQuote(record.preferred_holder)) +
+         "}";
 }
 
-std::string LeaseRawRecord(const LeaseSpec& spec) {
-  const LeaderElectionRecord& r = spec.record;
+std::string LeaseRawRecord(const LeaderElectionRecord& r) {
   return "{\"holderIdentity\":" + GoJsonQuote(r.holder_identity) +
          ",\"leaseDurationSeconds\":" + std::to_string(r.lease_duration_seconds) +
          ",\"acquireTime\":" + QuotedTimeOrNull(r.acquire_time, true) +
          ",\"renewTime\":" + QuotedTimeOrNull(r.renew_time, true) +
          ",\"leaderTransitions\":" + std::to_string(r.leader_transitions) +
-         ",\"strategy\":" + GoJsonQuote(spec.strategy) +
-         ",\"preferredHolder\":" + GoJsonQuote(spec.preferred_holder) + "}";
+         ",\"strategy\":" + GoJsonQuote(r.strategy) +
+         ",\"preferredHolder\":" + GoJsonQuote(r.preferred_holder) + "}";
 }
 
 std::string EncodeAnnotationRecord(const LeaderElectionRecord& record) {

@@ -18,29 +18,22 @@ namespace leasehold::locks {
 // The annotation that holds the record on ConfigMap and Endpoints locks (client-go ≤ v0.27).
 inline constexpr const char* kLeaderAnnotationKey = "control-plane.alpha.kubernetes.io/leader";
 
-// The LeaseSpec fields leasehold reads. strategy and preferred_holder belong to coordinated
-// election (client-go v0.31+); leasehold never writes them but counts them as part of the record.
-struct LeaseSpec {
-  election::LeaderElectionRecord record;
-  std::string strategy;
-  std::string preferred_holder;
-};
-
-// Reads `spec` of a whole Lease object. A missing spec or field, or a null one, reads as the zero
-// value (nullopt for times); a field of the wrong type, or a body that is not a JSON object, is
-// kMalformed.
-Result<LeaseSpec> DecodeLeaseObject(std::string_view object_json);
+// Reads `spec` of a whole Lease object, strategy and preferredHolder included. A missing spec or
+// field, or a null one, reads as the zero value (nullopt for times); a field of the wrong type,
+// or a body that is not a JSON object, is kMalformed.
+Result<election::LeaderElectionRecord> DecodeLeaseObject(std::string_view object_json);
 
 // The `spec` object leasehold writes, as client-go's LeaderElectionRecordToLeaseSpec builds it:
 // holderIdentity (even ""), leaseDurationSeconds, acquireTime, renewTime (MicroTime, null when
-// absent), leaseTransitions. Never strategy or preferredHolder: like client-go's non-coordinated
-// elector, a write clears them.
+// absent), leaseTransitions, then strategy and preferredHolder only when not empty. A PUT
+// replaces the whole spec, so a field the elector leaves empty is cleared (which ones it keeps:
+// elector.cpp, "Coordinated leader election").
 std::string EncodeLeaseSpec(const election::LeaderElectionRecord& record);
 
 // What Lease observers compare (client-go's rawRecord): every field of the spec, times to the
 // microsecond. Finer than client-go's whole-second JSON, so it can only make an observer notice a
 // change Go would miss and wait longer, never shorter.
-std::string LeaseRawRecord(const LeaseSpec& spec);
+std::string LeaseRawRecord(const election::LeaderElectionRecord& record);
 
 // A whole Lease object (a GET answer or a watch event's object) as the `leases` lock's Get
 // reports it: same record, same raw. A watch feeding the elector must use this, so that its raw
@@ -48,8 +41,8 @@ std::string LeaseRawRecord(const LeaseSpec& spec);
 Result<election::LockObservation> LeaseObservation(std::string_view object_json);
 
 // The annotation value, byte for byte as client-go ≤ v0.23 writes it (json.Marshal of
-// LeaderElectionRecord without the v0.31 fields): fixed field order, whole-second times, null for
-// an absent time, Go's string escaping.
+// LeaderElectionRecord without the v0.31 fields: strategy and preferred_holder are never written):
+// fixed field order, whole-second times, null for an absent time, Go's string escaping.
 std::string EncodeAnnotationRecord(const election::LeaderElectionRecord& record);
 
 // Reads an annotation value as Go's json.Unmarshal does: unknown fields (strategy,

@@ -11,11 +11,11 @@
 namespace leasehold::locks::internal {
 
 // DecodeLeaseObject on an already-parsed Lease object.
-Result<LeaseSpec> DecodeLeaseSpecIn(const rapidjson::Value& lease);
+Result<election::LeaderElectionRecord> DecodeLeaseSpecIn(const rapidjson::Value& lease);
 
 // The same, reading every field even after one fails: `out` holds what could be read and the
 // first failure is returned.
-Status DecodeLeaseSpecInto(const rapidjson::Value& lease, LeaseSpec* out);
+Status DecodeLeaseSpecInto(const rapidjson::Value& lease, election::LeaderElectionRecord* out);
 Status DecodeAnnotationRecordInto(std::string_view json, election::LeaderElectionRecord* r);
 
 // An opaque holder's observation (see LockObservation::opaque) of `object`, whose record failed

@@ -311,6 +311,10 @@ TEST_CASE("ParseCommandLine: each bad value gives one line naming the flag") {
        {"--lock-name=a", "--release-on-shutdown=never"},
        {},
        "--release-on-shutdown: \"never\" is not a release mode (one of: safe, immediate, off)"},
+      {"bad preferred-holder rule",
+       {"--lock-name=a", "--preferred-holder=defer"},
+       {},
+       "--preferred-holder: \"defer\" is not a rule (one of: keep, yield)"},
       {"bad http address",
        {"--lock-name=a", "--http-address=example.com:80"},
        {},
@@ -614,6 +618,39 @@ TEST_CASE("ParseCommandLine: the renew interval in use, by each form of the flag
       REQUIRE_MESSAGE(r.ok(), r.status().message());
       REQUIRE(r->config.has_value());
       CHECK(r->config->election.renew_interval() == c.want);
+    }
+  }
+}
+
+TEST_CASE("ParseCommandLine: the preferred-holder rule, by flag and by variable") {
+  using election::PreferredHolderRule;
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    std::map<std::string, std::string> vars;
+    PreferredHolderRule want;
+  };
+  const std::vector<Case> cases = {
+      {"keep by default", {"--lock-name=a"}, {}, PreferredHolderRule::kKeep},
+      {"yield by flag",
+       {"--lock-name=a", "--preferred-holder=yield"},
+       {},
+       PreferredHolderRule::kYield},
+      {"yield by variable",
+       {"--lock-name=a"},
+       {{"LEASEHOLD_PREFERRED_HOLDER", "yield"}},
+       PreferredHolderRule::kYield},
+      {"the flag wins",
+       {"--lock-name=a", "--preferred-holder=keep"},
+       {{"LEASEHOLD_PREFERRED_HOLDER", "yield"}},
+       PreferredHolderRule::kKeep},
+  };
+  for (const Case& c : cases) {
+    SUBCASE(c.name) {
+      auto r = ParseCommandLine(c.args, FakeEnvironment(c.vars, {}));
+      REQUIRE_MESSAGE(r.ok(), r.status().message());
+      REQUIRE(r->config.has_value());
+      CHECK(r->config->election.preferred_holder_rule() == c.want);
     }
   }
 }

@@ -194,6 +194,7 @@ TEST_CASE("drift: the defaults --help states are the ones the parsers apply") {
       {"retry-period", FormatGoDuration(e.retry_period())},
       {"release-on-shutdown", election::ReleaseModeName(e.release_mode())},
       {"release-holdoff", FormatGoDuration(e.release_holdoff())},
+      {"preferred-holder", election::PreferredHolderRuleName(e.preferred_holder_rule())},
       {"http-address", c.local_api.http_address},
       {"max-watchers", std::to_string(c.local_api.max_watchers)},
       {"probe-address", c.local_api.probe_address.empty() ? "off" : c.local_api.probe_address},

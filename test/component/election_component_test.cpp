@@ -19,6 +19,7 @@
 #include "fakes/log_capture.h"
 #include "kube/curl_api_client.h"
 #include "kube/watch.h"
+#include "locks/codec.h"
 #include "locks/factory.h"
 
 namespace leasehold {
@@ -67,8 +68,10 @@ class Agent {
   Agent(FakeApiServer& server, const std::string& identity, Timings timings,
         election::ReleaseMode mode, bool watch, Random01 random = MakeRandom01(),
         Duration request_timeout = Duration::zero(),
-        cluster::LockWatcher::RestartObserver on_restart = {})
+        cluster::LockWatcher::RestartObserver on_restart = {},
+        election::PreferredHolderRule rule = election::PreferredHolderRule::kKeep)
       : config_(*election::ElectionConfig::Create(identity, timings, mode, 30s)) {
+    config_.set_preferred_holder_rule(rule);
     kube::ClientOptions co;
     co.request_timeout = request_timeout > Duration::zero()
                              ? request_timeout
@@ -210,6 +213,84 @@ TEST_CASE("three agents elect exactly one leader; a new one takes over after the
   CHECK(took >= 1s);  // not before the lease could have expired (2s after the last renew)
   sampler.Stop();
   CHECK(sampler.overlaps() == 0);
+}
+
+// Coordinated leader election (elector.cpp, "Coordinated leader election"): what the
+// coordinated-election controller writes into the Lease survives the leader's renewals, on the
+// wire; with --preferred-holder yield the leader's term ends and the follower it names takes
+// over, without two "yes" at once and before the third agent could.
+TEST_CASE("coordinated election: renewals keep the controller's fields; yield hands over") {
+  using election::PreferredHolderRule;
+  for (const PreferredHolderRule rule : {PreferredHolderRule::kKeep, PreferredHolderRule::kYield}) {
+    const std::string rule_name = election::PreferredHolderRuleName(rule);
+    CAPTURE(rule_name);
+    FakeApiServer server;
+    std::vector<std::unique_ptr<Agent>> agents;
+    for (const char* id : {"a", "b", "c"}) {
+      agents.push_back(std::make_unique<Agent>(server, id, kFast, election::ReleaseMode::kOff,
+                                               /*watch=*/true, MakeRandom01(), Duration::zero(),
+                                               cluster::LockWatcher::RestartObserver{}, rule));
+    }
+    OverlapSampler sampler({agents[0].get(), agents[1].get(), agents[2].get()});
+    auto leader = [&]() -> Agent* {
+      for (auto& a : agents) {
+        if (a->IsLeader()) return a.get();
+      }
+      return nullptr;
+    };
+    REQUIRE(WaitFor([&] { return leader() != nullptr; }, 5s));
+    Agent* first = leader();
+    Agent* preferred = first == agents[0].get() ? agents[1].get() : agents[0].get();
+    const std::string preferred_id = preferred->Take().identity;
+    const int64_t term = first->Take().record.leader_transitions;
+    server.ClearRequests();
+    // As the controller marks the end of a term.
+    server.Bump(
+        "leases", "ns", "lock",
+        R"({"spec":{"strategy":"example.com/test","preferredHolder":")" + preferred_id + R"("}})");
+    const auto stored = [&] {
+      return locks::DecodeLeaseObject(server.Get("leases", "ns", "lock").value()).value();
+    };
+    if (rule == PreferredHolderRule::kKeep) {
+      // The fast-path PUT in flight may still lack them (it fails: the version moved on); from
+      // the first that carries them, every PUT does, three of them at least.
+      const std::string fields =
+          R"("strategy":"example.com/test","preferredHolder":")" + preferred_id + R"(")";
+      const auto carrying = [&] {
+        size_t n = 0;
+        bool seen = false;
+        for (const testing::RecordedRequest& r : server.Requests()) {
+          if (r.method != "PUT") continue;
+          const bool has = r.body.find(fields) != std::string::npos;
+          CHECK((has || !seen));
+          seen = seen || has;
+          n += has ? 1 : 0;
+        }
+        return n;
+      };
+      REQUIRE(WaitFor([&] { return carrying() >= 3; }, 5s));
+      const election::LeaderElectionRecord now = stored();
+      CHECK(now.holder_identity == first->Take().identity);
+      CHECK(now.strategy == "example.com/test");
+      CHECK(now.preferred_holder == preferred_id);
+      CHECK(first->IsLeader());
+    } else {
+      // lease-duration after the followers saw the mark, plus a retry: the preferred one leads.
+      REQUIRE(WaitFor([&] { return preferred->IsLeader(); }, 2s + 2s));
+      const election::LeaderElectionRecord now = stored();
+      CHECK(now.holder_identity == preferred_id);
+      CHECK(now.leader_transitions == term + 1);
+      CHECK(now.strategy == "example.com/test");
+      CHECK(now.preferred_holder.empty());
+      CHECK_FALSE(first->IsLeader());
+      CHECK(first->Take().renew_failures_total == 0);
+      for (auto& a : agents) {
+        if (a.get() != first && a.get() != preferred) CHECK(a->Take().acquired_total == 0);
+      }
+    }
+    sampler.Stop();
+    CHECK(sampler.overlaps() == 0);
+  }
 }
 
 TEST_CASE("a watching follower takes a released lease well within retry-period") {

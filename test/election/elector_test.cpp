@@ -51,6 +51,20 @@ LockObservation Opaque(const std::string& version, int lease_seconds, int64_t tr
   return o;
 }
 
+// `o` with a coordinated election's strategy and preferred holder.
+LockObservation Coordinated(LockObservation o, const std::string& preferred,
+                            const std::string& strategy = "example.com/test") {
+  o.record.strategy = strategy;
+  o.record.preferred_holder = preferred;
+  o.raw += "/" + strategy + "/" + preferred;
+  return o;
+}
+
+ElectionConfig WithRule(ElectionConfig config, PreferredHolderRule rule) {
+  config.set_preferred_holder_rule(rule);
+  return config;
+}
+
 // The default timings with renew-interval = retry-period, client-go's rhythm, which most cases
 // below pin; the renew-interval cases use kAutoInterval.
 constexpr Timings kClientGoRhythm{15s, 10s, 2s, 2s};
@@ -59,9 +73,9 @@ constexpr Timings kAutoInterval{15s, 10s, 2s};
 
 struct Fixture {
   explicit Fixture(ReleaseMode mode = ReleaseMode::kSafe, Timings t = kClientGoRhythm,
-                   double rand = 0.5)
+                   double rand = 0.5, PreferredHolderRule rule = PreferredHolderRule::kKeep)
       : lock(clock),
-        config(*ElectionConfig::Create(kMe, t, mode, 30s)),
+        config(WithRule(*ElectionConfig::Create(kMe, t, mode, 30s), rule)),
         elector(config, lock, clock, [rand] { return rand; }) {}
 
   // Runs one Step and checks when it asks to be called again, relative to now-after-the-step.
@@ -105,6 +119,24 @@ struct Fixture {
   ElectionConfig config;
   Elector elector;
 };
+
+// A fixture with --preferred-holder yield.
+struct Yielding : Fixture {
+  Yielding() : Fixture(ReleaseMode::kSafe, kClientGoRhythm, 0.5, PreferredHolderRule::kYield) {}
+};
+
+// A write's check that it carries `strategy` and `preferred` and names `holder` with `term`.
+std::function<void(const LeaderElectionRecord&, MonoTime)> Writes(const std::string& holder,
+                                                                  int64_t term,
+                                                                  const std::string& strategy,
+                                                                  const std::string& preferred) {
+  return [=](const LeaderElectionRecord& r, MonoTime) {
+    CHECK(r.holder_identity == holder);
+    CHECK(r.leader_transitions == term);
+    CHECK(r.strategy == strategy);
+    CHECK(r.preferred_holder == preferred);
+  };
+}
 
 struct Case {
   const char* name;
@@ -1018,6 +1050,132 @@ const std::vector<Case>& Cases() {
          f.Step();
          CHECK_FALSE(f.elector.Take().is_leader);
          CHECK(f.lock.calls() == "Get Get");
+       }},
+      // Coordinated leader election (elector.cpp, "Coordinated leader election").
+      {"[renew-keeps-coordinated] a renew writes strategy and preferredHolder back as read, on "
+       "the slow path and then the fast path",
+       [] {
+         Fixture f;
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Coordinated(Obs(kMe, 0, "b"), kThem))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 0, "example.com/test", kThem));
+         f.Step();
+         f.clock.Advance(2s);
+         f.lock.ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 0, "example.com/test", kThem));
+         f.Step();
+         // With the default rule the leader keeps leading: the hint changes nothing else.
+         CHECK(f.elector.Take().is_leader);
+         CHECK(f.lock.calls() == "Get Create Update Get Update Update");
+       }},
+      {"[release-keeps-coordinated] a release writes strategy and preferredHolder back as read",
+       [] {
+         Fixture f(ReleaseMode::kImmediate);
+         f.BecomeLeader();
+         f.elector.Stop();
+         f.lock.ExpectGet(Coordinated(Obs(kMe, 7, "z"), kThem))
+             .ExpectWrite(Op::kUpdate, Status::Ok(), Writes("", 7, "example.com/test", kThem));
+         f.Step();
+         CHECK(f.elector.Take().phase == Phase::kDone);
+       }},
+      {"[takeover-clears-preferred] a takeover keeps the strategy and clears the preferred holder",
+       [] {
+         for (const char* preferred : {kMe, kThem}) {
+           CAPTURE(preferred);
+           Fixture f;
+           f.lock.ExpectGet(Coordinated(Obs("", 2, "a"), preferred))
+               .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 3, "example.com/test", ""));
+           f.Step();
+           CHECK(f.elector.Take().is_leader);
+         }
+       }},
+      {"[yield-stops-renewing] with yield, a leader whose record names another preferred holder "
+       "writes nothing more; its yes ends with its last claim",
+       [] {
+         Yielding f;
+         const MonoTime sent = f.clock.MonotonicNow();
+         f.BecomeLeader();
+         f.clock.Advance(2s);
+         // The fast path meets the controller's write; the GET shows the preferred holder.
+         f.lock.ExpectWrite(Op::kUpdate, Err(Code::kConflict), nullptr)
+             .ExpectGet(Coordinated(Obs(kMe, 0, "b"), kThem));
+         CHECK(f.StepAndWait() == 2s);
+         Snapshot s = f.elector.Take();
+         CHECK(s.is_leader);
+         CHECK(s.valid_until == sent + 10s);
+         // Every retry reads and writes nothing: no fast-path PUT on the version just read.
+         for (int i = 0; i < 3; ++i) {
+           f.clock.Advance(2s);
+           f.lock.ExpectGet(Coordinated(Obs(kMe, 0, "b"), kThem));
+           f.Step();
+           CHECK(f.elector.Take().is_leader);
+         }
+         f.clock.Advance(2s);  // sent + 10s: the claim has run out
+         CHECK_FALSE(f.elector.Take().is_leader);
+         f.lock.ExpectGet(Coordinated(Obs(kMe, 0, "b"), kThem));
+         f.Step();
+         s = f.elector.Take();
+         CHECK(s.phase == Phase::kCandidate);
+         CHECK(s.renew_failures_total == 0);
+         CHECK(f.lock.calls() == "Get Create Update Get Get Get Get Get");
+       }},
+      {"[yield-defers-takeover] [yield-defers-free-lease] [yield-retake-is-takeover] with "
+       "yield, who takes a lease that names a preferred holder, and when: a new term each time",
+       [] {
+         struct Take {
+           const char* name;
+           LockObservation read;
+           Duration at;  // after the first read; one second earlier it still waits
+         };
+         const std::vector<Take> takes = {
+             {"held, another preferred: one lease-duration past expiry",
+              Coordinated(Obs("old", 4, "a"), kThem), 30s},
+             {"held, this replica preferred: at expiry", Coordinated(Obs("old", 4, "a"), kMe), 15s},
+             {"released, another preferred: one lease-duration after the read, not at once",
+              Coordinated(Obs("", 4, "a", 1), kThem), 15s},
+             {"held by this replica, which yielded: a takeover, not a renew",
+              Coordinated(Obs(kMe, 4, "a"), kThem), 30s},
+         };
+         for (const Take& t : takes) {
+           CAPTURE(t.name);
+           Yielding f;
+           f.lock.ExpectGet(t.read);
+           f.Step();
+           f.clock.Advance(t.at - 1s);
+           f.lock.ExpectGet(t.read);
+           f.Step();
+           CHECK_FALSE(f.elector.Take().is_leader);
+           f.clock.Advance(1s);
+           const SysTime wall = f.clock.SystemNow();
+           f.lock.ExpectGet(t.read).ExpectWrite(Op::kUpdate, Status::Ok(),
+                                                [&](const LeaderElectionRecord& r, MonoTime d) {
+                                                  Writes(kMe, 5, "example.com/test", "")(r, d);
+                                                  CHECK(r.acquire_time == wall);
+                                                });
+           f.Step();
+           CHECK(f.elector.Take().is_leader);
+         }
+       }},
+      {"[yield-due] with yield and a watch, a candidate wakes at expiry and then when the "
+       "deferral ends (no sleep longer than a lease, which /healthz allows), and never spins on "
+       "its own yielded record",
+       [] {
+         for (const char* holder : {kThem, kMe}) {
+           CAPTURE(holder);
+           Yielding f;
+           f.elector.SetWatchActive(true);
+           f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"));
+           CHECK(f.StepAndWait() == 15s);
+           f.clock.Advance(15s);
+           f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"));
+           CHECK(f.StepAndWait() == 15s);
+           f.clock.Advance(15s);
+           f.lock.ExpectGet(Coordinated(Obs(holder, 1, "a"), "other"))
+               .ExpectWrite(Op::kUpdate, Status::Ok(), Writes(kMe, 2, "example.com/test", ""));
+           f.Step();
+           CHECK(f.elector.Take().is_leader);
+         }
        }},
       {"not ready before the first read; a 403 is reported",
        [] {

@@ -33,6 +33,13 @@ LeaderElectionRecord Record(std::string holder, int duration, std::optional<SysT
   return r;
 }
 
+LeaderElectionRecord Coordinated(LeaderElectionRecord r, std::string strategy,
+                                 std::string preferred_holder) {
+  r.strategy = std::move(strategy);
+  r.preferred_holder = std::move(preferred_holder);
+  return r;
+}
+
 TEST_CASE("DecodeLeaseObject") {
   const SysTime acquire = FromUnix(k20260102T030405, 123456000);
   const SysTime renew = FromUnix(k20260102T030405 + 10, 654321000);
@@ -40,7 +47,7 @@ TEST_CASE("DecodeLeaseObject") {
     const char* name;
     std::string json;
     Code want_code;
-    LeaseSpec want;
+    LeaderElectionRecord want;
   };
   const std::vector<Case> cases = {
       {"full spec, metadata ignored",
@@ -49,32 +56,32 @@ TEST_CASE("DecodeLeaseObject") {
        R"("spec":{"holderIdentity":"host_5c0e","leaseDurationSeconds":15,)"
        R"("acquireTime":"2026-01-02T03:04:05.123456Z","renewTime":"2026-01-02T03:04:15.654321Z",)"
        R"("leaseTransitions":2}})",
-       Code::kOk, LeaseSpec{Record("host_5c0e", 15, acquire, renew, 2), "", ""}},
+       Code::kOk, Record("host_5c0e", 15, acquire, renew, 2)},
       {"coordinated fields",
        R"({"spec":{"holderIdentity":"a","leaseDurationSeconds":5,"leaseTransitions":0,)"
        R"("strategy":"OldestEmulationVersion","preferredHolder":"b"}})",
        Code::kOk,
-       LeaseSpec{Record("a", 5, std::nullopt, std::nullopt, 0), "OldestEmulationVersion", "b"}},
-      {"no spec", R"({"metadata":{"name":"x"}})", Code::kOk, LeaseSpec{}},
-      {"null spec", R"({"spec":null})", Code::kOk, LeaseSpec{}},
-      {"empty spec", R"({"spec":{}})", Code::kOk, LeaseSpec{}},
+       Coordinated(Record("a", 5, std::nullopt, std::nullopt, 0), "OldestEmulationVersion", "b")},
+      {"no spec", R"({"metadata":{"name":"x"}})", Code::kOk, LeaderElectionRecord{}},
+      {"null spec", R"({"spec":null})", Code::kOk, LeaderElectionRecord{}},
+      {"empty spec", R"({"spec":{}})", Code::kOk, LeaderElectionRecord{}},
       {"null fields",
        R"({"spec":{"holderIdentity":null,"leaseDurationSeconds":null,"acquireTime":null,)"
        R"("renewTime":null,"leaseTransitions":null,"strategy":null,"preferredHolder":null}})",
-       Code::kOk, LeaseSpec{}},
+       Code::kOk, LeaderElectionRecord{}},
       {"time without fraction, with offset",
        R"({"spec":{"renewTime":"2026-01-02T05:04:15+02:00"}})", Code::kOk,
-       LeaseSpec{Record("", 0, std::nullopt, FromUnix(k20260102T030405 + 10), 0), "", ""}},
+       Record("", 0, std::nullopt, FromUnix(k20260102T030405 + 10), 0)},
       {"Go zero time reads as absent", R"({"spec":{"acquireTime":"0001-01-01T00:00:00.000000Z"}})",
-       Code::kOk, LeaseSpec{}},
+       Code::kOk, LeaderElectionRecord{}},
       {"unknown spec fields ignored", R"({"spec":{"future":[1,2,{"x":null}]}})", Code::kOk,
-       LeaseSpec{}},
+       LeaderElectionRecord{}},
       // Wrong types and garbage.
       {"holder is a number", R"({"spec":{"holderIdentity":5}})", Code::kMalformed, {}},
       {"duration as a numeric string", R"({"spec":{"leaseDurationSeconds":"15"}})", Code::kOk,
-       LeaseSpec{Record("", 15, std::nullopt, std::nullopt, 0), "", ""}},
+       Record("", 15, std::nullopt, std::nullopt, 0)},
       {"a fractional duration rounds up", R"({"spec":{"leaseDurationSeconds":15.2}})", Code::kOk,
-       LeaseSpec{Record("", 16, std::nullopt, std::nullopt, 0), "", ""}},
+       Record("", 16, std::nullopt, std::nullopt, 0)},
       {"duration is a word", R"({"spec":{"leaseDurationSeconds":"long"}})", Code::kMalformed, {}},
       {"duration overflows int32",
        R"({"spec":{"leaseDurationSeconds":2147483648}})",
@@ -86,10 +93,12 @@ TEST_CASE("DecodeLeaseObject") {
        Code::kMalformed,
        {}},
       // Times are informational: an unreadable one reads as absent, never as an error.
-      {"acquireTime is a number", R"({"spec":{"acquireTime":123}})", Code::kOk, LeaseSpec{}},
-      {"renewTime is garbage", R"({"spec":{"renewTime":"yesterday"}})", Code::kOk, LeaseSpec{}},
+      {"acquireTime is a number", R"({"spec":{"acquireTime":123}})", Code::kOk,
+       LeaderElectionRecord{}},
+      {"renewTime is garbage", R"({"spec":{"renewTime":"yesterday"}})", Code::kOk,
+       LeaderElectionRecord{}},
       {"renewTime out of SysTime range", R"({"spec":{"renewTime":"3000-01-01T00:00:00Z"}})",
-       Code::kOk, LeaseSpec{}},
+       Code::kOk, LeaderElectionRecord{}},
       {"strategy is an object", R"({"spec":{"strategy":{}}})", Code::kMalformed, {}},
       {"spec is a list", R"({"spec":[]})", Code::kMalformed, {}},
       {"top level is a list", R"([{"spec":{}}])", Code::kMalformed, {}},
@@ -104,7 +113,7 @@ TEST_CASE("DecodeLeaseObject") {
       auto got = DecodeLeaseObject(c.json);
       REQUIRE_MESSAGE(got.code() == c.want_code, got.status().ToString());
       if (c.want_code == Code::kOk) {
-        CHECK(got->record == c.want.record);
+        CHECK(*got == c.want);
         CHECK(got->strategy == c.want.strategy);
         CHECK(got->preferred_holder == c.want.preferred_holder);
       }
@@ -133,6 +142,14 @@ TEST_CASE("EncodeLeaseSpec writes what client-go's LeaderElectionRecordToLeaseSp
       {"absent times are null", Record("a", 15, std::nullopt, std::nullopt, 0),
        R"({"holderIdentity":"a","leaseDurationSeconds":15,"acquireTime":null,"renewTime":null,)"
        R"("leaseTransitions":0})"},
+      {"strategy and preferred holder, written when not empty",
+       Coordinated(Record("a", 15, std::nullopt, std::nullopt, 0), "example.com/test", "b"),
+       R"({"holderIdentity":"a","leaseDurationSeconds":15,"acquireTime":null,"renewTime":null,)"
+       R"("leaseTransitions":0,"strategy":"example.com/test","preferredHolder":"b"})"},
+      {"a strategy alone",
+       Coordinated(Record("a", 15, std::nullopt, std::nullopt, 0), "OldestEmulationVersion", ""),
+       R"({"holderIdentity":"a","leaseDurationSeconds":15,"acquireTime":null,"renewTime":null,)"
+       R"("leaseTransitions":0,"strategy":"OldestEmulationVersion"})"},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) { CHECK(EncodeLeaseSpec(c.record) == c.want); }
@@ -140,30 +157,31 @@ TEST_CASE("EncodeLeaseSpec writes what client-go's LeaderElectionRecordToLeaseSp
 }
 
 TEST_CASE("LeaseRawRecord sees every field, to the microsecond") {
-  const LeaseSpec base{Record("a", 15, FromUnix(k20260102T030405), FromUnix(k20260102T030405), 1),
-                       "", ""};
+  const LeaderElectionRecord base =
+      Record("a", 15, FromUnix(k20260102T030405), FromUnix(k20260102T030405), 1);
   CHECK(LeaseRawRecord(base) ==
         R"({"holderIdentity":"a","leaseDurationSeconds":15,)"
         R"("acquireTime":"2026-01-02T03:04:05.000000Z","renewTime":"2026-01-02T03:04:05.000000Z",)"
         R"("leaderTransitions":1,"strategy":"","preferredHolder":""})");
   struct Case {
     const char* name;
-    std::function<void(LeaseSpec&)> change;
+    std::function<void(LeaderElectionRecord&)> change;
   };
   const std::vector<Case> cases = {
-      {"holder", [](LeaseSpec& s) { s.record.holder_identity = "b"; }},
-      {"duration", [](LeaseSpec& s) { s.record.lease_duration_seconds = 16; }},
-      {"renew +1us", [](LeaseSpec& s) { *s.record.renew_time += std::chrono::microseconds(1); }},
+      {"holder", [](LeaderElectionRecord& s) { s.holder_identity = "b"; }},
+      {"duration", [](LeaderElectionRecord& s) { s.lease_duration_seconds = 16; }},
+      {"renew +1us",
+       [](LeaderElectionRecord& s) { *s.renew_time += std::chrono::microseconds(1); }},
       {"acquire +1us",
-       [](LeaseSpec& s) { *s.record.acquire_time += std::chrono::microseconds(1); }},
-      {"renew absent", [](LeaseSpec& s) { s.record.renew_time.reset(); }},
-      {"transitions", [](LeaseSpec& s) { s.record.leader_transitions = 2; }},
-      {"strategy", [](LeaseSpec& s) { s.strategy = "OldestEmulationVersion"; }},
-      {"preferred holder", [](LeaseSpec& s) { s.preferred_holder = "b"; }},
+       [](LeaderElectionRecord& s) { *s.acquire_time += std::chrono::microseconds(1); }},
+      {"renew absent", [](LeaderElectionRecord& s) { s.renew_time.reset(); }},
+      {"transitions", [](LeaderElectionRecord& s) { s.leader_transitions = 2; }},
+      {"strategy", [](LeaderElectionRecord& s) { s.strategy = "OldestEmulationVersion"; }},
+      {"preferred holder", [](LeaderElectionRecord& s) { s.preferred_holder = "b"; }},
   };
   for (const Case& c : cases) {
     SUBCASE(c.name) {
-      LeaseSpec changed = base;
+      LeaderElectionRecord changed = base;
       c.change(changed);
       CHECK(LeaseRawRecord(changed) != LeaseRawRecord(base));
     }
@@ -391,10 +409,10 @@ TEST_CASE("a record says whether it carried a transition count") {
   }
   auto lease = DecodeLeaseObject(R"({"spec":{"holderIdentity":"a"}})");
   REQUIRE(lease.ok());
-  CHECK_FALSE(lease->record.transitions_recorded);
+  CHECK_FALSE(lease->transitions_recorded);
   lease = DecodeLeaseObject(R"({"spec":{"holderIdentity":"a","leaseTransitions":2}})");
   REQUIRE(lease.ok());
-  CHECK(lease->record.transitions_recorded);
+  CHECK(lease->transitions_recorded);
 }
 
 TEST_CASE("annotation records round-trip at whole seconds") {

@@ -18,11 +18,23 @@ TEST_CASE("leases lock: exact requests and cache handling") {
        "leases",
        {
            GetStep("get", {GET(kLeasePath, Answer(held))}).Holder(kOther).Raw(LeaseRawOf(held)),
-           // strategy/preferredHolder are gone: client-go's non-coordinated write clears them.
+           // strategy/preferredHolder are gone: a record without them clears them (what the
+           // elector keeps of them: "Coordinated leader election" in elector.cpp).
            UpdateStep("update",
                       {PUT(kLeasePath, JsonEq(LeaseObject("100", kMySpec)), Answer(mine101))}),
            UpdateStep("fast-path update uses the server's answer",
                       {PUT(kLeasePath, JsonEq(mine101), Answer(LeaseObject("102", kMySpec)))}),
+       }},
+      {"a record's strategy and preferredHolder are written, and read back the same",
+       "leases",
+       {
+           GetStep("get", {GET(kLeasePath, Answer(held))}),
+           UpdateStep("update", {PUT(kLeasePath, JsonEq(LeaseObject("100", kMyCoordinatedSpec)),
+                                     Answer(LeaseObject("101", kMyCoordinatedSpec)))})
+               .Writing(MyCoordinatedRecord()),
+           GetStep("get", {GET(kLeasePath, Answer(LeaseObject("101", kMyCoordinatedSpec)))})
+               .Holder(kMe)
+               .Raw(LeaseRawRecord(MyCoordinatedRecord())),
        }},
       {"update without a cache sends nothing",
        "leases",

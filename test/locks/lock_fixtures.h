@@ -65,6 +65,17 @@ inline const std::string kMySpec =
     R"("acquireTime":"2026-01-02T03:04:05.123456Z","renewTime":"2026-01-02T03:04:15.987654Z",)"
     R"("leaseTransitions":3})";
 
+// MyRecord() with a coordinated election's fields, and as a Lease spec on the wire.
+inline election::LeaderElectionRecord MyCoordinatedRecord() {
+  election::LeaderElectionRecord r = MyRecord();
+  r.strategy = "example.com/test";
+  r.preferred_holder = "x";
+  return r;
+}
+inline const std::string kMyCoordinatedSpec =
+    kMySpec.substr(0, kMySpec.size() - 1) +
+    R"(,"strategy":"example.com/test","preferredHolder":"x"})";
+
 // MyRecord() as an annotation value, as client-go writes it.
 inline const std::string kMyAnnotation =
     R"({"holderIdentity":"me_1","leaseDurationSeconds":15,)"
@@ -151,6 +162,10 @@ class Step {
     advance = d;
     return std::move(*this);
   }
+  Step&& Writing(election::LeaderElectionRecord r) && {
+    record = std::move(r);
+    return std::move(*this);
+  }
 
   const char* what;
   Op op;
@@ -165,6 +180,8 @@ class Step {
   std::optional<std::string> want_type;
   // Moves the FakeClock forward before the step.
   Duration advance{};
+  // Create and Update: the record written, when not MyRecord().
+  std::optional<election::LeaderElectionRecord> record;
 };
 
 inline Step GetStep(const char* what, std::vector<Call> calls) {
@@ -207,9 +224,9 @@ inline void RunLockCase(const LockCase& c) {
         if (step.want_raw) CHECK(got->raw == *step.want_raw);
       }
     } else if (step.op == Op::kCreate) {
-      status = (*lock)->Create(MyRecord(), kDeadline);
+      status = (*lock)->Create(step.record.value_or(MyRecord()), kDeadline);
     } else {
-      status = (*lock)->Update(MyRecord(), kDeadline);
+      status = (*lock)->Update(step.record.value_or(MyRecord()), kDeadline);
     }
     CHECK_MESSAGE(status.code() == step.want, "got " << status.ToString());
     if (step.want_message) {
