@@ -16,5 +16,5 @@ handover      the graceful handover round (a deletion or eviction) and the evide
 rollout       one rolling update, and the judge's rules over a run whose pods were all replaced
 helm          HelmRun: the chart installed for real (helm install, its manifest checked)
 images, render_check, helm_post_render   the images (the operator's too), the manifests'
-              check, the chart's post-renderer
+              check, the chart's post-renderer; prometheus/: Prometheus with Kubernetes discovery
 """

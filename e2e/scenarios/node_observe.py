@@ -1,5 +1,5 @@
 """Observe mode on real pods (CTest label `node`): an operator that elects itself, with the
-shipped observing sidecar beside it.
+shipped observing sidecar beside it, and a Prometheus that finds the pods the way a user's does.
 
     LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node_observe observe_rollout
 
@@ -12,19 +12,30 @@ rendered and checked as every node scenario's (cluster.render, assert_shipped).
 """
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+import urllib.request
+from pathlib import Path
+
+import yaml
 
 from e2e.lib import judge as verdict
-from e2e.lib.common import wait_until
+from e2e.lib.common import REPO, free_port, wait_until
 from e2e.lib.lockwatch import LockWatcher
+from e2e.lib.prometheus import Prometheus
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS
-from e2e.node import judge
+from e2e.node import cluster, judge
 from e2e.node.bounds import CLOCK_SLACK, TAKEOVER_SLACK
-from e2e.node.cluster import cluster_time, log
+from e2e.node.cluster import cluster_time, host_netns, log
 from e2e.node.handover import leader_label, sidecar_log_events, wait_gone, wait_settled
+from e2e.node.helm import HelmRun
 from e2e.node.rollout import judge_lifetimes
 from e2e.node.run import NodeScenario, Run, repeat
 
@@ -216,6 +227,280 @@ def observe_rollout(s):
         judge_lifetimes(run)
         assert len({p for p, _, _, _ in terms}) >= 1 + 2 * repeat(), terms
         log(f"observe rollout: {t1 - t0:.1f}s; results " + json.dumps(results))
+
+
+# ------------------------------------------------------------------ Prometheus
+
+class Quiet:
+    """A Run without instruments (no sampler, lock watch or log followers): deployed, Ready."""
+
+    def start(self):
+        t = time.time()
+        self.deployment = self.deploy()
+        self.wait_ready(self.replicas)
+        self.ready_s = time.time() - t
+        return self
+
+
+class QuietRun(Quiet, Run):
+    pass
+
+
+class QuietHelmRun(Quiet, HelmRun):
+    pass
+
+
+# The scrape interval here (s); the documented job's is 30 s ("the rules' windows assume 30s or
+# faster"). Evaluation: the rule file's own group interval (30 s) wins over any global one.
+SCRAPE = 5
+
+
+def documented_job():
+    """The pod-role scrape job of docs/runbooks.md ("Scraping"), as the page shows it."""
+    text = (REPO / "docs" / "runbooks.md").read_text()
+    section = text[text.index("## Scraping"):]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    job = yaml.safe_load(block)[0]
+    assert job["kubernetes_sd_configs"] == [{"role": "pod"}], job
+    return job
+
+
+def seconds(d):
+    """A Prometheus duration (1m15s) in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1}
+    parts = re.findall(r"(\d+)([hms])", d)
+    assert "".join(n + u for n, u in parts) == d, d
+    return sum(int(n) * units[u] for n, u in parts)
+
+
+RULES = REPO / "deploy" / "monitoring" / "leasehold-rules.yaml"
+
+
+def no_leader_rule():
+    """(group interval, the expression's window, for:) of LeaseholdNoLeader in the shipped file."""
+    group = yaml.safe_load(RULES.read_text())["groups"][0]
+    rule = next(r for r in group["rules"] if r.get("alert") == "LeaseholdNoLeader")
+    window = re.search(r"\[(\w+)\]", rule["expr"]).group(1)
+    return seconds(group["interval"]), seconds(window), seconds(rule["for"])
+
+
+def prometheus_binary():
+    """LEASEHOLD_NODE_PROMETHEUS (the binary or its bin dir), else e2e/node/prometheus/build.sh's
+    (cached; the CTest fixture e2e_node_prometheus builds it first). Not Debian's: built without
+    the Kubernetes discovery (build.sh says more)."""
+    p = os.environ.get("LEASEHOLD_NODE_PROMETHEUS")
+    if not p:
+        r = subprocess.run(["bash", str(REPO / "e2e" / "node" / "prometheus" / "build.sh")],
+                           capture_output=True, text=True, preexec_fn=host_netns,
+                           pass_fds=() if cluster.HOST_NETNS_FD is None else (cluster.HOST_NETNS_FD,))
+        out = r.stdout.strip().splitlines()
+        assert r.returncode == 0 and out, f"prometheus/build.sh: {r.returncode}: {r.stderr[-2000:]}"
+        p = out[-1]
+    b = Path(p) / "prometheus" if Path(p).is_dir() else Path(p)
+    assert b.is_file() and os.access(b, os.X_OK), f"no prometheus binary at {b}"
+    return b
+
+
+class NodePrometheus(Prometheus):
+    """Prometheus in the node's network namespace (this process's), discovering pods from the
+    node's apiserver with the documented job (kubernetes_sd_configs, role pod) and a
+    ServiceAccount's token, the shipped rule file unchanged. The queries are e2e/lib's."""
+
+    def __init__(self, node, token_file):
+        self.dir = Path(tempfile.mkdtemp(prefix="leasehold-prom-node-"))
+        self.port = free_port()
+        job = documented_job()
+        job["scrape_interval"] = f"{SCRAPE}s"
+        env = node.cp_env
+        # Outside the cluster, what in-cluster discovery takes from the pod: where the apiserver
+        # is, its CA, the ServiceAccount's token.
+        job["kubernetes_sd_configs"][0].update({
+            "api_server": f"https://{env['APISERVER_HOST']}:{env['APISERVER_PORT']}",
+            "authorization": {"credentials_file": str(token_file)},
+            "tls_config": {"ca_file": env["CA_CRT"]}})
+        (self.dir / "prometheus.yml").write_text(yaml.safe_dump({
+            "global": {"scrape_interval": f"{SCRAPE}s", "evaluation_interval": f"{SCRAPE}s"},
+            "rule_files": [str(RULES)], "scrape_configs": [job]}))
+        self.proc = None
+
+    def start(self, binary):
+        self.logf = open(self.dir / "prometheus.log", "wb")
+        self.proc = subprocess.Popen(
+            [str(binary), f"--config.file={self.dir / 'prometheus.yml'}",
+             f"--storage.tsdb.path={self.dir / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1h"],
+            stdout=self.logf, stderr=subprocess.STDOUT, start_new_session=True)
+
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"prometheus exited {self.proc.returncode}: {self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as r:
+                    return r.status == 200
+            except OSError:
+                return False
+        wait_until(ready, 60, 0.2, what="prometheus to be ready")
+        log(f"prometheus {self.version()} in the node's network namespace on "
+            f"127.0.0.1:{self.port}")
+        return self
+
+    def alerts(self):
+        return self.api("alerts")["alerts"]
+
+
+def prometheus_rbac(ns, name):
+    """What the pod-role job needs: list and watch on pods, cluster-wide (no `namespaces:`)."""
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "prometheus",
+                                                                     "namespace": ns}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": name},
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": name},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": ns}]},
+    ]
+
+
+def all_pods(run):
+    """{pod: IP} of the namespace's running pods (the watcher's too)."""
+    items = run.node.api("GET", f"/api/v1/namespaces/{run.ns}/pods")["items"]
+    return {p["metadata"]["name"]: p["status"].get("podIP") for p in items
+            if not p["metadata"].get("deletionTimestamp") and p["status"].get("phase") == "Running"}
+
+
+def check_scraped(prom, runs):
+    """Every running pod of every run is a target that is up, on its pod IP, labelled with its
+    namespace and pod; every lock has leasehold_is_leader series. Returns the lock keys."""
+    want = {(r.ns, p): ip for r in runs for p, ip in all_pods(r).items()}
+
+    def scraped():
+        got = {}
+        for x in prom.query("up"):
+            m = x["metric"]
+            got[(m.get("namespace"), m.get("pod"))] = (m["instance"].rsplit(":", 1)[0], x["value"][1])
+        missing = {k: v for k, v in want.items() if got.get(k) != (v, "1")}
+        return None if missing else got
+    try:
+        wait_until(scraped, 60, 1, "every pod a target, up on its pod IP")
+    except AssertionError:
+        log(f"targets: {json.dumps(prom.api('targets')['activeTargets'])[:3000]}")
+        raise
+    locks = {(r.ns, r.lock_name) for r in runs}
+    series = {(x["metric"]["lock_namespace"], x["metric"]["lock_name"]): x["value"][1]
+              for x in prom.query("max by (lock_namespace, lock_name) (leasehold_is_leader)")}
+    log(f"up == 1 on {len(want)} pod IPs in {len({n for n, _ in want})} namespaces; "
+        f"leasehold_is_leader by lock: { {f'{n}/{l}': v for (n, l), v in series.items() if (n, l) in locks} }")
+    assert locks <= set(series), f"no leasehold_is_leader for {locks - set(series)}"
+    return locks
+
+
+def alert_state(prom, name, lock):
+    for a in prom.alerts():
+        lb = a["labels"]
+        if lb["alertname"] == name and (lb.get("lock_namespace"), lb.get("lock_name")) == lock:
+            return a["state"]
+    return None
+
+
+def others_firing(prom, runs, allowed):
+    """Alerts firing for these runs' locks or pods other than `allowed` (alertname, lock)."""
+    mine = {r.ns for r in runs}
+    out = []
+    for a in prom.alerts():
+        lb = a["labels"]
+        key = (lb["alertname"], (lb.get("lock_namespace"), lb.get("lock_name")))
+        if a["state"] == "firing" and key not in allowed and (
+                lb.get("lock_namespace") in mine or lb.get("namespace") in mine):
+            out.append(lb)
+    return out
+
+
+@scenario
+def prometheus_discovery(s):
+    """Prometheus finds the pods the way a user's does: Debian's prometheus in the node's
+    network namespace, the documented pod-role job (docs/runbooks.md, "Scraping") against the
+    node's apiserver with a ServiceAccount's token (list and watch on pods), the shipped rule
+    file unchanged. Every shipped variant (native, classic, gate, the chart) and the observe
+    Deployment with its watcher, each in a namespace of its own, deployed at once: every pod is
+    a target, up on its pod IP, every lock has leasehold_is_leader. Then the operator scaled to
+    0: LeaseholdNoLeader fires for its lock (the watcher's series) within the rule's window, its
+    `for:` and an evaluation; scaled back, it resolves; nothing else fires for these locks."""
+    runs = [s.run("native", cls=QuietRun, replicas=2), s.run("classic", cls=QuietRun, replicas=2),
+            s.run("gate", cls=QuietRun, replicas=2), s.run("native", cls=QuietHelmRun, replicas=2),
+            s.run("observe", cls=QuietRun, replicas=2)]
+    observe = runs[-1]
+    errors = []
+
+    def start(r):
+        try:
+            r.start()
+        except BaseException as e:  # noqa: BLE001 - reported below, the run stopped by s
+            errors.append((r.ns, e))
+    threads = [threading.Thread(target=start, args=(r,)) for r in runs]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, f"deploying: {errors}"
+    log(f"5 deployments Ready in {time.time() - t0:.1f}s: {[r.ns for r in runs]}")
+    prom_ns = f"prom-{observe.ns.split('-')[-1]}"
+    cluster_name = f"leasehold-e2e-prometheus-{prom_ns}"  # cluster-scoped: deleted below
+    prom, tmp = None, Path(tempfile.mkdtemp(prefix="leasehold-prom-token-"))
+    try:
+        s.node.kubectl("create", "namespace", prom_ns)
+        s.node.kubectl("apply", "-f", "-",
+                       input=yaml.safe_dump_all(prometheus_rbac(prom_ns, cluster_name)))
+        token = s.node.kubectl("create", "token", "prometheus", "-n", prom_ns, "--duration=1h")
+        tok = tmp / "token"
+        tok.write_text(token.strip())
+        prom = NodePrometheus(s.node, tok)
+        prom.start(prometheus_binary())
+        t_p = time.time()
+        locks = check_scraped(prom, runs)
+        log(f"discovered and scraped in {time.time() - t_p:.1f}s")
+        lock = (observe.ns, observe.lock_name)
+        interval, window, hold = no_leader_rule()
+        # Scale the operator to 0: its pods' series go stale; the watcher's 0 stays.
+        t_down = time.time()
+        s.node.kubectl("scale", f"deployment/{observe.deployment}", "-n", observe.ns, "--replicas=0")
+        wait_until(lambda: not observe.node.pods(observe.ns), 120, 0.5, "the operator's pods gone")
+        t_gone = time.time()
+        # Fires no earlier than the window (after the last 1 scraped) and `for:`, and no later
+        # than those plus an evaluation interval and a scrape after the pods were gone.
+        fire_max = window + hold + interval + SCRAPE + 15
+        wait_until(lambda: alert_state(prom, "LeaseholdNoLeader", lock) == "firing",
+                   t_gone - time.time() + fire_max, 1, "LeaseholdNoLeader firing")
+        t_fire = time.time()
+        log(f"LeaseholdNoLeader fired {t_fire - t_down:.1f}s after the scale to 0 ({t_gone - t_down:.1f}s "
+            f"until the pods were gone; rule: window {window}s, for {hold}s, evaluated every {interval}s)")
+        # (the last 1 was scraped at most a scrape before the scale, the leader's sidecar saying
+        # yes until its SIGTERM after it)
+        assert t_fire - t_down >= window + hold - SCRAPE, \
+            f"fired {t_fire - t_down:.1f}s after the scale to 0"
+        watcher = [p for p in all_pods(observe) if p.startswith("leasehold-watch")]
+        reporters = prom.query(f'leasehold_is_leader{{lock_namespace="{lock[0]}"}}')
+        assert [x["metric"]["pod"] for x in reporters] == watcher, reporters
+        s.node.kubectl("scale", f"deployment/{observe.deployment}", "-n", observe.ns, "--replicas=2")
+        t_up = time.time()
+        observe.wait_ready(2)
+        resolve_max = LEASE + 2 * RETRY + SCRAPE + interval + 30
+        wait_until(lambda: alert_state(prom, "LeaseholdNoLeader", lock) is None, resolve_max, 1,
+                   "LeaseholdNoLeader resolved")
+        log(f"LeaseholdNoLeader resolved {time.time() - t_up:.1f}s after the scale back to 2")
+        others = others_firing(prom, runs, {("LeaseholdNoLeader", lock)})
+        assert not others, f"other alerts firing for these locks: {others}"
+        log(f"prometheus discovery: {len(locks)} locks; the whole scenario {time.time() - t0:.1f}s")
+    finally:
+        if prom is not None:
+            prom.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+        s.node.kubectl("delete", "clusterrolebinding,clusterrole", cluster_name,
+                       "--ignore-not-found", check=False)
+        s.node.kubectl("delete", "namespace", prom_ns, "--ignore-not-found", "--wait=false",
+                       check=False)
 
 
 if __name__ == "__main__":
