@@ -363,6 +363,24 @@ def prometheus_rbac(ns, name):
     ]
 
 
+def side_by_side(fn, runs, what):
+    """fn(run) for every run at once (each waits on the node, not the CPU); raises with every
+    run's error. A run that failed to start is stopped by the scenario's context."""
+    errors = []
+
+    def one(r):
+        try:
+            fn(r)
+        except BaseException as e:  # noqa: BLE001 - every run's error, raised below
+            errors.append((r.ns, e))
+    threads = [threading.Thread(target=one, args=(r,)) for r in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, f"{what}: {errors}"
+
+
 def all_pods(run):
     """{pod: IP} of the namespace's running pods (the watcher's too)."""
     items = run.node.api("GET", f"/api/v1/namespaces/{run.ns}/pods")["items"]
@@ -431,20 +449,8 @@ def prometheus_discovery(s):
             s.run("gate", cls=QuietRun, replicas=2), s.run("native", cls=QuietHelmRun, replicas=2),
             s.run("observe", cls=QuietRun, replicas=2)]
     observe = runs[-1]
-    errors = []
-
-    def start(r):
-        try:
-            r.start()
-        except BaseException as e:  # noqa: BLE001 - reported below, the run stopped by s
-            errors.append((r.ns, e))
-    threads = [threading.Thread(target=start, args=(r,)) for r in runs]
     t0 = time.time()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, f"deploying: {errors}"
+    side_by_side(lambda r: r.start(), runs, "deploying")
     log(f"5 deployments Ready in {time.time() - t0:.1f}s: {[r.ns for r in runs]}")
     prom_ns = f"prom-{observe.ns.split('-')[-1]}"
     cluster_name = f"leasehold-e2e-prometheus-{prom_ns}"  # cluster-scoped: deleted below
@@ -493,6 +499,7 @@ def prometheus_discovery(s):
         others = others_firing(prom, runs, {("LeaseholdNoLeader", lock)})
         assert not others, f"other alerts firing for these locks: {others}"
         log(f"prometheus discovery: {len(locks)} locks; the whole scenario {time.time() - t0:.1f}s")
+        side_by_side(lambda r: r.stop(False), runs, "deleting the namespaces")
     finally:
         if prom is not None:
             prom.stop()
