@@ -20,7 +20,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import yaml
@@ -331,16 +330,14 @@ class NodePrometheus(Prometheus):
              f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1h"],
             stdout=self.logf, stderr=subprocess.STDOUT, start_new_session=True)
 
-        def ready():
-            if self.proc.poll() is not None:
-                raise AssertionError(f"prometheus exited {self.proc.returncode}: {self.log()}")
+        def version():  # the build info, once the HTTP API answers
+            assert self.proc.poll() is None, f"prometheus exited {self.proc.returncode}: {self.log()}"
             try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=1) as r:
-                    return r.status == 200
+                return self.version()
             except OSError:
-                return False
-        wait_until(ready, 60, 0.2, what="prometheus to be ready")
-        log(f"prometheus {self.version()} in the node's network namespace on "
+                return None
+        v = wait_until(version, 60, 0.2, what="prometheus's HTTP API")
+        log(f"prometheus {v} in the node's network namespace on "
             f"127.0.0.1:{self.port}")
         return self
 

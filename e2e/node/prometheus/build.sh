@@ -29,7 +29,7 @@ OUT="$CACHE_ROOT/prometheus-$VERSION"
 BIN="$OUT/bin"
 
 # Bump RECIPE when the build flags change. A changed stamp rebuilds.
-RECIPE=2
+RECIPE=1
 STAMP="recipe=$RECIPE $(cat "$HERE"/go.{mod,sum} | sha256sum | cut -c1-16)"
 
 all_present() {
@@ -37,21 +37,7 @@ all_present() {
 }
 
 go_cache_current all_present
-need_go
-mkdir -p "$BIN"
-rm -f "$BIN/.stamp" "$BIN/prometheus"
-STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"
-trap 'rm -rf "$STAGE"' EXIT
-export CGO_ENABLED=0
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"   # go.sum is committed: -mod=readonly suffices
-
-start=$SECONDS
 log "building prometheus ($VERSION) ..."
 # The version its build info reports (/api/v1/status/buildinfo): the module's.
-(cd "$HERE" && go build -trimpath -o "$STAGE/prometheus" \
-  -ldflags="-s -w -X github.com/prometheus/common/version.Version=$VERSION" \
-  github.com/prometheus/prometheus/cmd/prometheus) >&2
-mv -f "$STAGE/prometheus" "$BIN/prometheus"
-echo "$STAMP" >"$BIN/.stamp"
-log "built in $((SECONDS - start))s: $BIN"
-echo "$BIN"
+go_one_binary prometheus github.com/prometheus/prometheus/cmd/prometheus \
+  "-X github.com/prometheus/common/version.Version=$VERSION"
