@@ -22,3 +22,23 @@ need_go() {
   [[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null && export PATH="/usr/local/go/bin:$PATH"
   command -v go >/dev/null || { log "go not found in PATH or /usr/local/go/bin: install Go >= 1.21"; exit 1; }
 }
+
+# go_one_binary NAME PKG [LDFLAGS]: builds the one static binary $BIN/NAME (CGO off, stripped,
+# plus LDFLAGS) from the package PKG of the module in $HERE, through a stage directory so that a
+# killed build leaves no binary, then writes $STAMP to $BIN/.stamp and prints $BIN. For the
+# build.sh scripts of one binary (e2e/crmanager, e2e/node/prometheus), after go_cache_current.
+go_one_binary() {
+  local name=$1 pkg=$2 ldflags="-s -w ${3:-}" start=$SECONDS
+  need_go
+  mkdir -p "$BIN"
+  rm -f "$BIN/.stamp" "$BIN/$name"
+  GO_STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"
+  trap 'rm -rf "$GO_STAGE"' EXIT
+  # go.sum is committed: -mod=readonly (the default) suffices
+  (cd "$HERE" && CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false" \
+    go build -trimpath -ldflags="$ldflags" -o "$GO_STAGE/$name" "$pkg") >&2
+  mv -f "$GO_STAGE/$name" "$BIN/$name"
+  echo "$STAMP" >"$BIN/.stamp"
+  log "built in $((SECONDS - start))s: $BIN"
+  echo "$BIN"
+}

@@ -60,6 +60,12 @@ go_node() {
   echo "waited for the control plane's build: $((SECONDS - t))s"
   t=$SECONDS; bash e2e/node/build.sh | tail -1
   echo "node binaries: $((SECONDS - t))s"
+  # The observe scenarios' operator (its image is made at the node's start) and the Prometheus
+  # with Kubernetes discovery of prometheus_discovery.
+  t=$SECONDS; bash e2e/crmanager/build.sh | tail -1
+  echo "controller-runtime manager: $((SECONDS - t))s"
+  t=$SECONDS; bash e2e/node/prometheus/build.sh | tail -1
+  echo "prometheus (Kubernetes discovery): $((SECONDS - t))s"
 }
 
 # What computes and does not need the e2e tiers: in the background beside them, one stage

@@ -32,18 +32,5 @@ all_present() {
 }
 
 go_cache_current all_present
-need_go
-mkdir -p "$BIN"
-rm -f "$BIN/.stamp" "$BIN/crmanager"
-STAGE="$(mktemp -d "$OUT/.stage.XXXXXX")"
-trap 'rm -rf "$STAGE"' EXIT
-export CGO_ENABLED=0
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"   # go.sum is committed: -mod=readonly suffices
-
-start=$SECONDS
 log "building crmanager (controller-runtime $CR) ..."
-(cd "$HERE" && go build -trimpath -ldflags="-s -w" -o "$STAGE/crmanager" .) >&2
-mv -f "$STAGE/crmanager" "$BIN/crmanager"
-echo "$STAMP" >"$BIN/.stamp"
-log "built in $((SECONDS - start))s: $BIN"
-echo "$BIN"
+go_one_binary crmanager .

@@ -23,6 +23,7 @@ CLONE_NEWNET = 0x40000000
 
 LEASEHOLD_IMAGE = "leasehold.local/leasehold:dev"
 APP_IMAGE = "leasehold.local/lhapp:1"
+OPERATOR_IMAGE = "leasehold.local/crmanager:1"  # e2e/node/images.py
 
 
 def log(msg):
@@ -152,6 +153,11 @@ VARIANTS = {
     # The deletion cost switched off (and so no leader label: it needs the same Role), for the
     # scenarios that set the costs themselves.
     "native-nocost": ("overlays/native-sidecar", ["components/no-deletion-cost"]),
+    # Beside an operator that elects itself: the sidecar observes the operator's Lease (`app` is
+    # the operator: operator_container), the watcher pod reports for the lock when no operator
+    # pod runs, the leader label on.
+    "observe": ("overlays/native-sidecar", ["rbac/leader-label", "components/observe",
+                                            "components/observe-watch"]),
 }
 
 
@@ -183,30 +189,91 @@ def app_container(shipped_app, variant, env):
     return c
 
 
+def observed_lock(shipped):
+    """The lock name of a rendering whose sidecar observes (LEASEHOLD_AGENT_MODE=observe), else
+    None."""
+    for d in shipped:
+        data = d.get("data") or {}
+        if d["kind"] == "ConfigMap" and data.get("LEASEHOLD_AGENT_MODE") == "observe":
+            return data["LEASEHOLD_LOCK_NAME"]
+    return None
+
+
+def operator_container(shipped_app, lock_name):
+    """An operator that elects itself in place of the example's app (e2e/crmanager: a
+    controller-runtime manager, LeaderElection on the Lease `lock_name` in the pod's namespace,
+    controller-runtime's default timings 15 s / 10 s / 2 s, no release on cancel). The app's
+    name, mounts and security context are kept; its resources are the operator's own (a Go
+    manager's, not the example shell's)."""
+    c = dict(shipped_app)
+    c.pop("args", None)
+    c["image"], c["imagePullPolicy"] = OPERATOR_IMAGE, "Never"
+    c["command"] = ["/crmanager", "--namespace=$(POD_NAMESPACE)", f"--lease-id={lock_name}"]
+    c["env"] = [{"name": "POD_NAMESPACE",
+                 "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
+    c["resources"] = {"requests": {"cpu": "10m", "memory": "32Mi"},
+                      "limits": {"memory": "128Mi"}}
+    return c
+
+
+def operator_rbac(lock_name):
+    """What the operator's own chart grants it for its election (controller-runtime's: get and
+    update on its Lease, create for the first election, Events of its leadership), on the
+    pod's ServiceAccount. Not leasehold's: deploy/components/observe leaves it to the operator.
+    The only objects a node scenario may add to a shipped rendering (assert_shipped)."""
+    meta = {"name": "operator-leader-election",
+            "labels": {"app.kubernetes.io/name": "operator"}}
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+         "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                    "resourceNames": [lock_name], "verbs": ["get", "update"]},
+                   {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+                    "verbs": ["create"]},
+                   {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                    "verbs": ["create", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta,
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                     "name": meta["name"]},
+         "subjects": [{"kind": "ServiceAccount", "name": "leasehold"}]},
+    ]
+
+
 def render(node, variant, replicas, app_env=None, configmap=None):
     """Returns (docs, shipped): the objects to apply, and the shipped rendering they came from.
-    Only the replicas, the images and the app container differ (assert_shipped checks it);
-    `configmap` (test timings) is an explicit, named exception when given."""
+    Only the replicas (of the Deployment with the app), the images and the app container differ
+    (assert_shipped checks it); beside an operator that elects itself (observed_lock), `app` is
+    the operator and its own RBAC is added. `configmap` (test timings) is an explicit, named
+    exception when given."""
     shipped = kustomize(node, variant)
     docs = json.loads(json.dumps(shipped))
+    lock = observed_lock(shipped)
     for d in docs:
         if d["kind"] == "Deployment":
-            d["spec"]["replicas"] = replicas
             spec = d["spec"]["template"]["spec"]
+            if any(c["name"] == "app" for c in spec["containers"]):
+                d["spec"]["replicas"] = replicas
             for c in spec.get("initContainers", []) + spec["containers"]:
                 if c["image"].startswith("leasehold"):
                     c["image"], c["imagePullPolicy"] = LEASEHOLD_IMAGE, "Never"
-            spec["containers"] = [app_container(c, variant, app_env or {}) if c["name"] == "app"
-                                  else c for c in spec["containers"]]
+            spec["containers"] = [
+                (operator_container(c, lock) if lock else app_container(c, variant, app_env or {}))
+                if c["name"] == "app" else c for c in spec["containers"]]
         if d["kind"] == "ConfigMap" and configmap:
             d["data"].update(configmap)
+    if lock:
+        docs += operator_rbac(lock)
     return docs, shipped
 
 
 def assert_shipped(docs, shipped, configmap=None):
-    """Every object but the Deployment is the shipped one; in the Deployment only replicas,
-    images (and imagePullPolicy) and the `app` container differ."""
-    assert len(docs) == len(shipped)
+    """Every object but the Deployments is the shipped one; in the Deployments only replicas,
+    images (and imagePullPolicy) and the `app` container differ. Beside an operator that elects
+    itself, exactly the operator's own RBAC (operator_rbac) follows the shipped objects."""
+    lock = observed_lock(shipped)
+    extra = operator_rbac(lock) if lock else []
+    assert len(docs) == len(shipped) + len(extra), \
+        f"{len(docs)} objects, {len(shipped)} shipped + {len(extra)} of the operator's"
+    assert docs[len(shipped):] == extra, "objects besides the shipped ones and the operator's RBAC"
     for d, s in zip(docs, shipped):
         if d["kind"] == "ConfigMap" and configmap:
             s = json.loads(json.dumps(s))

@@ -7,8 +7,12 @@ import`, written into DIR/images/ before the kubelet starts.
 - leasehold.local/pause:1: the pod sandbox, a static C program FROM scratch (images/pause.c).
 - leasehold.local/lhapp:1: the test's app, a static C program FROM scratch (images/lhapp.c) that
   stamps every ask and unit of work with CLOCK_REALTIME microseconds.
+- leasehold.local/crmanager:1: an operator that elects itself, the observe-mode scenarios' `app`:
+  e2e/crmanager's controller-runtime manager (static Go, CGO off, built and cached by its
+  build.sh) FROM scratch. In a pod its identity is controller-runtime's <hostname>_<uuid>, the
+  host name being the pod's name.
 
-    python3 -m e2e.node.images OUTDIR      # writes OUTDIR/{pause,lhapp,leasehold}.tar
+    python3 -m e2e.node.images OUTDIR      # writes OUTDIR/{pause,lhapp,crmanager,leasehold}.tar
 """
 
 import hashlib
@@ -25,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PAUSE = "leasehold.local/pause:1"
 APP = "leasehold.local/lhapp:1"
+OPERATOR = "leasehold.local/crmanager:1"
 LEASEHOLD = "leasehold.local/leasehold:dev"
 BUILDAH_IMAGE = os.environ.get("LEASEHOLD_IMAGE", "localhost/leasehold:dev")
 
@@ -96,6 +101,16 @@ def build_local(outdir):
                        ["/lhapp"])
 
 
+def build_operator(outdir):
+    """The controller-runtime manager's image. build.sh does nothing when its cached binary was
+    built from the same sources (the e2e_crmanager fixture builds it first under CTest)."""
+    r = subprocess.run(["bash", str(REPO / "e2e" / "crmanager" / "build.sh")], check=True,
+                       stdout=subprocess.PIPE, text=True)
+    binary = Path(r.stdout.strip().splitlines()[-1]) / "crmanager"
+    docker_archive(Path(outdir) / "crmanager.tar", OPERATOR,
+                   [("crmanager", binary.read_bytes(), 0o755)], ["/crmanager"])
+
+
 def export_leasehold(outdir):
     """The image e2e_ship_image built (scripts/image.sh build when it is missing)."""
     bah = ["buildah", "--storage-driver", "vfs"]
@@ -110,5 +125,6 @@ def export_leasehold(outdir):
 
 if __name__ == "__main__":
     build_local(sys.argv[1])
-    if "--no-leasehold" not in sys.argv:
+    if "--no-leasehold" not in sys.argv:  # the teardown test runs pause and lhapp only
+        build_operator(sys.argv[1])
         export_leasehold(sys.argv[1])

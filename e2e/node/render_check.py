@@ -53,6 +53,8 @@ DRIFTS = [
     ("the pod's grace period", lambda d: deployment(d).__setitem__(
         "terminationGracePeriodSeconds", 1)),
     ("the sidecar's image, not ours", lambda d: sidecar(d).__setitem__("image", "evil:1")),
+    ("an object besides the shipped ones and the operator's RBAC", lambda d: d.append(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "extra"}})),
 ]
 
 

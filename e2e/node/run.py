@@ -99,12 +99,13 @@ class Run:
 
     def deploy(self):
         """Renders the shipped overlay (checked: only replicas, images and the app differ) and
-        applies it; returns the Deployment's name."""
+        applies it; returns the name of the Deployment with the app (observe-watch's has none)."""
         docs, shipped = cluster.render(self.node, self.variant, self.replicas,
                                        app_env=self.app_env_full(), configmap=self.configmap)
         cluster.assert_shipped(docs, shipped, self.configmap)
         cluster.apply(self.node, self.ns, docs)
-        return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment")
+        return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment" and any(
+            c["name"] == "app" for c in d["spec"]["template"]["spec"]["containers"]))
 
     def start(self):
         t = time.time()

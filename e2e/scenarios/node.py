@@ -11,9 +11,7 @@ On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node
 """
 
 import json
-import os
 import re
-import subprocess
 import sys
 import time
 
@@ -21,15 +19,16 @@ from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS
-from e2e.node import cluster, judge
+from e2e.node import judge
 from e2e.node.bounds import CLOCK_SLACK, FAILOVER_BOUND, RELEASE_TO_YES_BOUND
 from e2e.node.cluster import log
 from e2e.node.lease import GATE_MARGIN, LeaseTracker
+from e2e.node.helm import CHART, HELM_RELEASE, HelmRun, yaml_docs
 from e2e.node.handover import (delete_leader_round, delete_settled_leader, leader_label,
                                log_stop_delay, sidecar_log_events, wait_gone)
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
-from e2e.node.run import NodeScenario, Run, repeat
+from e2e.node.run import NodeScenario, repeat
 from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
                           wait_cmd_on, wait_working)
 
@@ -298,79 +297,6 @@ def rollout(variant):
     return scenario
 
 
-# The chart, installed for real.
-CHART = cluster.DEPLOY / "helm" / "leasehold"
-# The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
-POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",
-               "--post-renderer-args=e2e.node.helm_post_render"]
-HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold-example
-
-
-class HelmRun(Run):
-    """A Run whose objects come from `helm install` of deploy/helm/leasehold with the cluster's
-    capabilities (no --kube-version, no lock type or sidecar mode forced). The example's app
-    container becomes the test's app (post-renderer; checked: nothing else differs)."""
-
-    lock_name = HELM_RELEASE
-    release = HELM_RELEASE
-
-    def stop(self, failed):
-        """On failure the release goes first (whatever it left would outlive the namespace)."""
-        if failed and not self.stopped:
-            self.helm("uninstall", self.release, "--wait", "--timeout", "60s", check=False,
-                      post=False)
-        super().stop(failed)
-
-    def values(self, extra=()):
-        return ["--set", "exampleDeployment.enabled=true", "--set", f"replicas={self.replicas}",
-                "--set", "image.repository=leasehold.local/leasehold", "--set", "image.tag=dev",
-                "--set", "image.pullPolicy=Never",
-                "--set", f"exampleDeployment.image={cluster.APP_IMAGE}", *extra]
-
-    def helm(self, *args, check=True, post=True):
-        env = {**os.environ, "HELM_CACHE_HOME": str(self.node.dir / "helm-cache"),
-               "HELM_CONFIG_HOME": str(self.node.dir / "helm-config"),
-               "HELM_DATA_HOME": str(self.node.dir / "helm-data"),
-               "LHAPP_ENV_JSON": json.dumps(self.app_env_full()),
-               "PYTHONPATH": str(cluster.REPO)}
-        cmd = [str(self.node.bin_dir / "helm"), "--kubeconfig", str(self.node.kubeconfig),
-               "-n", self.ns, *args]
-        if post:
-            cmd += POST_RENDER
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=400)
-        if check and r.returncode != 0:
-            raise AssertionError(f"helm {' '.join(args)}: {r.returncode}\n{r.stdout}\n{r.stderr}")
-        return r
-
-    def deploy(self, extra=()):
-        self.node.kubectl("create", "namespace", self.ns)
-        self.helm("install", HELM_RELEASE, str(CHART), "--wait", "--timeout", "300s",
-                  *self.values(extra))
-        self.check_manifest(extra)
-        return f"{HELM_RELEASE}-example"
-
-    def check_manifest(self, extra=()):
-        """The release's manifest (post-rendered) against `helm template` of the same values
-        with the cluster's capabilities: only the Deployment's app container differs."""
-        got = [d for d in yaml_docs(self.helm("get", "manifest", HELM_RELEASE, post=False).stdout)]
-        want = [d for d in yaml_docs(self.helm("template", HELM_RELEASE, str(CHART), "--validate",
-                                               *self.values(extra), post=False).stdout)
-                if not (d.get("metadata", {}).get("annotations") or {}).get("helm.sh/hook")]
-        key = lambda d: (d["kind"], d["metadata"]["name"])  # noqa: E731
-        assert sorted(map(key, got)) == sorted(map(key, want)), (list(map(key, got)),
-                                                                  list(map(key, want)))
-        want = {key(d): d for d in want}
-        for d in got:
-            w = json.loads(json.dumps(want[key(d)]))
-            if d["kind"] == "Deployment":
-                d = json.loads(json.dumps(d))
-                for x in (d, w):
-                    x["spec"]["template"]["spec"]["containers"] = [
-                        c for c in x["spec"]["template"]["spec"]["containers"] if c["name"] != "app"]
-            assert d == w, f"{key(d)}: the post-renderer changed more than the app container"
-        self.manifest = got
-
-
 def uninstall_leaves_nothing(run):
     """helm uninstall of the run's release: its pods, every object its manifest created and
     helm's own release Secrets are gone. Returns the objects created, (kind, name)."""
@@ -382,11 +308,6 @@ def uninstall_leaves_nothing(run):
     secrets = run.node.kubectl("get", "secrets", "-n", run.ns, "-l", "owner=helm", "-o", "name")
     assert not left and not secrets.strip(), f"left after helm uninstall: {left} {secrets}"
     return created
-
-
-def yaml_docs(text):
-    import yaml
-    return [d for d in yaml.safe_load_all(text) if d]
 
 
 def check_chart_choices(run):
