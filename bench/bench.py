@@ -2,9 +2,9 @@
 """leasehold benchmarks, each figure measured in the same run as the client-go interop peer
 (e2e/interop: client-go's real tools/leaderelection, Lease lock) and shown beside it.
 
-    python3 -m bench.bench                  full run (~30 min): figures for BENCHMARKS.md
-    python3 -m bench.bench --smoke          CI smoke run (< 2 min): every phase, short windows,
-                                            3 failovers
+    python3 -m bench.bench                  full run (~85 min): figures for BENCHMARKS.md
+    python3 -m bench.bench --smoke          CI smoke run (< 2 min): every phase but the two
+                                            long ones, short windows, 3 failovers
     python3 -m bench.bench --phases idle,wrk --out DIR
 
 Phases (see BENCHMARKS.md for the definitions):
@@ -17,12 +17,19 @@ Phases (see BENCHMARKS.md for the definitions):
   failover  fleets of 3 on their own locks, timings 4s/3s/1s: SIGTERM with
             --release-on-shutdown=immediate and safe, safe after POST /release (timed from the
             POST), SIGKILL; client-go SIGTERM with ReleaseOnCancel and SIGKILL. N runs each
-            (full 20, smoke 3). Full runs add SIGKILL at the default timings (15s/10s/2s, where
-            leasehold renews every 5.5s), leasehold and client-go.
+            (full 20, smoke 3).
+  failover_default  the same at the default timings (15s/10s/2s), N runs each, the signal at a
+            random point of the renew cycle: leasehold with --renew-interval auto (5.5 s) and
+            retry-period (2 s), SIGKILL, SIGTERM safe and immediate; client-go SIGKILL and
+            SIGTERM with ReleaseOnCancel. From the signal and from the last renew. Not in --smoke.
   scale     100 candidates on one lock, and 100 agents on 100 locks: API QPS (apiserver
             apiserver_request_total) and apiserver + etcd CPU; leasehold, then client-go. The
             100 locks are 100 idle leaders: their writes per leader-hour, and apiserver and
             etcd CPU per 100 of them (smoke: 5 agents, scaled to 100).
+  fleets    N locks (--fleet-locks, default 100 and 300) with a leader and two followers each,
+            3N processes, default timings, on a fresh control plane per N and implementation:
+            apiserver and etcd CPU (net of the control plane's own, measured alone first) and
+            RSS after a warm-up, with the load average. Not in --smoke.
 Writes OUT/results.json and OUT/results.md and prints the tables.
 """
 
@@ -75,6 +82,14 @@ def mem_kib(pid):
     except OSError:
         pass
     return out
+
+
+def mem_available_gib():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1048576
+    return 0.0
 
 
 def machine():
@@ -220,15 +235,17 @@ class Bench:
                                      f"--audit-log-path={self.audit_log} --audit-log-maxsize=0")
         self.cp.start()
 
-    def namespace(self, name, sas):
+    def namespace(self, name, sas, cp=None):
         """A namespace whose service accounts `sas` may get/update/watch/create every Lease and
-        create Events (one Role for any lock name), and their SA directories."""
+        create Events (one Role for any lock name), and their SA directories; on control plane
+        `cp` (default: the run's)."""
+        cp = cp or self.cp
         ns = Namespace.__new__(Namespace)
-        ns.cp, ns.name, ns.lock_name, ns.sa = self.cp, name, "bench-lock", sas[0]
+        ns.cp, ns.name, ns.lock_name, ns.sa = cp, name, "bench-lock", sas[0]
         import tempfile
         ns.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-{name}-"))
         for sa in sas:
-            self.cp.ensure_sa(name, sa)
+            cp.ensure_sa(name, sa)
         role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
                 "metadata": {"name": "bench"},
                 "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
@@ -241,21 +258,23 @@ class Bench:
                                "name": "bench"},
                    "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": name}
                                 for sa in sas]}
-        self.cp.apply(json.dumps(role) + "\n---\n" + json.dumps(binding), name)
+        cp.apply(json.dumps(role) + "\n---\n" + json.dumps(binding), name)
         dirs = {sa: ns.sa_dir(sa, sa=sa) for sa in sas}
         return ns, dirs
 
     def spawn(self, kind, ns, sa_dir, identity, lock, timings, release=None, port=None,
-              quiet=True):
+              quiet=True, extra=()):
+        """One leasehold agent (kind "lh", `extra` flags added) or client-go peer ("cg") on
+        lock `lock`, against the control plane of `ns`."""
         port = port or free_port()
         if kind == "lh":
             p = Agent(ns, identity, release=release or "safe", sa_dir=sa_dir, timings=timings,
-                      port=port, api=("127.0.0.1", self.cp.port), lock_name=lock,
+                      port=port, api=("127.0.0.1", ns.cp.port), lock_name=lock,
                       log_level="info" if quiet else "debug", binary=self.lh_bin,
-                      logdir=self.logdir)
+                      logdir=self.logdir, extra=extra)
         else:
             p = GoPeer(ns, identity, release_on_cancel=release == "release", timings=timings,
-                       server=f"127.0.0.1:{self.cp.port}", port=port, sa_dir=sa_dir,
+                       server=f"127.0.0.1:{ns.cp.port}", port=port, sa_dir=sa_dir,
                        binary=self.cg_bin, logdir=self.logdir, lock_name=lock,
                        extra=("--v=0",) if quiet else ())
         p.start()
@@ -445,11 +464,7 @@ class Bench:
                  ("lh", "kill")]
         if self.cg_bin:
             modes += [("cg", "term-release"), ("cg", "kill")]
-        if not self.smoke:
-            # At the default timings leasehold renews every renew-interval (auto: 5.5s), client-go
-            # every retry-period: takeover after the last renew must not depend on it.
-            modes += [(k, "kill-default") for k in self.kinds()]
-        out = {"runs": runs, "timings": FAST.strings(), "timings_default": DEFAULTS.strings()}
+        out = {"runs": runs, "timings": FAST.strings()}
         threads = []
         for kind, mode in modes:
             th = threading.Thread(target=self._failover_fleet,
@@ -462,11 +477,51 @@ class Bench:
         self.results["failover"] = out
         return out
 
-    def _failover_fleet(self, ns, sa_dir, kind, mode, runs, out):
-        lock = f"fo-{kind}-{mode}"
+    # The renew interval at the default timings: leasehold with --renew-interval auto (5.5 s at
+    # 15s/10s/2s) and retry-period (2 s, as client-go), and client-go, side by side.
+    FO_DEFAULT = [("lh", "auto", "kill"), ("lh", "auto", "term-safe"),
+                  ("lh", "auto", "term-immediate"), ("lh", "retry-period", "kill"),
+                  ("lh", "retry-period", "term-safe"), ("lh", "retry-period", "term-immediate"),
+                  ("cg", "", "kill"), ("cg", "", "term-release")]
+
+    def phase_failover_default(self):
+        """Failover at the default timings, SIGKILL and SIGTERM, each fleet on its own lock, all
+        at once. The signal comes at a random point of the renew cycle (a uniform delay of up to
+        `jitter` s after the fleet settled, seeded), so "from the signal" averages over it."""
+        runs = int(self.a.failover_runs)
+        ns, dirs = self.namespace(f"bench-fod-{os.getpid() % 10000}", ["fo"])
+        jitter = 6.0  # s: > the longest renew cycle here (auto: 5.5 s; client-go: 2-4.4 s)
+        out = {"runs": runs, "timings": DEFAULTS.strings(), "jitter_s": jitter,
+               "loadavg_start": os.getloadavg()}
+        threads = []
+        for i, (kind, interval, mode) in enumerate(self.FO_DEFAULT):
+            if kind == "cg" and not self.cg_bin:
+                continue
+            extra = (f"--renew-interval={interval}",) if interval else ()
+            th = threading.Thread(target=self._failover_fleet,
+                                  args=(ns, dirs["fo"], kind, mode, runs, out),
+                                  kwargs={"timings": DEFAULTS, "extra": extra,
+                                          "variant": interval, "jitter": jitter, "seed": i})
+            th.start()
+            threads.append(th)
+            time.sleep(0.5)
+        for th in threads:
+            th.join()
+        out["loadavg_end"] = os.getloadavg()
+        self.results["failover_default"] = out
+        return out
+
+    def _failover_fleet(self, ns, sa_dir, kind, mode, runs, out, timings=FAST, extra=(),
+                        variant="", jitter=0.0, seed=0):
+        """`runs` failovers of a fleet of 3 on its own lock; out[key] gets their distributions,
+        key = kind[-variant]_mode. `extra`: leasehold flags; `jitter`: a random delay (up to that
+        many s, seeded) between the settled fleet and the signal."""
+        import random
+        rng = random.Random(seed)
+        tag = f"{kind}-{variant}" if variant else kind
+        lock = f"fo-{tag}-{mode}"
         release = {"term-immediate": "immediate", "term-safe": "safe", "release-term": "safe",
-                   "kill": "safe", "kill-default": "safe", "term-release": "release"}[mode]
-        timings = DEFAULTS if mode.endswith("-default") else FAST
+                   "kill": "safe", "term-release": "release"}[mode]
         kill = mode.startswith("kill")
         lease_s, renew_s = timings.lease, timings.renew
         ports = [free_port() for _ in range(3)]
@@ -475,7 +530,7 @@ class Bench:
         def start(i):
             gen[0] += 1
             return self.spawn(kind, ns, sa_dir, f"{lock}-{gen[0]}", lock, timings,
-                              release=release, port=ports[i])
+                              release=release, port=ports[i], extra=extra)
         fleet = [start(i) for i in range(3)]
         recs = []
         path = f"/apis/coordination.k8s.io/v1/namespaces/{ns.name}/leases/{lock}"
@@ -500,10 +555,15 @@ class Bench:
                 break
             old = fleet[leader]
             rest = [p for i, p in enumerate(fleet) if i != leader]
+            if jitter:
+                time.sleep(rng.uniform(0, jitter))
             st, body = leader_body(old.port)
             vu = parse_rfc3339(body["validUntil"]) if body.get("validUntil") else None
             sig = signal.SIGKILL if kill else signal.SIGTERM
-            t_sig_m = time.monotonic()
+            # The old leader's last renew before the signal: the Lease read just before it, and
+            # (below) just after it, for a renew that landed in between.
+            st0, lease0 = self.cp.request("GET", path, timeout=3.0) if not kill else (None, None)
+            t_sig_m, t_sig_w = time.monotonic(), time.time()
             if mode == "release-term":
                 # Safe mode with the acknowledgement: measured from the POST, which comes first.
                 ack = post_release(old.port)
@@ -511,7 +571,12 @@ class Bench:
                     self.note(f"failover {kind} {mode} run {run}: POST /release answered {ack}")
             os.kill(old.proc.pid, sig)
             st, lease = self.cp.request("GET", path, timeout=3.0)
-            renew = parse_rfc3339(lease["spec"]["renewTime"]) if st == 200 else None
+            renews = [parse_rfc3339(le["spec"]["renewTime"])
+                      for s_, le in ((st0, lease0), (st, lease))
+                      if s_ == 200 and le["spec"].get("holderIdentity") == old.identity
+                      and le["spec"].get("renewTime")]
+            renews = [r for r in renews if r <= t_sig_w]
+            renew = max(renews) if renews else None
             # Poll the two followers every 5 ms until one says yes.
             first = None
             while time.monotonic() - t_sig_m < lease_s * 3 + 10:
@@ -527,7 +592,7 @@ class Bench:
                 self.note(f"failover {kind} {mode} run {run}: no new leader")
                 break
             rec = {"from_signal_s": round(first[0] - t_sig_m, 4)}
-            if kill and renew:
+            if renew:
                 rec["after_last_renew_s"] = round(first[1] - renew, 4)
             if vu:
                 rec["after_valid_until_s"] = round(first[1] - vu, 4)
@@ -540,10 +605,10 @@ class Bench:
             fleet[leader] = start(leader)
         for p in fleet:
             p.stop()
-        key = f"{kind}_{mode}"
+        key = f"{tag}_{mode}"
         out[key] = {"runs": recs,
                     "from_signal_s": dist([r["from_signal_s"] for r in recs])}
-        if kill:
+        if any("after_last_renew_s" in r for r in recs):
             out[key]["after_last_renew_s"] = dist([r["after_last_renew_s"] for r in recs
                                                   if "after_last_renew_s" in r])
         if any("after_valid_until_s" in r for r in recs):
@@ -603,6 +668,151 @@ class Bench:
                     p.stop()
                 time.sleep(0.5 if self.smoke else 2)
         self.results["scale"] = out
+        return out
+
+    # ------------------------------------------------------------------ fleets
+    def phase_fleets(self):
+        """N locks with a leader and two followers each (3N processes, one per member), default
+        timings, for each N of --fleet-locks: what the control plane spends while they idle.
+        Each (N, implementation) gets a fresh control plane, so that neither inherits the
+        other's heap, connections or watch cache."""
+        sizes = [int(x) for x in str(self.a.fleet_locks).split(",") if x.strip()]
+        out = {"timings": DEFAULTS.strings(), "warm_s": float(self.a.fleet_warm),
+               "window_s": float(self.a.fleet_window),
+               "baseline_s": float(self.a.fleet_baseline), "runs": {}}
+        self.results["fleets"] = out
+        kinds = [k for k in self.kinds() if k in self.a.fleet_kinds.split(",")]
+        interval = self.a.fleet_renew_interval
+        out["lh_renew_interval"] = interval
+        for n in sizes:
+            for kind in kinds:
+                key = f"{kind}_{n}" if kind != "lh" or interval == "auto" else \
+                    f"lh-{interval}_{n}"
+                pss = [r.get("agent_Pss_KiB_mean") for k, r in out["runs"].items()
+                       if k.startswith(kind + "_") and r.get("agent_Pss_KiB_mean")]
+                # Before starting 3N processes: do they fit beside what others use now? A
+                # guess of 16 MiB each (the client-go peer's PSS, the larger) until measured.
+                need = 3 * n * (max(pss) if pss else 16 * 1024) / 1048576 + 4.0  # GiB, + margin
+                avail = mem_available_gib()
+                if avail < need:
+                    self.note(f"fleets {key}: skipped, {3 * n} processes need about {need:.1f} "
+                              f"GiB, {avail:.1f} GiB available")
+                    continue
+                out["runs"][key] = self._fleet(kind, n, out, interval)
+                (self.out / "results.partial.json").write_text(
+                    json.dumps(self.results, indent=1, default=str))
+        return out
+
+    # What a member's log says when it stops leading: leasehold's warning, the client-go peer's
+    # callback (e2e/interop/common/peer.go).
+    LOST = {"lh": "lost lease", "cg": "OnStoppedLeading"}
+
+    def _fleet(self, kind, n, cfg, interval="auto"):
+        cp = ControlPlane(None)
+        cp.start()
+        fleet = []
+        try:
+            ap, ep = int(cp.env["APISERVER_PID"]), int(cp.env["ETCD_PID"])
+            ns, dirs = self.namespace(f"bench-fleet-{kind}-{n}", ["fleet"], cp=cp)
+            r = {"kind": kind, "locks": n, "processes": 3 * n}
+            extra = ()
+            if kind == "lh":
+                r["renew_interval"] = interval
+                extra = (f"--renew-interval={interval}",)
+            tag = kind if not extra or interval == "auto" else f"{kind}-{interval}"
+            # The control plane alone, for the same length of time: its own idle cost.
+            time.sleep(5)
+            c0 = (cpu_seconds(ap), cpu_seconds(ep))
+            t0 = time.monotonic()
+            time.sleep(cfg["baseline_s"])
+            dt = time.monotonic() - t0
+            r["baseline"] = {"apiserver_cpu_pct": round(100 * (cpu_seconds(ap) - c0[0]) / dt, 2),
+                             "etcd_cpu_pct": round(100 * (cpu_seconds(ep) - c0[1]) / dt, 2),
+                             "apiserver": mem_kib(ap), "etcd": mem_kib(ep)}
+            t_spawn = time.monotonic()
+            for member in range(3):  # every lock's first member first: it creates the Lease
+                for i in range(n):
+                    fleet.append(self.spawn(kind, ns, dirs["fleet"], f"{tag}-{n}-{i}-{member}",
+                                            f"{kind}-{i}", DEFAULTS, extra=extra))
+                    time.sleep(0.02)
+            r["spawn_s"] = round(time.monotonic() - t_spawn, 1)
+            log(f"fleets {kind} {n}: {len(fleet)} started in {r['spawn_s']} s; warming up "
+                f"{cfg['warm_s']:.0f} s")
+            time.sleep(cfg["warm_s"])
+            lost0 = self.fleet_lost(kind, fleet)
+            leases0 = self.fleet_leases(cp, ns.name)
+            m0 = apiserver_metrics(cp)
+            c0 = (cpu_seconds(ap), cpu_seconds(ep))
+            a0 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
+            la, cp_rss = [os.getloadavg()], []
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < cfg["window_s"]:
+                time.sleep(min(10.0, max(0.0, cfg["window_s"] - (time.monotonic() - t0))))
+                la.append(os.getloadavg())
+                cp_rss.append((mem_kib(ap).get("VmRSS", 0), mem_kib(ep).get("VmRSS", 0)))
+            dt = time.monotonic() - t0
+            m1 = apiserver_metrics(cp)
+            c1 = (cpu_seconds(ap), cpu_seconds(ep))
+            a1 = sum(cpu_seconds(p.proc.pid) for p in fleet if p.alive())
+            leases1 = self.fleet_leases(cp, ns.name)
+            lost1 = self.fleet_lost(kind, fleet)
+            mem = [mem_kib(p.proc.pid) for p in fleet if p.alive()]
+            tot, by = metric_delta(m0, m1)
+            base = r["baseline"]
+            r.update({
+                "window_s": round(dt, 1),
+                "loadavg_window_start": la[0], "loadavg_window_end": la[-1],
+                "loadavg1_mean": round(sum(x[0] for x in la) / len(la), 2),
+                "api_qps": round(tot / dt, 2),
+                "by": {k: round(v / dt, 3) for k, v in sorted(by.items())},
+                "apiserver_cpu_pct": round(100 * (c1[0] - c0[0]) / dt, 2),
+                "etcd_cpu_pct": round(100 * (c1[1] - c0[1]) / dt, 2),
+                "apiserver_VmRSS_MiB_mean": round(sum(x[0] for x in cp_rss) / len(cp_rss) / 1024,
+                                                  1),
+                "etcd_VmRSS_MiB_mean": round(sum(x[1] for x in cp_rss) / len(cp_rss) / 1024, 1),
+                "apiserver_end": mem_kib(ap), "etcd_end": mem_kib(ep),
+                "agents_cpu_pct": round(100 * (a1 - a0) / dt, 2),
+                "alive": len(mem),
+                "agent_VmRSS_KiB_mean": round(sum(m.get("VmRSS", 0) for m in mem) / len(mem)),
+                "agent_Pss_KiB_mean": round(sum(m.get("Pss", 0) for m in mem) / len(mem)),
+                "agents_Pss_total_MiB": round(sum(m.get("Pss", 0) for m in mem) / 1024, 1),
+                "leases": len(leases1),
+                "leaderships_lost_in_warmup": lost0, "leaderships_lost_in_window": lost1 - lost0,
+                "leases_held_at_end": sum(1 for v in leases1.values() if v["held"]),
+                "leader_changes_in_window": sum(
+                    leases1[k]["transitions"] - v["transitions"] for k, v in leases0.items()
+                    if k in leases1)})
+            for c in ("apiserver", "etcd"):
+                r[f"{c}_cpu_pct_net"] = round(r[f"{c}_cpu_pct"] - base[f"{c}_cpu_pct"], 2)
+                r[f"{c}_cpu_pct_net_per_100_locks"] = round(r[f"{c}_cpu_pct_net"] * 100 / n, 2)
+            log(f"fleets {kind} {n}: " + json.dumps({k: v for k, v in r.items() if k != "by"}))
+            return r
+        finally:
+            for p in fleet:
+                p.stop()
+            cp.stop()
+
+    def fleet_lost(self, kind, fleet):
+        """How often the members stopped leading, so far (their logs): leasehold logs a lost
+        lease at info level, the client-go peer its OnStoppedLeading at -v=0."""
+        return sum(p.log_text().count(self.LOST[kind]) for p in fleet)
+
+    def fleet_leases(self, cp, ns):
+        """{lock: {"held": a holder renewed within lease-duration, "transitions": n}} of the
+        namespace's Leases, read as the admin."""
+        st, body = cp.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
+                              timeout=30)
+        out = {}
+        if st != 200:
+            return out
+        now = time.time()
+        for it in body.get("items", []):
+            sp = it.get("spec", {})
+            rt = sp.get("renewTime")
+            held = bool(sp.get("holderIdentity")) and rt is not None and \
+                now - parse_rfc3339(rt) < (sp.get("leaseDurationSeconds") or 15)
+            out[it["metadata"]["name"]] = {"held": held,
+                                           "transitions": sp.get("leaseTransitions") or 0}
         return out
 
     def teardown(self):
@@ -773,24 +983,19 @@ def markdown(res):
                  "lh_release-term": "leasehold POST /release + SIGTERM, safe",
                  "lh_kill": "leasehold SIGKILL",
                  "cg_term-release": "client-go SIGTERM, ReleaseOnCancel",
-                 "cg_kill": "client-go SIGKILL",
-                 "lh_kill-default": "leasehold SIGKILL, default timings "
-                                    f"({'/'.join(fo.get('timings_default', []))})",
-                 "cg_kill-default": "client-go SIGKILL, default timings "
-                                    f"({'/'.join(fo.get('timings_default', []))})"}
+                 "cg_kill": "client-go SIGKILL"}
         for key, name in names.items():
             r = fo.get(key)
             if not r:
                 continue
             first = "the POST /release" if key == "lh_release-term" else "the signal"
-            for frm, label in (("from_signal_s", first),
-                               ("after_valid_until_s", "the last validUntil given"),
-                               ("after_last_renew_s", "the last renew (lease renewTime)")):
-                d = r.get(frm)
-                if d and d.get("n"):
-                    L.append(f"| {name} | {label} | {d['n']} | {d['min']} | {d['p50']} | "
-                             f"{d['p99']} | {d['max']} |")
+            L += failover_rows(name, r, (
+                ("from_signal_s", first), ("after_valid_until_s", "the last validUntil given"),
+                ("after_last_renew_s", "the last renew (lease renewTime)")))
         L.append("")
+    fd = res.get("failover_default")
+    if fd:
+        L += markdown_failover_default(fd)
     sc = res.get("scale")
     if sc:
         L.append(f"### {sc['agents']} agents (timings {'/'.join(sc['timings'])}, window "
@@ -822,30 +1027,109 @@ def markdown(res):
                              f"{r['apiserver_cpu_pct_per_100_leaders']}% | "
                              f"{r['etcd_cpu_pct_per_100_leaders']}% |")
             L.append("")
+    if res.get("fleets"):
+        L += markdown_fleets(res["fleets"])
     if res.get("notes"):
         L.append("Notes: " + "; ".join(res["notes"]))
     return "\n".join(L)
 
 
+def failover_rows(name, r, froms):
+    """The table rows of failover case `r` named `name`: one per (key, label) of `froms` that
+    it has figures for (n, min, p50, p99, max)."""
+    rows = []
+    for frm, label in froms:
+        d = r.get(frm)
+        if d and d.get("n"):
+            rows.append(f"| {name} | {label} | {d['n']} | {d['min']} | {d['p50']} | "
+                        f"{d['p99']} | {d['max']} |")
+    return rows
+
+
+def markdown_failover_default(fd):
+    L = [f"### Failover at the default timings ({'/'.join(fd['timings'])}, {fd['runs']} runs "
+         f"each, signal up to {fd['jitter_s']} s into the renew cycle; seconds)", "",
+         "| case | measured from | n | min | p50 | p99 | max |", "|---|---|---|---|---|---|---|"]
+    names = {"lh-auto": "leasehold, --renew-interval auto",
+             "lh-retry-period": "leasehold, --renew-interval retry-period", "cg": "client-go"}
+    modes = {"kill": "SIGKILL", "term-safe": "SIGTERM, safe", "term-immediate":
+             "SIGTERM, immediate", "term-release": "SIGTERM, ReleaseOnCancel"}
+    for mode, mn in modes.items():
+        for tag, tn in names.items():
+            r = fd.get(f"{tag}_{mode}")
+            if not r:
+                continue
+            L += failover_rows(f"{tn}, {mn}", r, (
+                ("from_signal_s", "the signal"), ("after_last_renew_s", "the last renew before it"),
+                ("after_valid_until_s", "the last validUntil given")))
+    la = fd.get("loadavg_start"), fd.get("loadavg_end")
+    if all(la):
+        L.append("")
+        L.append(f"Load average at the start {tuple(round(x, 1) for x in la[0])}, at the end "
+                 f"{tuple(round(x, 1) for x in la[1])}.")
+    L.append("")
+    return L
+
+
+def markdown_fleets(fl):
+    L = [f"### Fleets: N locks, a leader and two followers each (timings "
+         f"{'/'.join(fl['timings'])}, {fl['warm_s']:.0f} s warm-up, {fl['window_s']:.0f} s "
+         "window)", "",
+         "| | processes | API QPS | apiserver CPU (net) | etcd CPU (net) | apiserver RSS | "
+         "etcd RSS | agents' CPU | agent PSS (mean) | Leases held at the end | leader changes "
+         "| load average (1 min, mean) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key, r in fl["runs"].items():
+        kn = {"lh": "leasehold", "cg": "client-go"}[r["kind"]]
+        b = r["baseline"]
+        L.append(f"| {kn}, {r['locks']} locks | {r['alive']} / {r['processes']} | {r['api_qps']} "
+                 f"| {r['apiserver_cpu_pct']}% ({r['apiserver_cpu_pct_net']}%) | "
+                 f"{r['etcd_cpu_pct']}% ({r['etcd_cpu_pct_net']}%) | "
+                 f"{r['apiserver_VmRSS_MiB_mean']} MiB "
+                 f"(alone {b['apiserver']['VmRSS'] / 1024:.0f}) | {r['etcd_VmRSS_MiB_mean']} MiB "
+                 f"(alone {b['etcd']['VmRSS'] / 1024:.0f}) | "
+                 f"{r['agents_cpu_pct']}% | {r['agent_Pss_KiB_mean'] / 1024:.1f} MiB | "
+                 f"{r['leases_held_at_end']} / {r['leases']} | {r['leader_changes_in_window']} | "
+                 f"{r['loadavg1_mean']} |")
+    L.append("")
+    return L
+
+
+PHASES = ("idle", "wrk", "failover", "failover_default", "scale", "fleets")
+NOT_IN_SMOKE = ("failover_default", "fleets")  # full runs only: 10 and 40+ minutes
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--smoke", action="store_true", help="CI smoke run (< 2 min)")
-    p.add_argument("--phases", default="idle,wrk,failover,scale")
+    p.add_argument("--phases", default=",".join(PHASES),
+                   help="of " + ",".join(PHASES) + "; --smoke skips " + ",".join(NOT_IN_SMOKE))
     p.add_argument("--out", default=None)
     p.add_argument("--idle-window", type=float, default=300)
     p.add_argument("--wrk-seconds", type=int, default=10)
     p.add_argument("--failover-runs", type=int, default=20)
     p.add_argument("--scale-agents", type=int, default=100)
     p.add_argument("--scale-window", type=float, default=60)
+    p.add_argument("--fleet-locks", default="100,300",
+                   help="fleets: the numbers of locks, each with 3 members")
+    p.add_argument("--fleet-warm", type=float, default=180, help="fleets: warm-up, s")
+    p.add_argument("--fleet-window", type=float, default=300, help="fleets: window, s")
+    p.add_argument("--fleet-kinds", default="lh,cg", help="fleets: lh, cg or both")
+    p.add_argument("--fleet-renew-interval", default="auto",
+                   help="fleets: leasehold's --renew-interval")
+    p.add_argument("--fleet-baseline", type=float, default=60,
+                   help="fleets: the control plane alone before the agents, s")
     a = p.parse_args(argv)
     a.out = a.out or str(REPO / "e2e" / "out" / f"bench-{time.strftime('%Y%m%d-%H%M%S')}")
     phases = a.phases.split(",")
+    if a.smoke:
+        # The smoke run proves every quick phase produces a figure; these take many minutes.
+        phases = [ph for ph in phases if ph not in NOT_IN_SMOKE]
     b = Bench(a)
     t = time.monotonic()
     ok = True
     try:
         b.setup()
-        for ph in ("idle", "wrk", "failover", "scale"):
+        for ph in PHASES:
             if ph in phases:
                 log(f"=== phase {ph}")
                 getattr(b, f"phase_{ph}")()
