@@ -143,6 +143,26 @@ def start_threads(target, args_list):
     return threads
 
 
+class Watch:
+    """Asks pred() every `interval` s in a daemon thread until stop(); `hits`: the monotonic
+    times at which it held."""
+
+    def __init__(self, pred, interval):
+        self.hits, self._stop = [], threading.Event()
+        self._thread = start_threads(self._run, [(pred, interval)])[0]
+
+    def _run(self, pred, interval):
+        while not self._stop.is_set():
+            if pred():
+                self.hits.append(time.monotonic())
+            self._stop.wait(interval)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(2)
+        return self.hits
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 

@@ -87,18 +87,18 @@ _BUILT = {}
 
 
 def _built(env_var, script, what, env=None):
-    """The path that `script` (a build or setup script of e2e/interop) prints on its last line,
+    """The path that `script` (a build or setup script under e2e/) prints on its last line,
     or $`env_var` if set; run once per process (the scripts cache their output outside the
     clone). Raises RuntimeError when the script fails."""
     if script not in _BUILT:
         p = os.environ.get(env_var)
         if not p:
             t = time.monotonic()
-            r = subprocess.run(["bash", str(REPO / "e2e" / "interop" / script)],
+            r = subprocess.run(["bash", str(REPO / "e2e" / script)],
                                capture_output=True, text=True, env=env)
             out = r.stdout.strip().splitlines()
             if r.returncode != 0 or not out:
-                raise RuntimeError(f"e2e/interop/{script} failed ({r.returncode}):\n"
+                raise RuntimeError(f"e2e/{script} failed ({r.returncode}):\n"
                                    f"{r.stdout}\n{r.stderr[-2000:]}")
             p = out[-1].strip()
             log(f"{what} ready in {time.monotonic() - t:.1f}s: {p}")
@@ -112,7 +112,7 @@ def peer_binary(which="current", required=True):
     e2e/interop/build.sh prints it) or one peer binary. Without `required`, None when it is not
     available instead of RuntimeError."""
     try:
-        d = _built("LEASEHOLD_INTEROP_BIN", "build.sh", "interop peers")
+        d = _built("LEASEHOLD_INTEROP_BIN", "interop/build.sh", "interop peers")
         b = d / f"peer-{which}" if d.is_dir() else d
         if not (b.is_file() and os.access(b, os.X_OK)):
             raise RuntimeError(f"interop peer {b} missing")
@@ -141,7 +141,7 @@ def peer_python():
     # own (PYTHON3): both name the same venv.
     env = dict(os.environ)
     env.setdefault("PYTHON3", sys.executable)
-    return str(_built("LEASEHOLD_PYTHON_PEER_PY", "python_venv.sh", "python peer venv", env))
+    return str(_built("LEASEHOLD_PYTHON_PEER_PY", "interop/python_venv.sh", "python peer venv", env))
 
 
 def _pod_env(tmp, strip=("KUBE", "LEASEHOLD_", "POD_"), **extra):

@@ -9,30 +9,20 @@ e2e/crmanager/build.sh)."""
 
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
 from e2e.lib.agent import Agent
-from e2e.lib.common import REPO, log, parse_rfc3339
-from e2e.lib.members import _pod_env
+from e2e.lib.common import parse_rfc3339
+from e2e.lib.members import _built, _pod_env
 from e2e.lib.timings import MIXED
 
 LABEL = "leasehold.io/role"
 
 
 def manager_binary():
-    p = os.environ.get("LEASEHOLD_CRMANAGER_BIN")
-    if not p:
-        t = time.monotonic()
-        r = subprocess.run(["bash", str(REPO / "e2e" / "crmanager" / "build.sh")],
-                           capture_output=True, text=True)
-        out = r.stdout.strip().splitlines()
-        if r.returncode != 0 or not out:
-            raise RuntimeError(f"e2e/crmanager/build.sh failed ({r.returncode}):\n{r.stderr[-2000:]}")
-        p = out[-1].strip()
-        log(f"controller-runtime manager ready in {time.monotonic() - t:.1f}s: {p}")
-    b = Path(p) / "crmanager" if Path(p).is_dir() else Path(p)
+    p = _built("LEASEHOLD_CRMANAGER_BIN", "crmanager/build.sh", "controller-runtime manager")
+    b = p / "crmanager" if p.is_dir() else p
     assert b.is_file() and os.access(b, os.X_OK), f"no manager binary at {b}"
     return str(b)
 
@@ -85,15 +75,19 @@ class CrManager(Agent):
         return out
 
 
-def pod_manifest(name, sa):
-    return ('{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{'
+def create_pods(cp, ns, names, sa):
+    """Pod objects (of ServiceAccount `sa`, in namespace `ns`: a name) for the leader label; no
+    kubelet runs them."""
+    for name in names:
+        cp.kubectl("apply", "-n", ns, "-f", "-", input=(
+            '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s"},"spec":{'
             '"serviceAccountName":"%s","automountServiceAccountToken":false,'
-            '"containers":[{"name":"main","image":"registry.invalid/none:1"}]}}' % (name, sa))
+            '"containers":[{"name":"main","image":"registry.invalid/none:1"}]}}' % (name, sa)))
 
 
 def labels(cp, ns, label=LABEL):
-    """{pod name: its `label`} of every pod in namespace `ns` (a Namespace)."""
-    pods = cp.get_json("pods", "-n", ns.name)["items"]
+    """{pod name: its `label`} of every pod in namespace `ns` (a Namespace, or its name)."""
+    pods = cp.get_json("pods", "-n", getattr(ns, "name", ns))["items"]
     return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(label) for p in pods}
 
 

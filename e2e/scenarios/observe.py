@@ -27,14 +27,13 @@ import time
 from e2e.lib import judge
 from e2e.lib.common import DEPLOY, log, measured, wait_until
 from e2e.lib.controlplane import Namespace, ns_name
-from e2e.lib.operator import (LABEL, CrManager, labels, lease_holder, leader_events,
-                              manager_binary, pod_manifest, pod_of)
+from e2e.lib.operator import (LABEL, CrManager, create_pods, labels, lease_holder,
+                              leader_events, manager_binary, pod_of)
 from e2e.lib.runner import Registry
 from e2e.lib.sampler import Sampler
 from e2e.lib.timings import MIXED
 
 SCENARIOS = Registry()
-scenario = SCENARIOS.add
 
 # The managers' and the observers' timings: 5s/3s/1s, the observers' margin (lease-duration -
 # renew-deadline) at observe mode's minimum, 2 s; their --lease-duration equal to the managers'.
@@ -59,9 +58,8 @@ class Run:
                         str(rbac / "pod-rolebinding.yaml"))
         self.binary = manager_binary()
         self.agents, self.managers = {}, []
+        create_pods(self.cp, self.ns.name, PODS, self.ns.sa)
         for pod in PODS:
-            self.cp.kubectl("create", "-n", self.ns.name, "-f", "-",
-                            input=pod_manifest(pod, self.ns.sa))
             a = s.agent(self.ns, f"{pod}-sidecar", timings=TIMINGS,
                         extra=("--agent-mode=observe", f"--leader-label={LABEL}"),
                         env={"POD_NAME": pod, "POD_NAMESPACE": self.ns.name})
@@ -163,6 +161,10 @@ class Run:
 
 
 def one_fault(s, fault):
+    """One fault of the holder's manager; another pod's manager takes the Lease, and the old
+    pod's yes ends first. kill: SIGKILL, the Lease expires. freeze: SIGSTOP for lease-duration +
+    3 s, the old pod's yes runs out (nothing renews), then SIGCONT. term: SIGTERM, and
+    controller-runtime stops without releasing (its default): the Lease expires."""
     r = Run(s, fault)
     holder = r.wait_holder(timeout=40)
     log(f"holder: {holder} ({lease_holder(r.ns)})")
@@ -196,25 +198,8 @@ def one_fault(s, fault):
     r.measure(pods, spans, fault, holder, t_fault)
 
 
-@scenario
-def kill(s):
-    """SIGKILL of the holder's manager: another pod's manager takes the Lease after it expires;
-    the old pod's yes ends first."""
-    one_fault(s, "kill")
-
-
-@scenario
-def freeze(s):
-    """SIGSTOP of the holder's manager for lease-duration + 3 s: the old pod's yes runs out
-    (nothing renews), another pod's manager takes over, then SIGCONT."""
-    one_fault(s, "freeze")
-
-
-@scenario
-def term(s):
-    """SIGTERM of the holder's manager: controller-runtime stops without releasing (its
-    default), another pod's manager takes over when the Lease expires."""
-    one_fault(s, "term")
+for fault in ("kill", "freeze", "term"):
+    SCENARIOS.bind(one_fault, fault, name=fault)
 
 
 if __name__ == "__main__":

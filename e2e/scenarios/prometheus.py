@@ -27,14 +27,13 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 
 from deploy.monitoring import rules  # the one source of the alerts
-from e2e.lib.agent import current_leaders, wait_single_leader
+from e2e.lib.agent import current_leaders, wait_ready, wait_single_leader
 from e2e.lib import common
-from e2e.lib.common import REPO, log, wait_until
+from e2e.lib.common import REPO, Watch, log, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.operator import CrManager, lease_holder, manager_binary, pod_of
 from e2e.lib.prometheus import OVERRIDES, SCALE, SCRAPE, STEP, Prometheus
@@ -81,9 +80,11 @@ class PromScenario(Scenario):
         self.proms = []
         self.namespaces = []
 
-    def prometheus(self, ns):
+    def prometheus(self, ns, agents):
+        """A Prometheus server for namespace `ns` that has scraped `agents`."""
         p = Prometheus(ns.name, ns.lock_name)
         self.proms.append(p)
+        p.start(agents).wait_scraped(agents)
         return p
 
     def __exit__(self, exc_type, exc, tb):
@@ -114,25 +115,14 @@ def agent(s, ns, name, extra=(), probe_port=None, **kw):
     return s.agent(ns, name, extra=extra, probe=probe_port or True, **kw)
 
 
-def fleet(s, ns, n=3, extra=(), **kw):
-    agents = [agent(s, ns, f"{ns.name}-a{i}", extra, **kw).start() for i in range(n)]
-    leader = wait_single_leader(agents, 4 * FAST.lease + 10)
-    return agents, leader
-
-
-def start_prometheus(s, ns, agents):
-    prom = s.prometheus(ns).start(agents)
-    prom.wait_scraped(agents)
-    return prom
-
-
-def scraped_fleet(s, tag, **kw):
-    """(cp, ns, agents, leader, prom): a fresh namespace `tag`, a fleet with a leader, and a
-    Prometheus that has scraped it."""
+def scraped_fleet(s, tag, extra=()):
+    """(cp, ns, agents, leader, prom): a fresh namespace `tag`, three agents with a leader, and
+    a Prometheus that has scraped them."""
     cp = s.control_plane()
     ns = fresh_namespace(s, cp, tag)
-    agents, leader = fleet(s, ns, **kw)
-    return cp, ns, agents, leader, start_prometheus(s, ns, agents)
+    agents = [agent(s, ns, f"{ns.name}-a{i}", extra).start() for i in range(3)]
+    leader = wait_single_leader(agents, 4 * FAST.lease + 10)
+    return cp, ns, agents, leader, s.prometheus(ns, agents)
 
 
 def first_firing(firing, name, after, **labels):
@@ -180,9 +170,10 @@ def wait_resolved(prom, name, since, bound, **labels):
     return dt
 
 
-def post_release(a):
-    st, body = a.request("POST", "/release", timeout=5)
-    assert st in (200, 202), f"POST /release on {a.name}: {st} {body}"
+def assert_only(firing, *names):
+    """No alert in `firing` but those named."""
+    others = {k: sp for k, sp in firing.items() if k[0] not in names}
+    assert not others, f"unexpected alerts: {fmt(others)}"
 
 
 # ------------------------------------------------------------------------------------ scenarios
@@ -205,8 +196,7 @@ def clean_handovers_fire_nothing(s):
     # The stopped pod comes back (a restart of its container): same name, same target.
     restarted = agent(s, ns, leader.name, probe_port=leader.probe_port).start()
     live.append(restarted)
-    wait_until(lambda: restarted.request("GET", "/readyz")[0] == 200, 10,
-               what="the restarted pod to be ready")
+    wait_ready([restarted], 10)
     # A crash restart of the current leader: SIGKILL, and the kubelet starts it again.
     cur = wait_single_leader(live, FAST.lease + 5)
     t0 = time.monotonic()
@@ -220,8 +210,7 @@ def clean_handovers_fire_nothing(s):
     # Rolling update: one new pod at a time (maxSurge 1), the old one stopped once it is ready.
     for i, old in enumerate(list(live)):
         fresh = agent(s, ns, f"{ns.name}-r{i}").start()
-        wait_until(lambda: fresh.request("GET", "/readyz")[0] == 200, 10,
-                   what=f"{fresh.name} to be ready")
+        wait_ready([fresh], 10)
         live.append(fresh)
         prom.set_targets(live)
         prom.wait_scraped([fresh])
@@ -275,8 +264,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore, 2.2 * FAST.retry + FAST.lease + SLACK)
     dt_nr_res = wait_resolved(prom, "LeaseholdNotReady", t_restore, 2.2 * FAST.retry + SLACK)
     firing = prom.firing(prom.started_wall, time.time())
-    others = {k for k in firing if k[0] not in ("LeaseholdNoLeader", "LeaseholdNotReady")}
-    assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
+    assert_only(firing, "LeaseholdNoLeader", "LeaseholdNotReady")
     measured(s, f"RBAC removed: LeaseholdNotReady fired {dt_nr:.1f}s (bound "
                 f"{not_ready_bound:.1f}s, on {sorted(nr)} first), LeaseholdNoLeader "
                 f"{dt_nl:.1f}s (bound {no_leader_bound:.1f}s) after the RoleBindings were "
@@ -300,8 +288,7 @@ def all_stopped_fires_absent(s):
     dt_up, _ = wait_firing(prom, "LeaseholdAbsent", t_fault, bound, lock_name="")
     dt_lock, firing = wait_firing(prom, "LeaseholdAbsent", t_fault, bound,
                                   lock_name=ns.lock_name)
-    others = {k for k in firing if k[0] != "LeaseholdAbsent"}
-    assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
+    assert_only(firing, "LeaseholdAbsent")
     measured(s, f"all replicas stopped: LeaseholdAbsent (up-based) fired {dt_up:.1f}s, "
                 f"per-lock absent(leasehold_lock_info) {dt_lock:.1f}s after (bound {bound:.1f}s)")
 
@@ -376,7 +363,8 @@ def rapid_leader_changes_fire_flapping(s):
     while not prom.query(alerts_query("LeaseholdFlapping", {})):
         assert time.monotonic() < deadline, "LeaseholdFlapping did not fire"
         if changes < need + 1:
-            post_release(cur)
+            st, body = cur.request("POST", "/release", timeout=5)
+            assert st in (200, 202), f"POST /release on {cur.name}: {st} {body}"
             if t_first is None:
                 t_first = time.time()
             nxt = wait_until(lambda: [a for a in current_leaders(agents) if a is not cur],
@@ -419,7 +407,7 @@ def slow_renewals_fire_renew_slow(s):
                   env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
                        "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
         a.wait_leader(4 * FAST.lease + 10)
-        prom = start_prometheus(s, ns, [a])
+        prom = s.prometheus(ns, [a])
         bucket = rules.slow_bound(rules.params_of(OVERRIDES))
         survivable = (FAST.renew - FAST.retry) / 2
         # A renew is one PUT on a kept-alive connection: one request and one answer, each
@@ -429,25 +417,15 @@ def slow_renewals_fire_renew_slow(s):
         loop.latency(proxy, lat)
         t_fault = time.time()
         log(f"fault proxy: {lat:.2f}s latency each way on {a.name}'s API traffic")
-        stop = threading.Event()
-        lost = []
-
-        def watch_leading():
-            while not stop.is_set():
-                if not a.is_leader():
-                    lost.append(time.time())
-                stop.wait(0.1)
-        th = threading.Thread(target=watch_leading, daemon=True)
-        th.start()
+        lost = Watch(lambda: not a.is_leader(), 0.1)
         # The 6 s rate must pass one half, then a scrape, an evaluation and `for:`.
         bound = FOR_5M / 2 + FOR_5M + renew + SLACK
         try:
             dt, firing = wait_firing(prom, "LeaseholdRenewSlowOrFailing", t_fault, bound,
                                      pod=a.name)
         finally:
-            stop.set()
-            th.join(2)
-        assert not lost, f"{a.name} stopped leading under the latency at {lost[:3]}"
+            lost.stop()
+        assert not lost.hits, f"{a.name} stopped leading under the latency at {lost.hits[:3]}"
         st = a.leader_body()
         assert st, f"{a.name} no longer leads"
         slow = prom.query(f'sum(rate(leasehold_renew_duration_seconds_sum[{int(FOR_5M)}s])) / '
@@ -573,14 +551,12 @@ def observed_operator_stopped_fires_no_leader(s):
     log(f"{lease_holder(ns)} holds the Lease; {holder.name} says yes; the watcher "
         f"{'says no' if not watcher.is_leader() else 'SAYS YES'}")
     assert not watcher.is_leader()
-    prom = start_prometheus(s, ns, [watcher, *agents])
+    prom = s.prometheus(ns, [watcher, *agents])
     time.sleep(NO_LEADER_WINDOW + NO_LEADER_FOR + 2 * SCRAPE)  # steady: nothing may fire
 
     # Scaled to 0: the pods go, managers and sidecars together.
-    for m in managers:
-        m.term()
-    for a in agents:
-        a.term()
+    for x in (*managers, *agents):
+        x.term()
     for x in (*managers, *agents):
         assert x.wait(MIXED.renew + 10) is not None, f"{x.name} did not stop after SIGTERM"
     t_fault = time.time()
@@ -604,8 +580,7 @@ def observed_operator_stopped_fires_no_leader(s):
                            MIXED.lease + 4 * MIXED.retry + 2 * SCRAPE + SLACK + 5)
     prom.wait_scraped(agents2)
     firing = prom.firing(prom.started_wall, time.time())
-    others = {k for k in firing if k[0] != "LeaseholdNoLeader"}
-    assert not others, f"unexpected alerts: {fmt({k: firing[k] for k in others})}"
+    assert_only(firing, "LeaseholdNoLeader")
     spans = alerts_named(firing, "LeaseholdNoLeader")
     assert len(spans) == 1 and min(sp[0] for sp in spans.values()) >= t_fault, fmt(firing)
     overtaken = prom.query("max(max_over_time(leasehold_promise_overtaken_total[1h]))")

@@ -14,19 +14,20 @@ ServiceAccount and RBAC from the same rendering applied for real), since there i
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from e2e.lib.agent import Agent, wait_single_leader
-from e2e.lib.common import MONO_TO_WALL, REPO, free_port, leasehold_binary, log, parse_rfc3339, wait_until
+from e2e.lib.common import (MONO_TO_WALL, REPO, Watch, free_port, leasehold_binary, log,
+                             parse_rfc3339, wait_until)
 from e2e.lib.controlplane import ANNOTATION, Namespace, can_i
-from e2e.lib.operator import LABEL, pod_manifest
+from e2e.lib.operator import LABEL, create_pods, labels
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.sampler import Sampler
 from e2e.lib.standin import StandInHolder
@@ -45,11 +46,12 @@ def bin_dir(cp):
     return Path(cp.env["BIN_DIR"])
 
 
-def helm(cp, *args, check=True, input=None):
-    r = subprocess.run([str(bin_dir(cp) / "helm"), *args], input=input, capture_output=True,
-                       text=True, env={**os.environ, "HELM_CACHE_HOME": str(cp.dir / "helm-cache"),
-                                       "HELM_CONFIG_HOME": str(cp.dir / "helm-config"),
-                                       "HELM_DATA_HOME": str(cp.dir / "helm-data")})
+def helm(cp, *args, check=True, env=()):
+    """The pinned helm, its homes in the control plane's dir; `env`: more variables."""
+    r = subprocess.run([str(bin_dir(cp) / "helm"), *args], capture_output=True, text=True,
+                       env={**os.environ, "HELM_CACHE_HOME": str(cp.dir / "helm-cache"),
+                            "HELM_CONFIG_HOME": str(cp.dir / "helm-config"),
+                            "HELM_DATA_HOME": str(cp.dir / "helm-data"), **dict(env)})
     if check and r.returncode != 0:
         raise AssertionError(f"helm {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
     return r
@@ -102,8 +104,17 @@ def one(objs, kind, name=None):
     return found[0]
 
 
+def pod_spec(dep):
+    return dep["spec"]["template"]["spec"]
+
+
 def container(dep, name):
-    return next(c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+    return sidecar(dep, name)[0]
+
+
+def args_of(c):
+    """{flag: value} of a container's --flag=value args."""
+    return dict(a.split("=", 1) for a in c["args"])
 
 
 def cm_holder(cp, ns, name="leasehold-lock"):
@@ -114,7 +125,7 @@ def cm_holder(cp, ns, name="leasehold-lock"):
 
 def sidecar(dep, name="leasehold"):
     """(container, 'initContainers'|'containers') of the sidecar in a Deployment."""
-    spec = dep["spec"]["template"]["spec"]
+    spec = pod_spec(dep)
     for where in ("initContainers", "containers"):
         for c in spec.get(where) or []:
             if c["name"] == name:
@@ -133,15 +144,19 @@ def rules_of(role):
     return out
 
 
-def assert_restricted(dep):
-    """Pod Security "restricted" settings, no runAsUser, and the sidecar's resources."""
-    spec = dep["spec"]["template"]["spec"]
+def assert_restricted(dep, where=None):
+    """Pod Security "restricted" settings, no runAsUser, and the sidecar's resources; with
+    `where`, the sidecar there (a native one restartPolicy Always, a classic one none). Returns
+    the sidecar."""
+    spec = pod_spec(dep)
     psc = spec.get("securityContext", {})
     assert "runAsUser" not in psc, psc
     for c in (spec.get("initContainers") or []) + spec["containers"]:
         sc = c.get("securityContext", {})
         assert "runAsUser" not in sc, (c["name"], sc)
-    c, _ = sidecar(dep)
+    c, w = sidecar(dep)
+    if where:
+        assert w == where and c.get("restartPolicy") == {"initContainers": "Always"}.get(w), (w, c)
     sc = c["securityContext"]
     assert sc.get("runAsNonRoot") is True or psc.get("runAsNonRoot") is True, sc
     assert sc["readOnlyRootFilesystem"] is True, sc
@@ -152,23 +167,13 @@ def assert_restricted(dep):
     res = c["resources"]
     assert "cpu" not in res.get("limits", {}), f"no CPU limit on the sidecar: {res}"
     assert res["limits"]["memory"] and res["requests"]["memory"] and res["requests"]["cpu"], res
-
-
-def help_text():
-    return subprocess.run([leasehold_binary(), "--help"], capture_output=True, text=True).stdout
-
-
-def supports_lock_none():
-    """Whether this binary's --help lists `none` among the lock types."""
-    import re
-    para = re.search(r"\n  --lock-type .*?(?=\n  -)", help_text(), re.S)
-    return bool(para and re.search(r"\bnone\b", para.group(0)))
+    return c
 
 
 def assert_gated(dep, container, command_tail):
     """`container` runs through `leasehold gate`, from the binary that the init container
     leasehold-install copies into the emptyDir leasehold-bin, with gate-probe probes."""
-    spec = dep["spec"]["template"]["spec"]
+    spec = pod_spec(dep)
     inits = spec.get("initContainers") or []
     inst = next(c for c in inits if c["name"] == "leasehold-install")
     assert inst["command"] == ["/leasehold", "install", "/leasehold-bin"], inst
@@ -187,11 +192,10 @@ def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=N
     """An Agent of the leasehold container of a rendered Deployment, run as the kubelet would run
     it: its args and env (envFrom ConfigMaps from the same rendering, downward API values filled
     in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts none. Test
-    overrides (flags win over env): the local API and the probe listener on free ports. Its
-    `skipped`: the flags of the rendering that this binary lacks, left out."""
+    overrides (flags win over env): the local API and the probe listener on free ports."""
     dep = one(objs, "Deployment", deployment)
     c, _ = sidecar(dep, name)
-    spec = dep["spec"]["template"]["spec"]
+    spec = pod_spec(dep)
     env = {}
     for ef in c.get("envFrom", []):
         ref = ef["configMapRef"]["name"]
@@ -203,16 +207,6 @@ def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=N
             path = e["valueFrom"]["fieldRef"]["fieldPath"]
             env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
     args = list(c.get("args", []))
-    usage = help_text()
-    skipped = []
-    for flag in ("probe-address", "leader-label"):
-        if f"--{flag}" not in usage:
-            envname = "LEASEHOLD_" + flag.upper().replace("-", "_")
-            if env.pop(envname, None) is not None or any(a.startswith(f"--{flag}") for a in args):
-                skipped.append(flag)
-            args = [a for a in args if not a.startswith(f"--{flag}")]
-    if skipped:
-        log(f"NOTE: this leasehold binary lacks --{', --'.join(skipped)}; not checked")
     port = free_port()
     probe_port = None
     probe = env.get("LEASEHOLD_PROBE_ADDRESS") or next(
@@ -231,30 +225,23 @@ def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=N
     else:
         cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
         api = (cp.host, cp.port)
-    sc = Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir, tmp,
-                          api, env=env, probe_port=probe_port, request_timeout=1.0)
-    sc.skipped = skipped
-    return sc
+    return Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir,
+                            tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
 
 
 class Ship(Scenario):
-    """Scenario plus sidecars and temp dirs to clean up."""
+    """Scenario plus rendered sidecars (stopped, and judged, as its agents) and a temp dir."""
 
     def __init__(self, name):
         super().__init__(name)
-        self.sidecars = []
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-ship-{name}-"))
 
     def sidecar(self, *a, **kw):
         sc = rendered_sidecar(*a, **kw)
-        self.sidecars.append(sc)
+        self.agents.append(sc)
         return sc
 
     def __exit__(self, exc_type, exc, tb):
-        for sc in self.sidecars:
-            sc.stop()
-            if exc_type is not None:
-                print(f"----- log of sidecar {sc.name}\n{sc.log_tail()}")
         r = super().__exit__(exc_type, exc, tb)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return r
@@ -295,9 +282,17 @@ def apply_for_real(cp, objs, namespace, skip_kinds=("Deployment",)):
                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": keep}))
 
 
-def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=True):
-    """Runs the rendered sidecar until it leads; checks the lock object and the probes; then
-    SIGTERM: a clean exit and (with a lock) a released lock."""
+def assert_can(cp, ns, table, sa="leasehold"):
+    """Whether ServiceAccount `sa` may: each (verb, resource, want) of `table`."""
+    for verb, res, want in table:
+        assert can_i(cp, ns, verb, res, sa=sa) == want, (verb, res, want, sa)
+
+
+def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, leading=None, exit_within=25):
+    """Runs the rendered sidecar until it leads; checks the lock object, the probes, and
+    leading(sidecar, its /leader body) if given; then SIGTERM: a clean exit within
+    `exit_within` s (safe with no POST /release: up to renew-deadline, 10 s) and (with a Lease)
+    a released lock."""
     sc = s.sidecar(cp, ns, objs, s.tmp, pod).start()
     body = sc.wait_leader()
     log(f"{pod}: leads, lock {body['lock']}")
@@ -313,11 +308,12 @@ def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, release_check=Tr
         else:
             holder = cm_holder(cp, ns, lock_name)
         assert holder == body["identity"], (holder, body)
-    sc.term_and_wait(25)  # safe with no POST /release: up to renew-deadline (10 s)
-    if release_check and lock_kind == "leases":
+    if leading:
+        leading(sc, body)
+    sc.term_and_wait(exit_within)
+    if lock_kind == "leases":
         holder = cp.get_json("lease", lock_name, "-n", ns)["spec"].get("holderIdentity", "")
         assert holder == "", f"not released on SIGTERM: {holder}"
-    return sc, body
 
 
 # ------------------------------------------------------------------------------------ scenarios
@@ -354,10 +350,7 @@ def kustomize(s):
     # Native sidecar, Lease (auto), safe: a sidecar stopped alone keeps its promises
     # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast.
     ns, objs = rendered(cp, "ship-k-native", native)
-    dep = one(objs, "Deployment")
-    assert_restricted(dep)
-    c, where = sidecar(dep)
-    assert where == "initContainers" and c["restartPolicy"] == "Always", (where, c)
+    assert_restricted(one(objs, "Deployment"), "initContainers")
     cm = one(objs, "ConfigMap")["data"]
     assert cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe" and cm["LEASEHOLD_LOCK_TYPE"] == "auto"
     assert cm["LEASEHOLD_DELETION_COST"] == "10000", cm  # on by default, with its Role
@@ -369,17 +362,14 @@ def kustomize(s):
     assert not of_kind(off_objs, "Role", "leasehold-pod") and \
         not of_kind(off_objs, "RoleBinding", "leasehold-pod"), [o["kind"] for o in off_objs]
     apply_for_real(cp, objs, ns)
-    assert can_i(cp, ns, "create", "leases")
-    assert not can_i(cp, ns, "get", "leases/other")
-    assert can_i(cp, ns, "patch", "pods")
+    assert_can(cp, ns, (("create", "leases", True), ("get", "leases/other", False),
+                        ("patch", "pods", True)))
     run_and_release(s, cp, ns, objs, "native-0", "leases", lock)
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
     ns, objs = rendered(cp, "ship-k-classic", classic)
     dep = one(objs, "Deployment")
-    assert_restricted(dep)
-    c, where = sidecar(dep)
-    assert where == "containers" and "restartPolicy" not in c, (where, c)
+    assert_restricted(dep, "containers")
     cm = one(objs, "ConfigMap")["data"]
     assert cm["LEASEHOLD_LOCK_TYPE"] == "configmaps" and cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe"
     app = container(dep, "app")
@@ -389,18 +379,15 @@ def kustomize(s):
                for (_, res, _) in rules_of(one(objs, "Role", "leasehold"))), one(objs, "Role", "leasehold")
     apply_for_real(cp, objs, ns)
     assert not can_i(cp, ns, "get", "leases.coordination.k8s.io/leasehold-lock")
-    sc = s.sidecar(cp, ns, objs, s.tmp, "classic-0").start()
-    body = sc.wait_leader()
-    assert body["lock"]["type"] == "configmaps", body
-    sc.check_probes()
-    # What the preStop hook does once the app stopped: POST /release. The safe sidecar then
-    # releases at once instead of after renew-deadline.
-    st, _ = sc.request("POST", "/release")
-    assert st in (200, 202), st
 
-    wait_until(lambda: cm_holder(cp, ns, lock) == "", 5,
-               what="the ConfigMap lock to be released after POST /release")
-    sc.term_and_wait()
+    def pre_stop(sc, _):
+        # What the preStop hook does once the app stopped: POST /release. The safe sidecar then
+        # releases at once instead of after renew-deadline.
+        st, _ = sc.request("POST", "/release")
+        assert st in (200, 202), st
+        wait_until(lambda: cm_holder(cp, ns, lock) == "", 5,
+                   what="the ConfigMap lock to be released after POST /release")
+    run_and_release(s, cp, ns, objs, "classic-0", "configmaps", lock, pre_stop, exit_within=15)
 
     # Leader election off: none, no RBAC, no token, no API server needed.
     ns, objs = rendered(cp, "ship-k-off", off)
@@ -408,13 +395,10 @@ def kustomize(s):
     assert_restricted(dep)
     assert not of_kind(objs, "Role") and not of_kind(objs, "RoleBinding") and not of_kind(
         objs, "ServiceAccount"), [o["kind"] for o in objs]
-    spec = dep["spec"]["template"]["spec"]
+    spec = pod_spec(dep)
     assert spec["automountServiceAccountToken"] is False and dep["spec"]["replicas"] == 1, spec
     assert "serviceAccountName" not in spec or spec["serviceAccountName"] == "default", spec
-    if supports_lock_none():
-        run_and_release(s, cp, ns, objs, "off-0", "none", lock)
-    else:
-        log("NOTE: this leasehold binary has no --lock-type none yet; the agent run is skipped")
+    run_and_release(s, cp, ns, objs, "off-0", "none", lock)
 
     # Native + the Lease created at install time + the leader label: no namespace-wide create.
     ns, objs = rendered(cp, "ship-k-precreated",
@@ -425,28 +409,19 @@ def kustomize(s):
     settings = one(objs, "ConfigMap")  # the sidecar's settings; the lock here is a Lease
     assert settings["data"]["LEASEHOLD_LEADER_LABEL"] == "leasehold.io/role", settings
     apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "create", "leases")
-    assert not can_i(cp, ns, "create", "configmaps")
-    assert can_i(cp, ns, "patch", "pods")
-    # A Pod object for the label (no kubelet will run it).
+    assert_can(cp, ns, (("create", "leases", False), ("create", "configmaps", False),
+                        ("patch", "pods", True)))
     pod = "precreated-0"
-    cp.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": pod},
-        "spec": {"serviceAccountName": "leasehold", "automountServiceAccountToken": False,
-                 "containers": [{"name": "x", "image": "x"}]}}))
-    sc = s.sidecar(cp, ns, objs, s.tmp, pod).start()
-    body = sc.wait_leader()
-    assert body["lock"]["type"] == "leases", body
-    if "leader-label" not in sc.skipped:
-        wait_until(lambda: cp.get_json("pod", pod, "-n", ns)["metadata"].get("labels", {}).get(
-            "leasehold.io/role") == "leader", 10, what="the leader label on the pod")
-        log("the pod is labelled leasehold.io/role=leader")
-    # Applying the install again leaves the holder alone.
-    apply_for_real(cp, objs, ns)
-    time.sleep(1)
-    assert cp.get_json("lease", lock, "-n", ns)["spec"]["holderIdentity"] == body["identity"]
-    assert sc.leader_body(), "still leading after the manifests were applied again"
-    sc.term_and_wait(25)  # safe with no POST /release: up to renew-deadline
+    create_pods(cp, ns, [pod], "leasehold")  # for the label (no kubelet will run it)
+
+    def labelled_and_reapplied(sc, body):
+        wait_until(lambda: labels(cp, ns)[pod] == "leader", 10, what="the leader label on the pod")
+        log(f"the pod is labelled {LABEL}=leader")
+        apply_for_real(cp, objs, ns)  # applying the install again leaves the holder alone
+        time.sleep(1)
+        assert cp.get_json("lease", lock, "-n", ns)["spec"]["holderIdentity"] == body["identity"]
+        assert sc.leader_body(), "still leading after the manifests were applied again"
+    run_and_release(s, cp, ns, objs, pod, "leases", lock, labelled_and_reapplied)
 
     # Classic + the ConfigMap created at install time.
     ns, objs = rendered(cp, "ship-k-precreated-cm",
@@ -461,8 +436,7 @@ def kustomize(s):
         ns, objs = rendered(cp, f"ship-k-gate-{variant.name}",
                             overlay(s.tmp, [variant], [comps / "gate"]))
         dep = one(objs, "Deployment")
-        assert_restricted(dep)
-        assert sidecar(dep)[1] == where
+        assert_restricted(dep, where)
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
         data = one(objs, "ConfigMap")["data"]
         assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data
@@ -549,6 +523,21 @@ def takeover_bound(retry):
     return 2.2 * retry + 0.5
 
 
+def rival_first_yes(smp, leader, rival, t_term, renew):
+    """The rival's first yes after the leader's SIGTERM at `t_term` (monotonic), once the leader
+    exited with 0; `smp` stopped, and its samples hold no two leaders at once."""
+    first = wait_until(lambda: smp.first_yes_after(t_term, exclude=(leader.name,)),
+                       renew + 10, what="the rival's first yes")
+    rc = leader.wait(renew + 10)
+    time.sleep(0.3)
+    smp.stop()
+    ov = smp.overlaps()
+    assert not ov, f"two leaders at once: {ov[:3]}"
+    assert first[1] == rival.name, first
+    assert rc == 0, f"sidecar exited with {rc} after SIGTERM:\n{leader.log_tail()}"
+    return first[0]
+
+
 @scenario
 def native_sidecar_stopped_alone(s):
     """With processes: the shipped native overlay's sidecar gets SIGTERM ALONE
@@ -566,16 +555,9 @@ def native_sidecar_stopped_alone(s):
         valid_until = parse_rfc3339(given["validUntil"])
         t_term = time.monotonic()
         leader.term()  # the kubelet stops the sidecar alone: `app` got no signal, no POST
-        first = wait_until(lambda: smp.first_yes_after(t_term, exclude=(leader.name,)),
-                           renew + 10, what="the rival's first yes")
-        rc = leader.wait(renew + 10)
-        time.sleep(0.3)
-    ov = smp.overlaps()
-    assert not ov, f"two leaders at once: {ov[:3]}"
-    assert first[1] == rival.name, first
-    assert rc == 0, f"sidecar exited with {rc} after SIGTERM:\n{leader.log_tail()}"
-    first_wall = first[0] + MONO_TO_WALL
-    took = first[0] - t_term
+        first = rival_first_yes(smp, leader, rival, t_term, renew)
+    first_wall = first + MONO_TO_WALL
+    took = first - t_term
     log(f"sidecar stopped alone ({cfg['LEASEHOLD_RELEASE_ON_SHUTDOWN']}): the rival's first yes "
         f"{took:.3f}s after the SIGTERM, {first_wall - valid_until:+.3f}s from the validUntil "
         f"the app held ({valid_until - (t_term + MONO_TO_WALL):.3f}s ahead at the SIGTERM)")
@@ -610,15 +592,7 @@ def native_shutdown_acknowledged(s):
             assert proc.wait(10) == 0
             t_app_exit = time.monotonic()
             leader.term()  # then the native sidecar
-            first = wait_until(lambda: smp.first_yes_after(t_term, exclude=(leader.name,)),
-                               renew + 10, what="the rival's first yes")
-            rc = leader.wait(renew + 10)
-            time.sleep(0.3)
-    ov = smp.overlaps()
-    assert not ov, f"two leaders at once: {ov[:3]}"
-    assert first[1] == rival.name, first
-    assert rc == 0, leader.log_tail()
-    took = first[0] - t_term
+            took = rival_first_yes(smp, leader, rival, t_term, renew) - t_term
     text = leader.log_text()
     # The POST is answered 202 and acted on by the election loop; the sidecar's SIGTERM, sent
     # here right after app exited (the kubelet waits for its next relist), may overtake it.
@@ -689,28 +663,21 @@ def example_app_valid_until(s):
         assert proc.wait(10) == 0
 
 
-def assert_one_example_app(app):
-    """The example app's script has two copies (kustomize cannot read the chart's files, nor
-    helm files outside its chart): deploy/base is its home, and the chart's, rendered with the
-    default sidecar.httpAddress, must be the same text byte for byte."""
+def assert_one_copy(app, classic=False):
+    """The example app's script, and the classic variant's preStop hook, have two copies each
+    (kustomize cannot read the chart's files, nor helm files outside its chart): deploy/base and
+    deploy/overlays/classic-sidecar are their homes, and the chart's `app`, rendered with the
+    default sidecar.httpAddress, must hold the same text byte for byte."""
     import yaml
     base = yaml.safe_load((DEPLOY / "base" / "deployment.yaml").read_text())
-    want = container(base, "app")
-    assert app["args"] == want["args"], \
+    assert app["args"] == container(base, "app")["args"], \
         "the chart's example app script differs from deploy/base/deployment.yaml's"
-
-
-def assert_one_classic_prestop(app):
-    """The classic variant's preStop hook has two copies (as the example app's script, above):
-    deploy/overlays/classic-sidecar is its home, and the chart's, rendered with the default
-    sidecar.httpAddress, must be the same hook: the same command, byte for byte."""
-    import yaml
-    kust = yaml.safe_load((DEPLOY / "overlays" / "classic-sidecar" / "kustomization.yaml").read_text())
-    patch = next(yaml.safe_load(p["patch"]) for p in kust["patches"]
-                 if p["target"]["kind"] == "Deployment")
-    want = container(patch, "app")
-    assert app["lifecycle"] == want["lifecycle"], \
-        "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
+    if classic:
+        kust = yaml.safe_load((DEPLOY / "overlays" / "classic-sidecar" / "kustomization.yaml").read_text())
+        patch = next(yaml.safe_load(p["patch"]) for p in kust["patches"]
+                     if p["target"]["kind"] == "Deployment")
+        assert app["lifecycle"] == container(patch, "app")["lifecycle"], \
+            "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
 
 
 def helm_render(cp, ns, *args, validate=True):
@@ -721,9 +688,26 @@ def helm_render(cp, ns, *args, validate=True):
     return helm(cp, *cmd, *args).stdout
 
 
+def sets(*values):
+    """helm's --set arguments, one for each of `values`."""
+    return [x for v in values for x in ("--set", v)]
+
+
+def template(cp, *args, check=True):
+    """helm template of the chart, release `t`, offline."""
+    return helm(cp, "template", "t", str(CHART), *args, check=check)
+
+
+def refused(cp, words, *args):
+    """helm template with `args` fails, and its stderr says each of `words` (a tuple)."""
+    r = template(cp, *args, check=False)
+    assert r.returncode != 0 and all(w in r.stderr for w in words), (args, r.stderr)
+    return r.stderr
+
+
 def sidecar_args(objs):
     c, where = sidecar(one(objs, "Deployment"))
-    return {a.split("=", 1)[0]: a.split("=", 1)[1] for a in c["args"]}, where
+    return args_of(c), where
 
 
 @scenario
@@ -736,7 +720,7 @@ def helm_offline(s):
     helm(cp, "lint", str(CHART), "--strict", "--set", "exampleDeployment.enabled=true")
 
     def render(*a):
-        return dry_run(cp, helm(cp, "template", "t", str(CHART), "-n", ns, *a).stdout, ns)
+        return dry_run(cp, template(cp, "-n", ns, *a).stdout, ns)
 
     # Off: none, no RBAC, no token; and more than one replica is refused.
     objs = render("--set", "leaderElection.enabled=false", "--set", "replicas=1",
@@ -746,73 +730,60 @@ def helm_offline(s):
     assert "--lease-duration" not in args and "--leader-label" not in args, args
     assert "--deletion-cost" not in args, args
     assert not of_kind(objs, "Role") and not of_kind(objs, "ServiceAccount"), objs
-    assert one(objs, "Deployment")["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
-    r = helm(cp, "template", "t", str(CHART), "--set", "leaderElection.enabled=false",
-             "--set", "replicas=2", check=False)
-    assert r.returncode != 0 and "leaderElection.enabled=false" in r.stderr and \
-        "replicas=2" in r.stderr, r.stderr
-    log("refused as it should: " + next(l for l in r.stderr.splitlines() if "replicas=2" in l))
+    assert pod_spec(one(objs, "Deployment"))["automountServiceAccountToken"] is False
+    err = refused(cp, ("leaderElection.enabled=false", "replicas=2"),
+                  *sets("leaderElection.enabled=false", "replicas=2"))
+    log("refused as it should: " + next(l for l in err.splitlines() if "replicas=2" in l))
 
     # A new cluster: native sidecar, safe (a sidecar stopped alone keeps its promises), and the
     # example's app POSTs /release at SIGTERM itself (no preStop: the kubelet stops it first).
     objs = render("--kube-version", "1.34.0", "--set", "exampleDeployment.enabled=true")
     args, where = sidecar_args(objs)
     assert where == "initContainers" and args["--release-on-shutdown"] == "safe", (where, args)
-    app = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "lifecycle" not in app and "trap on_term TERM" in app["args"][0] and \
         "--post-data= http://localhost:4040/release" in app["args"][0], app
-    assert_one_example_app(app)
-    r = helm(cp, "template", "t", str(CHART), "--kube-version", "1.34.0",
-             "--set", "exampleDeployment.enabled=true",
-             "--set", "leaderElection.releaseOnShutdown=immediate")
+    assert_one_copy(app)
+    r = template(cp, "--kube-version", "1.34.0",
+                 *sets("exampleDeployment.enabled=true", "leaderElection.releaseOnShutdown=immediate"))
     assert "--release-on-shutdown=immediate" in r.stdout, "immediate is still an option"
 
     # An old cluster (offline: --kube-version): classic sidecar, safe, preStop /release.
     objs = render("--kube-version", "1.28.9", "--set", "exampleDeployment.enabled=true")
     args, where = sidecar_args(objs)
     assert where == "containers" and args["--release-on-shutdown"] == "safe", (where, args)
-    app = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "/release" in " ".join(app["lifecycle"]["preStop"]["exec"]["command"]), app
-    assert_one_example_app(app)
-    assert_one_classic_prestop(app)
-    r = helm(cp, "template", "t", str(CHART), "--kube-version", "1.28.9",
-             "--set", "sidecar.mode=native", check=False)
-    assert r.returncode != 0 and "1.29" in r.stderr, r.stderr
+    assert_one_copy(app, classic=True)
+    refused(cp, ("1.29",), "--kube-version", "1.28.9", "--set", "sidecar.mode=native")
 
     # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants, no preStop
     # (the gate POSTs /release itself); immediate is refused.
     for kube, where in (("1.34.0", "initContainers"), ("1.28.9", "containers")):
-        objs = render("--kube-version", kube, "--set", "exampleDeployment.enabled=true",
-                      "--set", "gate.enabled=true")
-        args, w = sidecar_args(objs)
-        assert w == where and args["--release-on-shutdown"] == "safe", (w, args)
-        assert args["--renew-interval"] == "retry-period", args  # the gate's headroom
+        objs = render("--kube-version", kube, *sets("exampleDeployment.enabled=true", "gate.enabled=true"))
+        args, _ = sidecar_args(objs)
+        # The gate's headroom: a renew every retry-period.
+        assert args["--release-on-shutdown"] == "safe" and args["--renew-interval"] == "retry-period", args
         dep = one(objs, "Deployment")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
-        assert_restricted(dep)
-        assert "lifecycle" not in dep["spec"]["template"]["spec"]["containers"][0]
-    r = helm(cp, "template", "t", str(CHART), "--set", "gate.enabled=true",
-             "--set", "leaderElection.releaseOnShutdown=immediate", check=False)
-    assert r.returncode != 0 and "gate.enabled" in r.stderr, r.stderr
+        assert_restricted(dep, where)
+        assert "lifecycle" not in pod_spec(dep)["containers"][0]
+    refused(cp, ("gate.enabled",), *sets("gate.enabled=true", "leaderElection.releaseOnShutdown=immediate"))
     log("gate.enabled: app gated, release safe on both variants; immediate refused")
 
-    # Explicit lock types: that lock's RBAC alone.
-    # (and pods get/patch for the deletion cost, on by default; off, neither flag nor rule).
-    objs = render("--set", "leaderElection.lockType=configmaps")
-    rules = rules_of(one(objs, "Role"))
-    assert {res for (_, res, _) in rules} == {"configmaps", "events", "pods"}, rules
-    objs = render("--set", "leaderElection.lockType=leases", "--set", "exampleDeployment.enabled=true")
-    rules = rules_of(one(objs, "Role"))
-    assert {res for (_, res, _) in rules} == {"leases", "events", "pods"}, rules
-    assert sidecar_args(objs)[0]["--lock-type"] == "leases"
-    assert sidecar_args(objs)[0]["--deletion-cost"] == "10000"
-    objs = render("--set", "leaderElection.lockType=leases", "--set", "exampleDeployment.enabled=true",
-                  "--set", "deletionCost.enabled=false")
-    rules = rules_of(one(objs, "Role"))
-    assert {res for (_, res, _) in rules} == {"leases", "events"}, rules
-    assert "--deletion-cost" not in sidecar_args(objs)[0]
-    r = helm(cp, "template", "t", str(CHART), "--set", "leaderElection.lockType=bogus", check=False)
-    assert r.returncode != 0 and "lockType" in r.stderr, r.stderr
+    # Explicit lock types: that lock's RBAC alone, and pods get/patch for the deletion cost (on
+    # by default; off, neither flag nor rule).
+    for lock, cost, resources in (("configmaps", True, {"configmaps", "events", "pods"}),
+                                  ("leases", True, {"leases", "events", "pods"}),
+                                  ("leases", False, {"leases", "events"})):
+        objs = render(*sets(f"leaderElection.lockType={lock}", "exampleDeployment.enabled=true",
+                            f"deletionCost.enabled={str(cost).lower()}"))
+        rules = rules_of(one(objs, "Role"))
+        assert {res for (_, res, _) in rules} == resources, rules
+        args = sidecar_args(objs)[0]
+        assert args["--lock-type"] == lock and args.get("--deletion-cost") == \
+            ("10000" if cost else None), args
+    refused(cp, ("lockType",), "--set", "leaderElection.lockType=bogus")
 
     # The lock created at install time: no create rule. The leader label: pods get/patch.
     objs = render("--set", "leaderElection.precreateLock=true", "--set", "leaderLabel.enabled=true",
@@ -871,12 +842,9 @@ def helm_on_cluster(s, cp, ns, lease_api):
     ensure_ns(cp, ns)
     text = helm_render(cp, ns, "--set", "exampleDeployment.enabled=true")
     objs = dry_run(cp, text, ns)
-    args, where = sidecar_args(objs)
-    assert args["--lock-type"] == "auto", args
-    # v1.34.4: a native sidecar.
-    assert where == "initContainers", where
-    assert args["--release-on-shutdown"] == "safe", args
-    assert_restricted(one(objs, "Deployment"))
+    args, _ = sidecar_args(objs)
+    assert args["--lock-type"] == "auto" and args["--release-on-shutdown"] == "safe", args
+    assert_restricted(one(objs, "Deployment"), "initContainers")  # v1.34.4: a native sidecar
     rules = rules_of(one(objs, "Role"))
     named = {res for (_, res, names), v in rules.items() if names == ("t-leasehold",)}
     created = {res for (_, res, names), v in rules.items() if not names and "create" in v}
@@ -910,9 +878,8 @@ def helm_no_lease_api(s):
     assert not cp.kubectl("api-versions").count("coordination.k8s.io/v1\n")
     helm_on_cluster(s, cp, "ship-helm-nolease", lease_api=False)
     # Asking for Leases where there are none is refused at render time.
-    r = helm(cp, "template", "t", str(CHART), "--validate", "--kubeconfig", kubeconfig(cp),
-             "--set", "leaderElection.lockType=leases", check=False)
-    assert r.returncode != 0 and "does not serve" in r.stderr, r.stderr
+    refused(cp, ("does not serve",), "--validate", "--kubeconfig", kubeconfig(cp),
+            "--set", "leaderElection.lockType=leases")
 
 
 class Gate:
@@ -976,12 +943,8 @@ def monitoring_dry_run(s):
         for name in ("podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"):
             cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{name}")
         ns = ensure_ns(cp, "ship-monitoring")
-        tmp = Path(tempfile.mkdtemp(prefix="leasehold-mon-"))
-        try:
-            kust = overlay(tmp, [DEPLOY / "base"], [DEPLOY / "components" / "monitoring"])
-            objs = dry_run(cp, kbuild(cp, kust), ns)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [DEPLOY / "base"],
+                                              [DEPLOY / "components" / "monitoring"])), ns)
         pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
         assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "probes", pm
         alerts = [r["alert"] for r in pr["spec"]["groups"][0]["rules"]]
@@ -1001,6 +964,20 @@ def monitoring_dry_run(s):
             cp.kubectl("delete", "--ignore-not-found", "-f", str(f))
 
 
+def post_rendered(s, cp, ns, variant):
+    """The K8up example's Helm post-renderer (LEASEHOLD_VARIANT=`variant`) on a stand-in chart
+    that renders chart-output/k8up.yaml, as the apiserver accepts it."""
+    chart = s.tmp / "k8up-chart"
+    if not chart.exists():
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
+        shutil.copy(K8UP / "chart-output" / "k8up.yaml", chart / "templates" / "k8up.yaml")
+    r = helm(cp, "template", "k8up", str(chart), "-n", ns, "--post-renderer",
+             str(K8UP / "helm" / "post-render.sh"), env={
+                 "PATH": f"{bin_dir(cp)}:{os.environ.get('PATH', '')}", "LEASEHOLD_VARIANT": variant})
+    return dry_run(cp, r.stdout, ns)
+
+
 @scenario
 def k8up(s):
     """The K8up example: both variants accepted; the Helm post-renderer; and leader-gate.sh
@@ -1012,9 +989,7 @@ def k8up(s):
         objs = dry_run(cp, kbuild(cp, K8UP / variant), ns)
         dep = one(objs, "Deployment", "k8up")
         assert dep["spec"]["replicas"] == 2
-        c, w = sidecar(dep)
-        assert w == where, (variant, w)
-        assert_restricted(dep)
+        c = assert_restricted(dep, where)
         op = container(dep, "k8up-operator")
         assert_gated(dep, "k8up-operator", ["k8up"])
         env = {e["name"]: e.get("value") for e in op["env"]}
@@ -1023,24 +998,11 @@ def k8up(s):
         assert data["LEASEHOLD_LOCK_TYPE"] == kind and data["LEASEHOLD_LOCK_NAME"] == "k8up-leader"
         assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data  # with a gate, always
         rb = one(objs, "RoleBinding", "k8up-leasehold")
-        assert rb["subjects"][0]["name"] == dep["spec"]["template"]["spec"]["serviceAccountName"]
-        log(f"k8up/{variant}: accepted; sidecar in {w}, lock {kind}")
+        assert rb["subjects"][0]["name"] == pod_spec(dep)["serviceAccountName"]
+        log(f"k8up/{variant}: accepted; sidecar in {where}, lock {kind}")
 
-    # The Helm post-renderer on a stand-in chart that renders chart-output/k8up.yaml.
-    chart = s.tmp / "k8up-chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
-    shutil.copy(K8UP / "chart-output" / "k8up.yaml", chart / "templates" / "k8up.yaml")
-    path = f"{bin_dir(cp)}:{os.environ.get('PATH', '')}"
     for variant, where in (("lease", "initContainers"), ("no-lease", "containers")):
-        r = subprocess.run([str(bin_dir(cp) / "helm"), "template", "k8up", str(chart), "-n", ns,
-                            "--post-renderer", str(K8UP / "helm" / "post-render.sh")],
-                           capture_output=True, text=True,
-                           env={**os.environ, "PATH": path, "LEASEHOLD_VARIANT": variant,
-                                "HELM_CACHE_HOME": str(s.tmp / "hc"),
-                                "HELM_CONFIG_HOME": str(s.tmp / "hcfg")})
-        assert r.returncode == 0, r.stderr
-        objs = dry_run(cp, r.stdout, ns)
+        objs = post_rendered(s, cp, ns, variant)
         assert sidecar(one(objs, "Deployment", "k8up"))[1] == where
         log(f"helm --post-renderer (LEASEHOLD_VARIANT={variant}): sidecar in {where}, accepted")
 
@@ -1057,20 +1019,11 @@ def k8up_gates(s, cp, tag, command):
     ns2 = Namespace(cp, f"ship-k8up-{tag}", lock_name="k8up-leader")
     a = s.agent(ns2, f"k8up-{tag}-a", release="safe").start()
     b = s.agent(ns2, f"k8up-{tag}-b", release="safe").start()
-    gates = {}
-    overlap = []
-    stop = threading.Event()
+    gates, both = {}, None
     try:
         gates = {a.name: Gate(s.tmp, f"{tag}-a", a, command),
                  b.name: Gate(s.tmp, f"{tag}-b", b, command)}
-
-        def watch():
-            while not stop.is_set():
-                if all(g.running() for g in gates.values()):
-                    overlap.append(time.monotonic())
-                time.sleep(0.02)
-        t = threading.Thread(target=watch, daemon=True)
-        t.start()
+        both = Watch(lambda: all(g.running() for g in gates.values()), 0.02)
 
         def one_running():
             run = [n for n, g in gates.items() if g.running()]
@@ -1098,12 +1051,11 @@ def k8up_gates(s, cp, tag, command):
         assert g.proc.wait(10) == 0
         assert not g.running()
 
-        def released():
-            return ns2.lease()["spec"].get("holderIdentity", "") == ""
-        wait_until(released, 5, what="the lock to be released after the gate's POST /release")
+        wait_until(lambda: ns2.lease()["spec"].get("holderIdentity", "") == "", 5,
+                   what="the lock to be released after the gate's POST /release")
         log("gate SIGTERM: operator stopped, then the lock released")
     finally:
-        stop.set()
+        overlap = both.stop() if both else []
         for g in gates.values():
             g.stop()
             if overlap or sys.exc_info()[0] is not None:
@@ -1131,15 +1083,11 @@ def assert_read_only(role, lock):
     return rules
 
 
-def create_pods(cp, ns, names, sa):
-    """Pod objects for the rendered sidecars to label (no kubelet runs them)."""
-    for name in names:
-        cp.kubectl("create", "-n", ns, "-f", "-", input=pod_manifest(name, sa))
-
-
-def pod_labels(cp, ns):
-    return {p["metadata"]["name"]: p["metadata"].get("labels", {}).get(LABEL)
-            for p in cp.get_json("pods", "-n", ns)["items"]}
+def read_only_on(lock):
+    """assert_can's table of an observer's Role: Lease `lock` read, never written or created."""
+    lease = f"leases.coordination.k8s.io/{lock}"
+    return (("get", lease, True), ("watch", lease, True), ("update", lease, False),
+            ("create", "leases.coordination.k8s.io", False))
 
 
 def observe_metric(agent, name, having=""):
@@ -1153,11 +1101,17 @@ def observe_metric(agent, name, having=""):
     return sum(found)
 
 
-def observers_follow(s, cp, ns, objs, lock, pods, main, watcher, sa):
-    """The rendered sidecar (of Deployment `main`) of each pod in `pods` and the rendered
-    watcher (Deployment `watcher`) beside a stand-in operator holding Lease `lock` as pods[0], then as pods[1]:
-    only the holder's sidecar says yes (/leader, /metrics, the label), the watcher never does,
-    POST /release is refused with 409, nobody writes the Lease, and SIGTERM releases nothing."""
+def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
+    """The rendering applied; the ServiceAccounts of Deployments `main` and `watcher` may read
+    Lease `lock` and not write it. Then the rendered sidecar (of `main`) of each pod in `pods`
+    and the rendered watcher beside a stand-in operator holding `lock` as pods[0], then as
+    pods[1]: only the holder's sidecar says yes (/leader, /metrics, the label), the watcher
+    never does, POST /release is refused with 409, nobody writes the Lease, and SIGTERM releases
+    nothing."""
+    apply_for_real(cp, objs, ns)
+    sa = pod_spec(one(objs, "Deployment", main))["serviceAccountName"]
+    for account in {sa, pod_spec(one(objs, "Deployment", watcher))["serviceAccountName"]}:
+        assert_can(cp, ns, read_only_on(lock), sa=account)
     watch_pod = f"{watcher}-7f9c4-x2v8k"
     create_pods(cp, ns, [*pods, watch_pod], sa)
     with StandInHolder(cp, ns, lock, pods[0]) as holder:
@@ -1177,7 +1131,7 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher, sa):
             assert watch.view().holder == holder.identity, watch.view()
             want = {**{p: ("leader" if p == pod else "follower") for p in pods},
                     watch_pod: "follower"}
-            wait_until(lambda: pod_labels(cp, ns) == want, 15, what=f"labels {want}")
+            wait_until(lambda: labels(cp, ns) == want, 15, what=f"labels {want}")
             log(f"observe: {pod}'s operator holds {lock}: its sidecar says yes (validUntil "
                 f"{body['validUntil']}), the others and the watcher no; labels {want}")
         for a in (side[pods[1]], watch):
@@ -1226,22 +1180,15 @@ def observe_components(s):
             assert r.returncode == 2 and "observe needs a lock to read" in r.stderr, r
             log(f"{ov} + observe: builds; the agent refuses it: {r.stderr.strip()[-120:]}")
             continue
-        sc, where = sidecar(one(objs, "Deployment", "example"))
-        assert where == "initContainers", where
+        assert_restricted(one(objs, "Deployment", "example"), "initContainers")
         assert not of_kind(objs, "Role", "leasehold-create"), "create must be gone"
         assert not of_kind(objs, "RoleBinding", "leasehold-create")
         assert_read_only(one(objs, "Role", "leasehold"), lock)
-        apply_for_real(cp, objs, ns)
-        for verb, res, want in (("get", f"leases.coordination.k8s.io/{lock}", True),
-                                ("watch", f"leases.coordination.k8s.io/{lock}", True),
-                                ("update", f"leases.coordination.k8s.io/{lock}", False),
-                                ("create", "leases.coordination.k8s.io", False),
-                                ("create", "configmaps", False),
-                                ("patch", "pods", True), ("create", "events", True)):
-            assert can_i(cp, ns, verb, res) == want, (verb, res, want)
         log(f"{ov} + observe + observe-watch: accepted; Role read-only on {lock}, no create")
         observers_follow(s, cp, ns, objs, lock, ("example-0", "example-1"), "example",
-                         "leasehold-watch", "leasehold")
+                         "leasehold-watch")
+        assert_can(cp, ns, (("create", "configmaps", False), ("patch", "pods", True),
+                            ("create", "events", True)))
     r = cp.kubectl("kustomize", str(overlay(s.tmp, [DEPLOY / "overlays" / "classic-sidecar"],
                                             comps)), check=False)
     assert r.returncode != 0 and "test failed" in r.stderr, r.stderr
@@ -1258,8 +1205,8 @@ def observe_helm(s):
     cp = s.control_plane()
     ns = ensure_ns(cp, "ship-obs-helm")
     lock = "op-lock"
-    base = ("--set", "agentMode=observe", "--set", f"leaderElection.lockName={lock}",
-            "--set", "exampleDeployment.enabled=true", "--set", "leaderLabel.enabled=true")
+    base = sets("agentMode=observe", f"leaderElection.lockName={lock}",
+                "exampleDeployment.enabled=true", "leaderLabel.enabled=true")
     objs = dry_run(cp, helm_render(cp, ns, *base), ns)
     args, where = sidecar_args([o for o in objs if o["metadata"]["name"] != "t-leasehold-watch"])
     assert args["--agent-mode"] == "observe" and args["--observe-identity"] == "pod", args
@@ -1268,7 +1215,7 @@ def observe_helm(s):
     watch = one(objs, "Deployment", "t-leasehold-watch")
     wc = container(watch, "leasehold")
     assert "restartPolicy" not in wc and watch["spec"]["replicas"] == 1, wc
-    assert {a.split("=", 1)[0]: a.split("=", 1)[1] for a in wc["args"]} == args
+    assert args_of(wc) == args
     assert wc["ports"][0]["name"] == "lh-probes", wc["ports"]
     assert_restricted(watch)
     rules = assert_read_only(one(objs, "Role"), lock)
@@ -1276,47 +1223,37 @@ def observe_helm(s):
     log(f"chart, agentMode=observe: args {sorted(args)}; Role read-only on {lock}; watcher")
 
     # Choices: what --help lists for each setting renders; anything else is refused.
-    import re
-    usage = help_text()
+    usage = subprocess.run([leasehold_binary(), "--help"], capture_output=True, text=True).stdout
     for flag, value in (("agent-mode", "agentMode"), ("observe-identity", "observe.identity")):
         para = re.search(rf"\n  --{flag} (\S+)", usage)
         assert para, f"--{flag} not in --help"
         choices = para.group(1).split("|")
         assert len(choices) >= 2, para.group(0)
         for choice in choices:
-            helm(cp, "template", "t", str(CHART), "-n", ns, *base, "--set", f"{value}={choice}")
-        r = helm(cp, "template", "t", str(CHART), *base, "--set", f"{value}=bogus", check=False)
-        assert r.returncode != 0 and "bogus" in r.stderr, r.stderr
+            template(cp, "-n", ns, *base, "--set", f"{value}={choice}")
+        refused(cp, ("bogus",), *base, "--set", f"{value}=bogus")
         log(f"chart {value}: renders {choices} (--{flag}'s choices), refuses others")
     # Refused combinations.
-    for extra, words in ((("--set", "leaderElection.lockName="), "needs leaderElection.lockName"),
-                         (("--set", "gate.enabled=true"), "gate.enabled"),
-                         (("--set", "leaderElection.precreateLock=true"), "precreateLock"),
-                         (("--set", "leaderElection.releaseOnShutdown=safe"), "releaseOnShutdown"),
-                         (("--set", "leaderElection.enabled=false", "--set", "replicas=1"),
-                          "leaderElection.enabled=true"),
-                         (("--set", "sidecar.probes.enabled=false"), "sidecar.probes.enabled")):
-        r = helm(cp, "template", "t", str(CHART), *base, *extra, check=False)
-        assert r.returncode != 0 and words in r.stderr, (extra, r.stderr)
+    for extra, words in ((("leaderElection.lockName=",), "needs leaderElection.lockName"),
+                         (("gate.enabled=true",), "gate.enabled"),
+                         (("leaderElection.precreateLock=true",), "precreateLock"),
+                         (("leaderElection.releaseOnShutdown=safe",), "releaseOnShutdown"),
+                         (("leaderElection.enabled=false", "replicas=1"), "leaderElection.enabled=true"),
+                         (("sidecar.probes.enabled=false",), "sidecar.probes.enabled")):
+        refused(cp, (words,), *base, *sets(*extra))
     log("chart, agentMode=observe: lockName, gate, precreateLock, releaseOnShutdown, election "
         "off, a watcher without probes: each refused")
     # The watcher off; monitoring on: a second PodMonitor for the watcher.
-    off = helm(cp, "template", "t", str(CHART), "-n", ns, *base,
-               "--set", "observe.watcher.enabled=false").stdout
+    off = template(cp, "-n", ns, *base, "--set", "observe.watcher.enabled=false").stdout
     assert "t-leasehold-watch" not in off
-    mon = helm(cp, "template", "t", str(CHART), "-n", ns, *base,
-               "--set", "monitoring.podMonitor.enabled=true").stdout
+    mon = template(cp, "-n", ns, *base, "--set", "monitoring.podMonitor.enabled=true").stdout
     assert mon.count("kind: PodMonitor") == 2 and "name: t-leasehold-watch" in mon, mon
     # Elect mode is unchanged by the new values: no watcher, no observe flags.
-    elect = helm(cp, "template", "t", str(CHART), "-n", ns, "--set", "exampleDeployment.enabled=true").stdout
+    elect = template(cp, "-n", ns, "--set", "exampleDeployment.enabled=true").stdout
     assert "agent-mode" not in elect and "-watch" not in elect
 
-    apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "update", f"leases.coordination.k8s.io/{lock}", sa="t-leasehold")
-    assert not can_i(cp, ns, "create", "leases.coordination.k8s.io", sa="t-leasehold")
-    assert can_i(cp, ns, "watch", f"leases.coordination.k8s.io/{lock}", sa="t-leasehold")
     observers_follow(s, cp, ns, objs, lock, ("op-0", "op-1"), "t-leasehold-example",
-                     "t-leasehold-watch", "t-leasehold")
+                     "t-leasehold-watch")
 
 
 @scenario
@@ -1335,9 +1272,7 @@ def k8up_observe(s):
     env = {e["name"]: e.get("value") for e in op["env"]}
     assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "true", env
     assert "command" not in op, op  # K8up runs as it is: no gate
-    c, where = sidecar(dep)
-    assert where == "initContainers" and c["restartPolicy"] == "Always", (where, c)
-    assert_restricted(dep)
+    c = assert_restricted(dep, "initContainers")
     data = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])["data"]
     assert data["LEASEHOLD_AGENT_MODE"] == "observe" and data["LEASEHOLD_LOCK_NAME"] == lock, data
     assert data["LEASEHOLD_OBSERVE_IDENTITY"] == "pod", data
@@ -1347,33 +1282,18 @@ def k8up_observe(s):
     subjects = {x["name"] for x in one(objs, "RoleBinding", "k8up-leasehold")["subjects"]}
     assert subjects == {"k8up", "k8up-leasehold-watch"}, subjects
     w = one(objs, "Deployment", "leasehold-watch")
-    assert w["spec"]["template"]["spec"]["serviceAccountName"] == "k8up-leasehold-watch"
+    assert pod_spec(w)["serviceAccountName"] == "k8up-leasehold-watch"
     assert container(w, "leasehold")["envFrom"][0]["configMapRef"]["name"] == \
         c["envFrom"][0]["configMapRef"]["name"]
     log("k8up/observe: accepted; K8up's election on, native observing sidecar, read-only Role")
 
-    chart = s.tmp / "k8up-chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
-    shutil.copy(K8UP / "chart-output" / "k8up.yaml", chart / "templates" / "k8up.yaml")
-    r = subprocess.run([str(bin_dir(cp) / "helm"), "template", "k8up", str(chart), "-n", ns,
-                        "--post-renderer", str(K8UP / "helm" / "post-render.sh")],
-                       capture_output=True, text=True,
-                       env={**os.environ, "PATH": f"{bin_dir(cp)}:{os.environ.get('PATH', '')}",
-                            "LEASEHOLD_VARIANT": "observe", "HELM_CACHE_HOME": str(s.tmp / "hc"),
-                            "HELM_CONFIG_HOME": str(s.tmp / "hcfg")})
-    assert r.returncode == 0, r.stderr
-    posted = dry_run(cp, r.stdout, ns)
+    posted = post_rendered(s, cp, ns, "observe")
     assert sorted((o["kind"], o["metadata"]["name"]) for o in posted) == \
         sorted((o["kind"], o["metadata"]["name"]) for o in objs)
     log("helm --post-renderer (LEASEHOLD_VARIANT=observe): the same objects, accepted")
 
-    apply_for_real(cp, objs, ns)
-    for sa in ("k8up", "k8up-leasehold-watch"):
-        assert can_i(cp, ns, "get", f"leases.coordination.k8s.io/{lock}", sa=sa)
-        assert not can_i(cp, ns, "update", f"leases.coordination.k8s.io/{lock}", sa=sa)
     observers_follow(s, cp, ns, objs, lock, ("k8up-6d4f9c7b8-abcde", "k8up-6d4f9c7b8-fghij"),
-                     "k8up", "leasehold-watch", "k8up")
+                     "k8up", "leasehold-watch")
 
 
 if __name__ == "__main__":
