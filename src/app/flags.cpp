@@ -67,6 +67,29 @@ Row TimingRow(const char* flag) {
       .Default([](const Draft& d) { return FormatGoDuration(d.timings.*field); });
 }
 
+// The row of a setting with a closed set of names, parsed into the draft's `field`: the names
+// are `name(v)` of `values`, in that order; anything else is refused as
+// "<text> is not a <what> (one of: a, b, ...)".
+template <typename E, E Draft::*field, const char* (*name)(E), const char* what, E... values>
+Row ChoiceRow(const char* flag, const char* arg) {
+  return Row(flag, arg,
+             [](const std::string& t, Draft& d) {
+               std::string all;
+               for (const E v : {values...}) {
+                 if (t == name(v)) {
+                   d.*field = v;
+                   return Status::Ok();
+                 }
+                 all += (all.empty() ? "" : ", ") + std::string(name(v));
+               }
+               return Bad(Quote(t) + " is not a " + what + " (one of: " + all + ")");
+             })
+      .Default([](const Draft& d) { return std::string(name(d.*field)); });
+}
+constexpr char kModeWhat[] = "mode";
+constexpr char kRuleWhat[] = "rule";
+constexpr char kReleaseModeWhat[] = "release mode";
+
 // `text` as a whole number from `min` to `max` (>= 0), in decimal digits only (no sign, no
 // space) and no more of them than `max` has; else kBadConfig:
 // "<text> is not a <what> (<min> to <max>)<why>".
@@ -171,17 +194,8 @@ const OptionTable<Draft>& AgentTable() {
                     "an upgrade). none switches leader election off: this replica always leads and "
                     "makes no API call (no RBAC, no token); more than one replica would each act "
                     "as leader."),
-          Row("agent-mode", "elect|observe",
-              [](const std::string& t, Draft& d) {
-                for (const AgentMode m : {AgentMode::kElect, AgentMode::kObserve}) {
-                  if (t == AgentModeName(m)) {
-                    d.agent_mode = m;
-                    return Status::Ok();
-                  }
-                }
-                return Bad(Quote(t) + " is not a mode (one of: elect, observe)");
-              })
-              .Default([](const Draft& d) { return std::string(AgentModeName(d.agent_mode)); })
+          ChoiceRow<AgentMode, &Draft::agent_mode, AgentModeName, kModeWhat, AgentMode::kElect,
+                    AgentMode::kObserve>("agent-mode", "elect|observe")
               .Help("elect: contend for the lock. observe: never write it; read and watch a lock "
                     "that another program in this pod elects with (a controller-runtime or "
                     "client-go operator), and report whether this pod holds it (see "
@@ -191,20 +205,9 @@ const OptionTable<Draft>& AgentTable() {
                     "release the lock on shutdown (controller-runtime's default).")
               .Summary("`elect` contends for the lock; `observe` only reads a lock another "
                        "program elects with"),
-          Row("observe-identity", "pod|exact",
-              [](const std::string& t, Draft& d) {
-                for (const election::MatchRule r :
-                     {election::MatchRule::kPod, election::MatchRule::kExact}) {
-                  if (t == election::MatchRuleName(r)) {
-                    d.observe_rule = r;
-                    return Status::Ok();
-                  }
-                }
-                return Bad(Quote(t) + " is not a rule (one of: pod, exact)");
-              })
-              .Default([](const Draft& d) {
-                return std::string(election::MatchRuleName(d.observe_rule));
-              })
+          ChoiceRow<election::MatchRule, &Draft::observe_rule, election::MatchRuleName, kRuleWhat,
+                    election::MatchRule::kPod, election::MatchRule::kExact>("observe-identity",
+                                                                            "pod|exact")
               .Help("With --agent-mode observe, which holder is this pod. pod: the holder is "
                     "$POD_NAME or starts with $POD_NAME and \"_\" (controller-runtime's "
                     "<hostname>_<uuid>; pod names cannot contain \"_\", so one holder names at "
@@ -256,20 +259,10 @@ const OptionTable<Draft>& AgentTable() {
                     "--retry-period, whatever it is set to (the gate's manifests: a gated program "
                     "is stopped stop-grace before validUntil, so it needs the headroom of "
                     "frequent renews)."),
-          Row("release-on-shutdown", "safe|immediate|off",
-              [](const std::string& t, Draft& d) {
-                for (const election::ReleaseMode m :
-                     {election::ReleaseMode::kSafe, election::ReleaseMode::kImmediate,
-                      election::ReleaseMode::kOff}) {
-                  if (t == election::ReleaseModeName(m)) {
-                    d.mode = m;
-                    return Status::Ok();
-                  }
-                }
-                return Bad(Quote(t) + " is not a release mode (one of: safe, immediate, off)");
-              })
-              .Default(
-                  [](const Draft& d) { return std::string(election::ReleaseModeName(d.mode)); })
+          ChoiceRow<election::ReleaseMode, &Draft::mode, election::ReleaseModeName,
+                    kReleaseModeWhat, election::ReleaseMode::kSafe,
+                    election::ReleaseMode::kImmediate, election::ReleaseMode::kOff>(
+              "release-on-shutdown", "safe|immediate|off")
               .Help(
                   "What SIGTERM/SIGINT does to a held lock. safe: release once every \"yes\" "
                   "already given has expired, or at once on POST /release (classic sidecars, "
@@ -278,21 +271,10 @@ const OptionTable<Draft>& AgentTable() {
           Row("release-holdoff", "DURATION", Store<Draft, Duration, &Draft::holdoff, ParseDuration>)
               .Default([](const Draft& d) { return FormatGoDuration(d.holdoff); })
               .Help("After POST /release without a signal, stay out of the election this long."),
-          Row("preferred-holder", "keep|yield",
-              [](const std::string& t, Draft& d) {
-                for (const election::PreferredHolderRule r :
-                     {election::PreferredHolderRule::kKeep,
-                      election::PreferredHolderRule::kYield}) {
-                  if (t == election::PreferredHolderRuleName(r)) {
-                    d.preferred = r;
-                    return Status::Ok();
-                  }
-                }
-                return Bad(Quote(t) + " is not a rule (one of: keep, yield)");
-              })
-              .Default([](const Draft& d) {
-                return std::string(election::PreferredHolderRuleName(d.preferred));
-              })
+          ChoiceRow<election::PreferredHolderRule, &Draft::preferred,
+                    election::PreferredHolderRuleName, kRuleWhat,
+                    election::PreferredHolderRule::kKeep, election::PreferredHolderRule::kYield>(
+              "preferred-holder", "keep|yield")
               .Help("What a Lease's spec.preferredHolder (coordinated leader election, "
                     "Kubernetes 1.33+ with the CoordinatedLeaderElection gate) naming another "
                     "candidate does. Either way renewals keep spec.strategy and "
