@@ -280,9 +280,14 @@ bool opause_left = OPAUSES;
  * loop is stalled (a paused observer is taken to answer: the worse case). */
 #define OYES(i) (ome[i] && !oveto[i] && oclaim[i] > 0)
 /* P3, the claim (model/README.md): while observer i says yes, the lock record names pod i: no
- * other pod's manager has written itself holder since. Not the managers' belief (GOLEAD): two
- * client-go managers' beliefs can overlap by themselves, which no observer can mend. */
+ * other pod's manager has written itself holder. Not the managers' belief (GOLEAD): two
+ * client-go managers' beliefs can overlap by themselves, which no observer can mend; OBSBELIEF
+ * asks for it too and shows such an overlap (with drift). */
+#ifdef OBSBELIEF
+#define OBAD(i, j) (OYES(i) && (r_h != (i) + 1 || GOLEAD(j)))
+#else
 #define OBAD(i, j) (OYES(i) && r_h != (i) + 1)
+#endif
 #if N == 2 && defined(OBSALL)
 #define P3 (OBAD(0, 1) || OBAD(1, 0))
 #elif defined(OBSALL)
