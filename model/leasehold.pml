@@ -282,7 +282,7 @@ bool opause_left = OPAUSES;
 /* P3, the claim (model/README.md): while observer i says yes, the lock record names pod i: no
  * other pod's manager has written itself holder. Not the managers' belief (GOLEAD): two
  * client-go managers' beliefs can overlap by themselves, which no observer can mend; OBSBELIEF
- * asks for it too and shows such an overlap (with drift). */
+ * asks for it too and shows such an overlap (with drift and -DORP=1). */
 #ifdef OBSBELIEF
 #define OBAD(i, j) (OYES(i) && (r_h != (i) + 1 || GOLEAD(j)))
 #else
