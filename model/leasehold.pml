@@ -10,7 +10,9 @@
  * Configuration (spin -D...): N (2 or 3); GOPEER: the last replica is a client-go elector;
  * COARSE: leasehold observers compare whole-second records (annotation locks; a client-go
  * observer always does); STALE: the watch may deliver an event older than a Get already
- * returned; MUTANT=1..7 (model/README.md). */
+ * returned; MUTANT=1..7 (model/README.md).
+ * OBSERVE: every pod's manager is a client-go elector (as GOPEER's), and beside each runs
+ * leasehold in observe mode (src/election/observer.cpp), which never writes: MUTANT=8..11. */
 
 #ifndef N
 #define N 2
@@ -106,6 +108,9 @@
 #define FIX3 1
 #endif
 
+#if defined(OBSERVE) && !defined(GOPEER)
+#define GOPEER
+#endif
 #if defined(COARSE) || defined(GOPEER)
 #define USEWALL 1
 #else
@@ -200,6 +205,107 @@ byte orage[N];               /* local wall clock minus the observed record's ren
 byte erage[N];
 #endif
 
+#ifdef OBSERVE
+/* Observe mode (observer.cpp), one observer per pod, on its pod's clock. Its timings in ticks:
+ * OLD its --lease-duration, ORD its --renew-deadline (the flags refuse OLD - ORD < OMARGIN, so
+ * the default is the longest they accept), its retry-period RP. The managers write LD as the
+ * record's leaseDurationSeconds. OSPAN: how long a "yes" runs after its evidence S (ClaimLocked):
+ * min(renew-deadline, min(record's LD, --lease-duration) - kObserveMargin); mutant 10: the
+ * record's LD alone; mutant 11: min(renew-deadline, LD), without the margin. */
+#define OMARGIN (2 * SEC)    /* kObserveMargin, 2 s */
+#ifndef OLD
+#define OLD LD
+#endif
+#ifndef ORD
+#define ORD (OLD - OMARGIN)
+#endif
+#if LD < OLD
+#define OLDMIN LD
+#else
+#define OLDMIN OLD
+#endif
+#if MUTANT == 10
+#define OSPAN OLDMIN
+#elif MUTANT == 11
+#if ORD < OLDMIN
+#define OSPAN ORD
+#else
+#define OSPAN OLDMIN
+#endif
+#else
+#if ORD < OLDMIN - OMARGIN
+#define OSPAN ORD
+#else
+#define OSPAN (OLDMIN - OMARGIN)
+#endif
+#endif
+#if ORD < OSPAN
+#define OSCAP OSPAN
+#else
+#define OSCAP ORD
+#endif
+#ifndef ORP
+#define ORP RP             /* its --retry-period */
+#endif
+#ifndef OPAUSES
+#define OPAUSES 1
+#endif
+/* OBSALL: an observer in every pod; by default only pod A's runs: A may be the first holder or
+ * the one taking over (the other pod's clock starts anywhere within its second), and a second
+ * observer, which never writes, changes nothing the first one or the managers see */
+#ifdef OBSALL
+#define OBSRUN(i) (1)
+#else
+#define OBSRUN(i) ((i) == 0)
+#endif
+#define OIDLE 0   /* Run(): waiting until the next Get is due */
+#define OGET 1    /* Step(): Get sent, not yet read by the server */
+#define OREAD 2   /* Step(): the server has read the record, the answer is on its way */
+byte opc[N];
+bool opaused[N], owoken[N];
+byte osend[N];     /* ticks since the last Get was sent (saturates at OSCAP) */
+bool rme[N], rsame[N], rcur[N];  /* the in-flight Get's read: holder is this pod; same key as
+                                  * last_key_; still the lock's current key */
+bool oobs[N];      /* last_key_ is set (a Get has answered) */
+bool okcur[N];     /* last_key_ equals the lock's current key */
+bool ome[N];       /* current_ (the last answered Get) names this pod */
+byte oev[N];       /* ticks since last_send_, the last answered Get's send (mutant 8: its answer) */
+byte oclaim[N];    /* ticks until evidence_ + OSPAN (0: no evidence, or past) */
+bool oveto[N];     /* veto_since_ is set */
+bool oafter[N];    /* the Get in flight was sent after veto_since_ */
+bool oeset[N], oeme[N];  /* the watch: one pending event; it names this pod */
+bool opause_left = OPAUSES;
+/* ClaimLocked() and SnapshotLocked(now): "yes" for this pod. The answer is judged from the clock
+ * when asked, and the main container is taken to ask at every instant, even while the observer's
+ * loop is stalled (a paused observer is taken to answer: the worse case). */
+#define OYES(i) (ome[i] && !oveto[i] && oclaim[i] > 0)
+/* P3, the claim (model/README.md): while observer i says yes, the lock record names pod i: no
+ * other pod's manager has written itself holder. Not the managers' belief (GOLEAD): two
+ * client-go managers' beliefs can overlap by themselves, which no observer can mend; OBSBELIEF
+ * asks for it too and shows such an overlap (with drift and -DORP=1). */
+#ifdef OBSBELIEF
+#define OBAD(i, j) (OYES(i) && (r_h != (i) + 1 || GOLEAD(j)))
+#else
+#define OBAD(i, j) (OYES(i) && r_h != (i) + 1)
+#endif
+#if N == 2 && defined(OBSALL)
+#define P3 (OBAD(0, 1) || OBAD(1, 0))
+#elif defined(OBSALL)
+#define P3 (OBAD(0, 1) || OBAD(0, 2) || OBAD(1, 0) || OBAD(1, 2) || OBAD(2, 0) || OBAD(2, 1))
+#elif N == 2
+#define P3 OBAD(0, 1)
+#else
+#define P3 (OBAD(0, 1) || OBAD(0, 2))
+#endif
+#define CHECK_OBS ; \
+  if :: P3 -> printf("t=%d VIOLATION of P3: an observer says yes while another pod's manager holds the lock\n", rt) :: else fi; \
+  assert(!P3)
+#define OURG(i) (OBSRUN(i) && !opaused[i] && ((opc[i] == OIDLE && (owoken[i] || osend[i] >= ORP)) || \
+                 (opc[i] != OIDLE && osend[i] >= ORD)))
+#else
+#define CHECK_OBS
+#endif
+
 hidden int rt;               /* real time, for the printed trace only: not part of the state */
 hidden byte t1;
 hidden byte tok;
@@ -259,13 +365,17 @@ hidden byte tok;
   if :: P1 -> printf("t=%d VIOLATION of P1: two replicas lead at once\n", rt) :: else fi; \
   assert(!P1); \
   if :: P2 -> printf("t=%d VIOLATION of P2: a yes while another replica's validUntil is ahead\n", rt) :: else fi; \
-  assert(!P2)
+  assert(!P2) CHECK_OBS
 
 /* a replica that must act before time may pass: a due step, a wake-up, a request at its deadline */
 #define URG(i) (!paused[i] && !dead[i] && phase[i] != DONE && \
                 ((pc[i] == IDLE && (woken[i] || nxt[i] == 0)) || (pc[i] != IDLE && qdl[i] == 0)))
-#if N == 2
+#if N == 2 && defined(OBSERVE)
+#define URGENT (URG(0) || URG(1) || OURG(0) || OURG(1))
+#elif N == 2
 #define URGENT (URG(0) || URG(1))
+#elif defined(OBSERVE)
+#define URGENT (URG(0) || URG(1) || URG(2) || OURG(0) || OURG(1) || OURG(2))
 #else
 #define URGENT (URG(0) || URG(1) || URG(2))
 #endif
@@ -326,6 +436,32 @@ inline queue_event(j) {
   fi
 }
 
+#ifdef OBSERVE
+/* a write as observer j sees it: its key (KeyOf: whole seconds, as a Go elector compares) changes
+ * exactly when a Go elector's raw does; the watch queues an event (with STALE the new one may be
+ * lost while an older one is pending, which then arrives late) */
+inline obs_write(j, keep) {
+  if
+  :: OBSRUN(j) ->
+     if :: !keep -> okcur[j] = 0; rcur[j] = 0 :: else fi;
+     if
+     :: WATCH ->
+#ifdef STALE
+        if
+        :: true ->
+#endif
+           oeset[j] = 1; oeme[j] = (r_h == j + 1)
+#ifdef STALE
+        :: oeset[j] -> skip
+        fi
+#endif
+     :: else
+     fi
+  :: else
+  fi
+}
+#endif
+
 /* the API server applies replica me's Update: holder h, duration ld; keep: same raw as before */
 inline write_record(me, h, ld, keep) {
   r_h = h; r_ld = ld; cur[0] = 0; cur[1] = 0; qcur[0] = 0; qcur[1] = 0;
@@ -342,6 +478,12 @@ inline write_record(me, h, ld, keep) {
   queue_event(0); queue_event(1);
 #if N > 2
   queue_event(2);
+#endif
+#ifdef OBSERVE
+  obs_write(0, keep); obs_write(1, keep);
+#if N > 2
+  obs_write(2, keep);
+#endif
 #endif
   qcur[me] = 1; awrote[me] = 1
 }
@@ -730,11 +872,100 @@ end:
 }
 #endif
 
+#ifdef OBSERVE
+/* the API server reads the record for observer me's Get */
+inline obs_read(me) {
+  opc[me] = OREAD; rme[me] = (r_h == me + 1); rsame[me] = (oobs[me] && okcur[me]); rcur[me] = 1;
+  printf("t=%d    server: reads holder=%c for %c'\n", rt, HNAME(r_h), NAME(me))
+}
+
+/* Observer (src/election/observer.cpp): Run() and Step(), one Get at a time, and Observe() for
+ * watch events. It never writes. Its "yes" is OYES. */
+proctype Observer(byte me) {
+end:
+  do
+  /* Run(): a Get is due retry-period after the last one was sent, or at once after an event */
+  :: atomic { opc[me] == OIDLE && !opaused[me] && (owoken[me] || osend[me] >= ORP) ->
+       owoken[me] = 0; osend[me] = 0; oafter[me] = 1; opc[me] = OGET;
+       printf("t=%d %c': GET sent\n", rt, NAME(me));
+#ifndef OREADANY
+       obs_read(me);
+#endif
+       CHECK }
+  /* OREADANY: the API server reads the record at any instant before the Get's deadline (send +
+   * renew-deadline), even while the observer is paused. By default it reads at the send, the
+   * worst case (model/README.md). The answer comes at any instant after the read, before the
+   * deadline, or after it if the observer was stalled in between. */
+#ifdef OREADANY
+  :: atomic { opc[me] == OGET && osend[me] < ORD -> obs_read(me); CHECK }
+#endif
+  /* Step(): the Get's answer. A key other than last_key_ makes last_send_ the evidence S: the
+   * new version was first written after S. Mutant 8: S = the last Get's answer instead; mutant
+   * 9: S = this Get's send. The first answer gives no evidence. */
+  :: atomic { opc[me] == OREAD && !opaused[me] ->
+       if
+       :: !oobs[me] -> oclaim[me] = 0
+       :: oobs[me] && !rsame[me] ->
+#if MUTANT == 9
+          if :: osend[me] < OSPAN -> oclaim[me] = OSPAN - osend[me] :: else -> oclaim[me] = 0 fi
+#else
+          oclaim[me] = OSPAN - oev[me]
+#endif
+       :: else
+       fi;
+#if MUTANT == 8
+       oev[me] = 0;
+#else
+       oev[me] = osend[me];
+#endif
+       oobs[me] = 1; okcur[me] = rcur[me]; ome[me] = rme[me];
+       /* evidence_ stays, but while the last Get names another holder it decides nothing: the
+        * next Get that names this pod reads another version and sets it anew */
+       if :: !ome[me] -> oclaim[me] = 0 :: else fi;
+       if :: oveto[me] && oafter[me] -> oveto[me] = 0 :: else fi;
+       opc[me] = OIDLE; oafter[me] = 0; rme[me] = 0; rsame[me] = 0; rcur[me] = 0;
+       if
+       :: OYES(me) -> printf("t=%d %c': GET answered: holder is this pod; YES for %d ticks\n", rt, NAME(me), oclaim[me])
+       :: else -> printf("t=%d %c': GET answered: holder is this pod: %d; no\n", rt, NAME(me), ome[me])
+       fi;
+       CHECK }
+  /* a Get not answered by its deadline says nothing and moves nothing (read or not) */
+  :: atomic { opc[me] != OIDLE && osend[me] >= ORD && !opaused[me] ->
+       opc[me] = OIDLE; oafter[me] = 0;
+       printf("t=%d %c': GET timed out\n", rt, NAME(me));
+       CHECK }
+  /* Observe(): an event naming another holder says "no" until a Get sent after it answers; any
+   * event makes the next Get due at once */
+  :: atomic { oeset[me] ->
+       if :: !oeme[me] -> oveto[me] = 1; oafter[me] = 0 :: else fi;
+       owoken[me] = 1;
+       printf("t=%d %c': watch event: names this pod: %d (if not: veto)\n", rt, NAME(me), oeme[me]);
+       oeset[me] = 0; oeme[me] = 0;
+       CHECK }
+  /* the observer's loop stalls (SIGSTOP, or a descheduled thread) for any time; its answers
+   * still count */
+  :: atomic { opause_left && !opaused[me] -> opause_left = 0; opaused[me] = 1;
+       printf("t=%d %c': PAUSED\n", rt, NAME(me)); CHECK }
+  :: atomic { opaused[me] -> opaused[me] = 0; printf("t=%d %c': resumed\n", rt, NAME(me)); CHECK }
+  od
+}
+#endif
+
 /* one tick of replica i's monotonic clock (inc = 0, 1 or 2 for real 1) and of its wall clock */
 #define DEC(x, d) if :: x != NEVER && x > d -> x = x - d :: x != NEVER && x <= d -> x = 0 :: else fi
 #define INC(x, d) if :: x + d < CAP -> x = x + d :: else -> x = CAP fi
 inline tick(i, d) {
   DEC(promised[i], d);
+#ifdef OBSERVE
+  /* observer i runs in pod i, on the same node's clock as manager i */
+  if
+  :: OBSRUN(i) ->
+     if :: osend[i] + d < OSCAP -> osend[i] = osend[i] + d :: else -> osend[i] = OSCAP fi;
+     if :: oev[i] + d < OSPAN -> oev[i] = oev[i] + d :: else -> oev[i] = OSPAN fi;
+     DEC(oclaim[i], d)
+  :: else
+  fi;
+#endif
   if
   :: dead[i] || phase[i] == DONE || phase[i] == HELDOFF ->
 #if USEWALL
@@ -775,7 +1006,12 @@ active proctype Time() {
 #if N > 2
     kind[2] = LH;
 #endif
-#ifdef GOPEER
+#ifdef OBSERVE
+    kind[0] = GO; kind[1] = GO; osend[0] = OSCAP; osend[1] = OSCAP;
+#if N > 2
+    kind[2] = GO; osend[2] = OSCAP;
+#endif
+#elif defined(GOPEER)
     kind[N - 1] = GO;
 #endif
 #if USEWALL
@@ -788,13 +1024,25 @@ active proctype Time() {
 #if MUTANT == 3
     if :: woff[1] = 0 :: woff[1] = 1 :: woff[1] = 2 :: woff[1] = 3 fi;
 #endif
+#ifdef OBSERVE
+    run GoPeer(0); run GoPeer(1); run Observer(0);
+#ifdef OBSALL
+    run Observer(1);
+#endif
+#if N > 2
+    run GoPeer(2);
+#ifdef OBSALL
+    run Observer(2);
+#endif
+#endif
+#elif defined(GOPEER)
     run Leasehold(0);
-#ifdef GOPEER
 #if N > 2
     run Leasehold(1);
 #endif
     run GoPeer(N - 1);
 #else
+    run Leasehold(0);
     run Leasehold(1);
 #if N > 2
     run Leasehold(2);
