@@ -203,7 +203,10 @@ def mono_to_wall_fn(pairs):
 def promise_violations(lead, claim, faults, exempt_slots_after_term, to_wall):
     """Handovers where the new leader's first "yes" was sent (wall clock) before the old leader's
     largest validUntil. exempt_slots_after_term: {slot: [t_sigterm...]} of agents released with
-    `immediate` (their promises are knowingly given up)."""
+    `immediate` (their promises are knowingly given up). `definite`: that yes also arrived before
+    it, so it held at an instant the promise still ran (e2e/lib/judge.py's words); else the yes
+    may have held only from after the validUntil (a possible violation, as the judge's `promise`
+    overlap)."""
     bad = []
     flat = sorted((s for ss in claim.values() for s in ss), key=lambda s: s["start"])
     for i, b in enumerate(flat):
@@ -220,8 +223,9 @@ def promise_violations(lead, claim, faults, exempt_slots_after_term, to_wall):
                 last = b.get("first_recv", b["start"])
                 exempt = any(a["start"] <= t <= last for t in
                              exempt_slots_after_term.get(a["slot"], []))
+                definite = to_wall(last) < a["max_vu"] - 0.010
                 bad.append({"old": a, "new": b, "by_s": round(a["max_vu"] - new_first, 3),
-                            "exempt_immediate_release": exempt})
+                            "exempt_immediate_release": exempt, "definite": definite})
     return bad
 
 
