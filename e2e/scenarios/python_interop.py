@@ -142,11 +142,11 @@ class RecordWatcher(LockWatcher):
 
 # ------------------------------------------------------------------------------- analysis
 
-def acquisitions(events, identity, until):
-    """The times the lock changed to `identity`, up to `until`."""
+def acquisitions(events, identity, until=float("inf")):
+    """(index, time) of each version where the lock changed to `identity`, up to `until`."""
     holder = RecordWatcher.holder
-    return [t for i, (t, _, rec) in enumerate(events) if t <= until and holder(rec) == identity
-            and (i == 0 or holder(events[i - 1][2]) != identity)]
+    return [(i, t) for i, (t, _, rec) in enumerate(events) if t <= until
+            and holder(rec) == identity and (i == 0 or holder(events[i - 1][2]) != identity)]
 
 
 def left_over(x_ident, y_ident, new_start, events):
@@ -157,7 +157,7 @@ def left_over(x_ident, y_ident, new_start, events):
     no takeover from x, so neither x's overlap nor a break of x's promise."""
     ys = acquisitions(events, y_ident, new_start + 1.0)
     xs = acquisitions(events, x_ident, new_start)
-    return bool(ys and xs and xs[-1] > ys[-1])
+    return bool(ys and xs and xs[-1][1] > ys[-1][1])
 
 
 def attribute(old, new, events, by_ident):
@@ -175,8 +175,7 @@ def attribute(old, new, events, by_ident):
     if left_over(x.identity, y.identity, new["start"], events):
         return y.family, f"{y.name} said yes after {x.name} took the lock from it"
     holder = RecordWatcher.holder
-    acq = [(i, t) for i, (t, _, rec) in enumerate(events)
-           if holder(rec) == y.identity and (i == 0 or holder(events[i - 1][2]) != y.identity)]
+    acq = acquisitions(events, y.identity)
     before = [a for a in acq if a[1] <= new["start"] + 1.0]
     pick = before[-1] if before else (acq[0] if acq else None)
     if pick is None:
