@@ -320,12 +320,18 @@ void LogStart(const Agent& a) {
                                             : "is exactly " + m.name,
         election::MatchRuleName(m.rule));
   }
+  // An observer never renews nor releases: the settings for those would only mislead a reader.
+  const std::string writes =
+      a.observer ? std::string("observe mode: no renew, no release")
+                 : fmt::format("renew-interval {}; release-on-shutdown {}, release-holdoff {}",
+                               FormatGoDuration(ec.renew_interval()),
+                               election::ReleaseModeName(ec.release_mode()),
+                               FormatGoDuration(ec.release_holdoff()));
   spdlog::info(
-      "timings: lease-duration {}, renew-deadline {}, retry-period {}, renew-interval {}; "
-      "release-on-shutdown {}, release-holdoff {}; API server from {}, request timeout {}",
+      "timings: lease-duration {}, renew-deadline {}, retry-period {}, {}; API server from {}, "
+      "request timeout {}",
       FormatGoDuration(ec.lease_duration()), FormatGoDuration(ec.renew_deadline()),
-      FormatGoDuration(ec.retry_period()), FormatGoDuration(ec.renew_interval()),
-      election::ReleaseModeName(ec.release_mode()), FormatGoDuration(ec.release_holdoff()),
+      FormatGoDuration(ec.retry_period()), writes,
       a.cluster ? a.cluster->source : "nowhere (election off)",
       FormatGoDuration(a.client_options.request_timeout));
 }

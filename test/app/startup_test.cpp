@@ -127,6 +127,14 @@ std::pair<long, long> BlockedIn(pid_t pid, pid_t tid) {
   return {std::strtol(nr.c_str(), nullptr, 10), std::strtol(arg0.c_str(), nullptr, 16)};
 }
 
+// The first line of `text` that contains `what`, without its newline; empty if none does.
+std::string LineWith(const std::string& text, const std::string& what) {
+  const size_t at = text.find(what);
+  if (at == std::string::npos) return "";
+  const size_t begin = text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
 TEST_CASE("SIGTERM during start-up: the agent exits within 1 s, even stuck writing its log") {
   TempDir dir;
   // Start-up then blocks for good on its first log line: stderr is a pipe that nobody drains,
@@ -181,6 +189,9 @@ TEST_CASE("SIGTERM once the elector runs: it stops the elector and exits cleanly
   const std::string err = agent.TermCleanly();
   CHECK(err.find(" info received SIGTERM: stopping (release-on-shutdown off)") !=
         std::string::npos);
+  CHECK(LineWith(err, "timings: ")
+            .find("renew-interval 5.5s; release-on-shutdown off, "
+                  "release-holdoff 30s") != std::string::npos);
   CHECK(err.find(" info stopped\n") != std::string::npos);
   CHECK(err.find("during start-up") == std::string::npos);
 }
@@ -208,10 +219,15 @@ TEST_CASE("SIGTERM in observe mode: the log line says nothing is released") {
                          "\"yes\" and watching the lock; it never wrote the lock, so nothing is "
                          "released: the operator that holds it does that)") != std::string::npos,
                 err);
-  // The start-up line still lists the configured --release-on-shutdown; the signal's does not.
-  const size_t at = err.find("received SIGTERM");
-  REQUIRE(at != std::string::npos);
-  CHECK(err.substr(at, err.find('\n', at) - at).find("release-on-shutdown") == std::string::npos);
+  // Neither the start-up timings nor the signal's line name settings an observer never uses.
+  for (const char* line : {"timings: ", "received SIGTERM"}) {
+    CAPTURE(line);
+    const std::string got = LineWith(err, line);
+    REQUIRE_FALSE(got.empty());
+    CHECK(got.find("release-on-shutdown") == std::string::npos);
+    CHECK(got.find("renew-interval") == std::string::npos);
+  }
+  CHECK(LineWith(err, "timings: ").find("observe mode: no renew, no release") != std::string::npos);
 }
 
 }  // namespace
