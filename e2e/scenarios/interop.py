@@ -150,11 +150,10 @@ def lock_history(watcher, kind):
 def check_blanks(watcher, kind, members, released_by_self):
     """A lock that a leasehold agent held going to an empty holder must be that agent's own
     release (it was sent SIGTERM or POST /release); anything else is another writer blanking it."""
-    by_name = {m.name: m for m in members}
+    blankable = {m.name for m in members if m.family == "leasehold"} - set(released_by_self)
     bad = []
     for (t0, h0, _), (t1, h1, _) in zip(watcher.holders(kind), watcher.holders(kind)[1:]):
-        if h1 == "" and h0 in by_name and by_name[h0].family == "leasehold" and \
-                h0 not in released_by_self:
+        if h1 == "" and h0 in blankable:
             bad.append((t1, h0))
             log(f"!!! the {kind} lock held by leasehold agent {h0} was blanked by another writer "
                 f"at +{t1 - watcher.events[0][0]:.2f}s")
