@@ -18,6 +18,8 @@ version, and an overlap of two leaders that follows one is reported as caused by
 as a leasehold overlap. Any other overlap fails.
 """
 
+import collections
+import contextlib
 import json
 import os
 import re
@@ -39,8 +41,40 @@ SCENARIOS = Registry()
 scenario = SCENARIOS.add
 
 
-def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED, extra=()):
-    return s.agent(ns, name, lock_type=lock_type, timings=timings, release=release, extra=extra)
+def lh_agent(s, ns, name, lock_type, release="immediate", timings=MIXED):
+    return s.agent(ns, name, lock_type=lock_type, timings=timings, release=release)
+
+
+def lh_slot(s, ns, lock_type, releases=("immediate",)):
+    """A Fleet factory of leasehold agents on `lock_type`; incarnation g releases on shutdown
+    with releases[g % len(releases)]."""
+    return lambda name, port, gen: lh_agent(s, ns, name, lock_type,
+                                            release=releases[gen % len(releases)])
+
+
+def go_slot(s, ns, which, lock_type, roc=(False,)):
+    """A Fleet factory of client-go peers `which` on `lock_type`; incarnation g with
+    ReleaseOnCancel roc[g % len(roc)]."""
+    return lambda name, port, gen: s.member(GoPeer, ns, name, which=which, lock_type=lock_type,
+                                            release_on_cancel=roc[gen % len(roc)])
+
+
+def sampled(smp, *members):
+    """Starts each member and has the sampler `smp` ask it; returns them as a list."""
+    for m in members:
+        smp.add(m.start())
+    return list(members)
+
+
+@contextlib.contextmanager
+def watched(cp, ns, kinds):
+    """(a LockWatcher of `ns`'s lock `kinds`, a Sampler), both stopped on the way out."""
+    watcher = LockWatcher(cp, ns, kinds).start()
+    try:
+        with Sampler([]) as smp:
+            yield watcher, smp
+    finally:
+        watcher.stop()
 
 
 # ------------------------------------------------------------------------------- analysis
@@ -51,19 +85,16 @@ RACE_AT = re.compile(r"RELEASE-RACE .* at (\S+Z)")
 def release_races(members):
     """Every RELEASE-RACE line of the client-go peers: (monotonic time, peer, line)."""
     out = []
-    for m in members:
-        if not isinstance(m, GoPeer):
-            continue
-        for line in m.log_text().splitlines():
-            if "RELEASE-RACE" in line:
-                mt = RACE_AT.search(line)
-                t = parse_rfc3339(mt.group(1)) - MONO_TO_WALL if mt else 0.0
-                out.append((t, m, line.strip()))
+    for m in (m for m in members if isinstance(m, GoPeer)):
+        for line in (ln.strip() for ln in m.log_text().splitlines() if "RELEASE-RACE" in ln):
+            mt = RACE_AT.search(line)
+            out.append((parse_rfc3339(mt.group(1)) - MONO_TO_WALL if mt else 0.0, m, line))
     return out
 
 
 def check_overlaps(smp, members, paused=()):
-    """Fails on any overlap of two leaders that is not explained; prints every release race.
+    """Fails on any overlap of two leaders that is not explained; prints every release race and
+    returns them.
 
     Explained are: an overlap that begins within renew-deadline + retry-period + 1 s after a
     client-go release race (RELEASE-RACE in a peer's log), and one in which a client-go peer that
@@ -74,43 +105,55 @@ def check_overlaps(smp, members, paused=()):
     for t, m, line in races:
         log(f"!!! client-go {m.version} release race by {m.name}: {line}")
     by_name = {m.name: m for m in members}
-    genuine, explained = [], []
+    genuine, explained = [], 0
     for a, s1, b, s2 in smp.overlaps():
         start = max(s1[0], s2[0])
+        secs = min(s1[1], s2[1]) - start
         why = None
         for m, t_stop, t_cont in paused:
             sp = s1 if a == m.name else s2 if b == m.name else None
             if sp is not None and t_stop <= sp[0] <= t_cont + 0.01:
                 why = f"a stale yes of {m.name}, paused, asked before it resumed ({m.kind})"
-        cause = [r for r in races if start - (MIXED.renew + MIXED.retry + 1.0) <= r[0] <= start + 0.5]
+        window = MIXED.renew + MIXED.retry + 1.0
+        cause = [r for r in races if start - window <= r[0] <= start + 0.5]
         if why is None and cause:
             why = f"follows a client-go release race ({cause[0][1].kind})"
-        (explained if why else genuine).append((a, s1, b, s2, why))
-    for a, s1, b, s2, why in explained:
-        log(f"!!! overlap {a}/{b} of {min(s1[1], s2[1]) - max(s1[0], s2[0]):.3f}s: {why}; "
-            "not counted as a leasehold overlap")
-    for a, s1, b, s2, _ in genuine:
-        log(f"OVERLAP: {by_name[a].describe()} {s1} and {by_name[b].describe()} {s2}: "
-            f"{min(s1[1], s2[1]) - max(s1[0], s2[0]):.3f}s")
+        if why:
+            explained += 1
+            log(f"!!! overlap {a}/{b} of {secs:.3f}s: {why}; not counted as a leasehold overlap")
+        else:
+            genuine.append((a, s1, b, s2))
+            log(f"OVERLAP: {by_name[a].describe()} {s1} and {by_name[b].describe()} {s2}: "
+                f"{secs:.3f}s")
     assert not genuine, f"{len(genuine)} overlap(s) of two leaders: {genuine[:3]}"
-    log(f"overlaps: 0 genuine, {len(explained)} explained; "
+    log(f"overlaps: 0 genuine, {explained} explained; "
         f"{smp.count()} samples of {len(smp.agents)} members")
-    return races, explained
+    return races
 
 
 def transitions(smp, members):
-    """Leadership changes seen by the sampler: list of (from, to) members, in order."""
-    return handovers([n for _, _, n in smp.leader_spans()], {m.name: m for m in members})
+    """Leadership changes seen by the sampler, logged: list of (from, to) members, in order."""
+    pairs = handovers([n for _, _, n in smp.leader_spans()], {m.name: m for m in members})
+    log(f"leadership changes seen by the sampler: {len(pairs)} {family_changes(pairs)}: "
+        + ", ".join(f"{a.name}->{b.name}" for a, b in pairs))
+    return pairs
+
+
+def lock_history(watcher, kind):
+    """The lock's holders in order (watcher.holders), logged; a release's holder is ""."""
+    holders = watcher.holders(kind)
+    log(f"lock history ({kind}): {len(holders)} holder changes incl. releases: "
+        + " ".join(h or '""' for _, h, _ in holders))
+    return holders
 
 
 def check_blanks(watcher, kind, members, released_by_self):
     """A lock that a leasehold agent held going to an empty holder must be that agent's own
     release (it was sent SIGTERM or POST /release); anything else is another writer blanking it."""
-    by_name = {m.name: m for m in members}
+    blankable = {m.name for m in members if m.family == "leasehold"} - set(released_by_self)
     bad = []
     for (t0, h0, _), (t1, h1, _) in zip(watcher.holders(kind), watcher.holders(kind)[1:]):
-        if h1 == "" and h0 in by_name and by_name[h0].family == "leasehold" and \
-                h0 not in released_by_self:
+        if h1 == "" and h0 in blankable:
             bad.append((t1, h0))
             log(f"!!! the {kind} lock held by leasehold agent {h0} was blanked by another writer "
                 f"at +{t1 - watcher.events[0][0]:.2f}s")
@@ -122,24 +165,16 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     turn and replaced, until leadership moved both ways at least twice."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name(base))
-    watcher = LockWatcher(cp, ns, ("lease",) if lh_lock == "leases" else ("configmap",)).start()
-    smp = Sampler([]).__enter__()
-    fleet = Fleet(s, smp)
-    lh_modes = {"lh0": ["immediate", "safe"], "lh1": ["safe", "immediate"]}
-    go_roc = {"go0": True, "go1": False}
-    rounds = []
-    try:
-        for slot in ("lh0", "go0", "lh1", "go1"):
-            if slot.startswith("lh"):
-                fleet.add(slot, lambda name, port, gen, slot=slot: lh_agent(
-                    s, ns, name, lh_lock, release=lh_modes[slot][gen % 2]))
-            else:
-                # Alternate ReleaseOnCancel with every incarnation.
-                fleet.add(slot, lambda name, port, gen, slot=slot: s.member(
-                    GoPeer, ns, name, which=go_which, lock_type=go_lock,
-                    release_on_cancel=(go_roc[slot] if gen % 2 else not go_roc[slot])))
+    kind = LockWatcher.KINDS[lh_lock]
+    rounds, dirs = [], collections.Counter()
+    with watched(cp, ns, (kind,)) as (watcher, smp):
+        fleet = Fleet(s, smp)
+        # Release-on-shutdown and ReleaseOnCancel alternate with every incarnation.
+        fleet.add("lh0", lh_slot(s, ns, lh_lock, ("immediate", "safe")))
+        fleet.add("go0", go_slot(s, ns, go_which, go_lock, (False, True)))
+        fleet.add("lh1", lh_slot(s, ns, lh_lock, ("safe", "immediate")))
+        fleet.add("go1", go_slot(s, ns, go_which, go_lock, (True, False)))
         wait_single_leader(fleet.current(), 30)
-        dirs = {}
         for r in range(max_rounds):
             leader = wait_single_leader(fleet.alive(), 30)
             time.sleep(1.2)  # a few renewals of the settled leader
@@ -149,7 +184,7 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
             # client-go, the other leasehold followers sit this round out (SIGSTOP; a paused
             # follower says nothing, so it cannot add a "yes").
             held = []
-            if leader.family == "leasehold" and dirs.get("leasehold→client-go", 0) < 2:
+            if leader.family == "leasehold" and dirs["leasehold→client-go"] < 2:
                 held = [m for m in fleet.alive() if m is not leader and m.family == "leasehold"]
                 for m in held:
                     fleet.pause(m)
@@ -159,9 +194,8 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
             else:
                 fleet.terminated.add(leader.name)
                 leader.term()
-            rest = [m for m in fleet.alive() if m is not leader and m not in held]
             try:
-                new = wait_single_leader(rest, 30)
+                new = wait_single_leader([m for m in fleet.alive() if m is not leader], 30)
             finally:
                 for m in held:
                     fleet.resume(m)
@@ -169,30 +203,22 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
             if how == "SIGTERM":
                 rc = leader.wait(MIXED.renew + 10)
                 assert rc == 0, f"{leader.name} exited with {rc} after SIGTERM"
-            d = f"{leader.family}→{new.family}"
-            dirs[d] = dirs.get(d, 0) + 1
-            rounds.append((how, leader, new, took))
+            dirs[f"{leader.family}→{new.family}"] += 1
+            rounds.append((how, took))
             log(f"round {r + 1}: {how} {leader.describe()} -> {new.describe()} after {took:.2f}s")
             fleet.replace(leader)
-            if r + 1 >= min_rounds and dirs.get("leasehold→client-go", 0) >= 2 and \
-                    dirs.get("client-go→leasehold", 0) >= 2:
+            if r + 1 >= min_rounds and dirs["leasehold→client-go"] >= 2 and \
+                    dirs["client-go→leasehold"] >= 2:
                 break
         time.sleep(1.0)
-    finally:
-        smp.stop()
-        watcher.stop()
     pairs = transitions(smp, fleet.members)
     counts = family_changes(pairs)
-    log(f"{len(rounds)} rounds; leadership changes seen by the sampler: {len(pairs)} {counts}")
     for how in ("SIGKILL", "SIGTERM"):
-        ts = [r[3] for r in rounds if r[0] == how]
+        ts = [took for h, took in rounds if h == how]
         if ts:
             log(f"  {how}: {len(ts)} failovers, {min(ts):.2f}..{max(ts):.2f}s to the next leader")
-    kind = "lease" if lh_lock == "leases" else "configmap"
-    holders = watcher.holders(kind)
-    log(f"lock history ({kind}): {len(holders)} holder changes incl. releases: "
-        + " ".join(h or '""' for _, h, _ in holders))
-    races, explained = check_overlaps(smp, fleet.members)
+    holders = lock_history(watcher, kind)
+    races = check_overlaps(smp, fleet.members)
     blanks = check_blanks(watcher, kind, fleet.members, fleet.terminated)
     # A client-go release race or a foreign blank lets a rival take the lock while a leasehold
     # promise runs: its leasehold_promise_overtaken_total then rightly moves (the harness would
@@ -200,14 +226,12 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     s.expect_overtaken = bool(races or blanks)
     log(f"client-go release race: {'SEEN ' + str(len(races)) + 'x' if races else 'not seen'}"
         f"; leasehold locks blanked by others: {len(blanks)}")
-    assert counts.get("leasehold→client-go", 0) >= 1 and counts.get("client-go→leasehold", 0) >= 1, \
-        f"leadership did not move both ways: {counts}"
+    moved = [counts.get(d, 0) for d in ("leasehold→client-go", "client-go→leasehold")]
+    assert min(moved) >= 1, f"leadership did not move both ways: {counts}"
     # The lock's own history must agree with what the members said.
     lock_changes = [h for _, h, _ in holders if h]
-    seq = [b.name for _, b in pairs]
-    missing = [n for n in seq if n not in lock_changes]
+    missing = [b.name for _, b in pairs if b.name not in lock_changes]
     assert not missing, f"sampler saw leaders the lock never named: {missing}"
-    return rounds, counts
 
 
 # 2 leasehold agents (leases) + 2 current client-go peers (Lease lock); 2 leasehold agents
@@ -243,21 +267,25 @@ def migration(s):
     cp = s.control_plane(
         extra_args="--runtime-config=coordination.k8s.io/v1=false,coordination.k8s.io/v1beta1=false")
     ns = Namespace(cp, ns_name("e2e-ix-migrate"))
-    watcher = LockWatcher(cp, ns, ("configmap", "lease")).start()
-    smp = Sampler([]).__enter__()
-    fleet = Fleet(s, smp)
-
-    def lh(lock_type, release="immediate"):
-        return lambda n, p, g: lh_agent(s, ns, n, lock_type, release=release)
-
-    def go(which, lock_type, release_on_cancel=False):
-        return lambda n, p, g: s.member(GoPeer, ns, n, which=which, lock_type=lock_type,
-                                        release_on_cancel=release_on_cancel)
 
     def one_leader(what, timeout=40):
         ldr = wait_single_leader(fleet.alive(), timeout)
         log(f"{what}: leader {ldr.describe()}")
         return ldr
+
+    def join(what, prefix, lh_locks, lh1_release, go_which, go_lock, auto_uses=None):
+        """Members join in slots <prefix>-lh0 (release immediate), -go0 (ReleaseOnCancel), -lh1
+        and -go1; the `auto` agents among them must settle on `auto_uses`. Returns the leader
+        once they had a lease-duration to read the lock."""
+        fleet.add(f"{prefix}-lh0", lh_slot(s, ns, lh_locks[0]))
+        fleet.add(f"{prefix}-go0", go_slot(s, ns, go_which, go_lock, (True,)))
+        fleet.add(f"{prefix}-lh1", lh_slot(s, ns, lh_locks[1], (lh1_release,)))
+        fleet.add(f"{prefix}-go1", go_slot(s, ns, go_which, go_lock))
+        for slot in [f"{prefix}-lh{i}" for i in (0, 1) if lh_locks[i] == "auto"]:
+            wait_until(lambda: body_of(fleet.member(slot))[1].get("lock", {}).get("type")
+                       == auto_uses, 15, what=f"{slot} (auto) to use {auto_uses}")
+        time.sleep(MIXED.lease)
+        return one_leader(what)
 
     def leave(slot, replace=False):
         """SIGTERM to the member of `slot`, waited for; the slot goes, or (`replace`) gets a new
@@ -274,32 +302,18 @@ def migration(s):
             fleet.replace(m)
         return ldr
 
-    try:
-        # 1. Old cluster: the ConfigMap lock.
-        fleet.add("cm-lh0", lh("configmaps"))
-        fleet.add("cm-go0", go("v0.23", "configmaps", release_on_cancel=True))
-        fleet.add("cm-lh1", lh("auto"))
-        fleet.add("cm-go1", go("v0.23", "configmaps"))
-        ldr = one_leader("1. ConfigMap fleet on a cluster without Leases")
-        wait_until(lambda: body_of(fleet.member("cm-lh1"))[1].get("lock", {}).get("type")
-                   == "configmaps", 15, what="auto agent to settle on configmaps")
-        time.sleep(MIXED.lease)
+    with watched(cp, ns, ("configmap", "lease")) as (watcher, smp):
+        fleet = Fleet(s, smp)
+        join("1. ConfigMap fleet on a cluster without Leases", "cm", ("configmaps", "auto"),
+             "immediate", "v0.23", "configmaps", auto_uses="configmaps")
         # 2. Cluster upgrade.
         t0 = time.monotonic()
         cp.restart("apiserver", "--no-extra-args")
         log(f"2. apiserver restarted with coordination.k8s.io in {time.monotonic() - t0:.1f}s")
         assert "leases" in cp.kubectl("get", "--raw", "/apis/coordination.k8s.io/v1")
-        ldr = one_leader("2. after the apiserver restart")
-        # 3. Multilock members join.
-        fleet.add("ml-lh0", lh("auto"))
-        fleet.add("ml-go0", go("v0.23", "configmapsleases", release_on_cancel=True))
-        fleet.add("ml-lh1", lh("auto", release="safe"))
-        fleet.add("ml-go1", go("v0.23", "configmapsleases"))
-        for slot in ("ml-lh0", "ml-lh1"):
-            wait_until(lambda: body_of(fleet.member(slot))[1].get("lock", {}).get("type")
-                       == "configmapsleases", 15, what=f"{slot} (auto) to use configmapsleases")
-        time.sleep(MIXED.lease)
-        one_leader("3. multilock members joined")
+        one_leader("2. after the apiserver restart")
+        join("3. multilock members joined", "ml", ("auto", "auto"), "safe", "v0.23",
+             "configmapsleases", auto_uses="configmapsleases")
         # 4. The ConfigMap-only members leave; make sure the last of them leaves as leader.
         for slot in ("cm-go1", "cm-lh1", "cm-go0", "cm-lh0"):
             leave(slot)
@@ -311,13 +325,8 @@ def migration(s):
         lease = ns.lease()["spec"]
         cm_rec = json.loads(ns.configmap()["metadata"]["annotations"][ANNOTATION])
         assert lease["holderIdentity"] == cm_rec["holderIdentity"] == new.name, (lease, cm_rec)
-        # 5. Lease-only members join.
-        fleet.add("ls-lh0", lh("leases"))
-        fleet.add("ls-go0", go("current", "leases", release_on_cancel=True))
-        fleet.add("ls-lh1", lh("leases", release="safe"))
-        fleet.add("ls-go1", go("current", "leases"))
-        time.sleep(MIXED.lease)
-        one_leader("5. lease-only members joined")
+        join("5. lease-only members joined", "ls", ("leases", "leases"), "safe", "current",
+             "leases")
         # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.
         for slot in ("ml-lh0", "ml-go0", "ml-lh1"):
             leave(slot)
@@ -347,15 +356,9 @@ def migration(s):
         new = wait_single_leader([m for m in fleet.alive() if m is not ldr], 30)
         log(f"7. SIGKILL {ldr.describe()} -> {new.describe()}")
         time.sleep(1.0)
-    finally:
-        smp.stop()
-        watcher.stop()
-    pairs = transitions(smp, fleet.members)
-    log(f"leadership changes seen by the sampler: {len(pairs)} {family_changes(pairs)}: "
-        + ", ".join(f"{a.name}->{b.name}" for a, b in pairs))
+    transitions(smp, fleet.members)
     for kind in ("configmap", "lease"):
-        log(f"lock history ({kind}): " +
-            " ".join(h or '""' for _, h, _ in watcher.holders(kind)))
+        lock_history(watcher, kind)
     check_overlaps(smp, fleet.members)
     check_blanks(watcher, "lease", fleet.members, fleet.terminated)
 
@@ -371,25 +374,18 @@ def _get_or_none(fn):
 
 # ------------------------------------------------------------------------------- soak
 
-def soak_run(s, cp, base, timings, seconds, results):
+def soak_run(s, cp, base, timings, seconds):
     """A leasehold leader renews while client-go followers (current and v0.23, Lease lock)
     watch for `seconds`; none of them may take over."""
     ns = Namespace(cp, ns_name(base))
-    watcher = LockWatcher(cp, ns, ("lease",)).start()
-    lh = lh_agent(s, ns, f"{base}-lh", "leases", timings=timings).start()
-    with Sampler([lh]) as smp:
+    with watched(cp, ns, ("lease",)) as (watcher, smp):
+        [lh] = sampled(smp, lh_agent(s, ns, f"{base}-lh", "leases", timings=timings))
         wait_until(lh.is_leader, 20, what="the leasehold agent to lead")
         _, b0 = body_of(lh)
-        followers = [
-            s.member(GoPeer, ns, f"{base}-go0", which="current", timings=timings,
-                    release_on_cancel=True),
-            s.member(GoPeer, ns, f"{base}-go1", which="current", timings=timings),
-            s.member(GoPeer, ns, f"{base}-go23",
-                     which="v0.23", lock_type="leases", timings=timings),
-        ]
-        for f in followers:
-            f.start()
-            smp.add(f)
+        followers = sampled(
+            smp, s.member(GoPeer, ns, f"{base}-go0", timings=timings, release_on_cancel=True),
+            s.member(GoPeer, ns, f"{base}-go1", timings=timings),
+            s.member(GoPeer, ns, f"{base}-go23", which="v0.23", timings=timings))
         wait_until(lambda: all(body_of(f)[1].get("name") == lh.name for f in followers), 20,
                    what="followers to see the leasehold leader")
         log(f"{base}: soaking {seconds}s at {'/'.join(timings.strings())}")
@@ -398,9 +394,7 @@ def soak_run(s, cp, base, timings, seconds, results):
             time.sleep(min(5.0, max(0.0, t_end - time.monotonic())))
             assert lh.alive() and all(f.alive() for f in followers), "a member died"
         _, b1 = body_of(lh)
-    watcher.stop()
-    members = [lh, *followers]
-    check_overlaps(smp, members)
+    check_overlaps(smp, [lh, *followers])
     spans = smp.intervals()
     assert all(not spans[f.name] for f in followers), \
         f"a client-go follower led: {[(f.name, spans[f.name]) for f in followers]}"
@@ -418,7 +412,6 @@ def soak_run(s, cp, base, timings, seconds, results):
     assert holders == {lh.name}, f"the lease named others: {holders}"
     renews = [parse_rfc3339(rec[3]) for _, _, _, _, rec in hist if rec[3]]
     gaps = [b - a for a, b in zip(renews, renews[1:])]
-    results[base] = (len(renews), max(gaps) if gaps else None, smp.count())
     log(f"{base}: {len(renews)} renewals written, largest gap {max(gaps):.2f}s "
         f"(retry {timings.retry:g}s); followers never led; {smp.count()} samples, "
         f"{unanswered} of leasehold's unanswered")
@@ -432,11 +425,11 @@ def soak(s):
     for a real soak)."""
     seconds = float(os.environ.get("LEASEHOLD_SOAK_SECONDS", "45"))
     cp = s.control_plane()
-    results, errors = {}, []
+    errors = []
 
     def run(name, timings):
         try:
-            soak_run(s, cp, name, timings, seconds, results)
+            soak_run(s, cp, name, timings, seconds)
         except BaseException as e:  # noqa: BLE001 - re-raised below
             errors.append((name, e))
 
@@ -461,21 +454,15 @@ def release_race(s):
     race is reported as caused by it, any other overlap fails."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-race"))
-    watcher = LockWatcher(cp, ns, ("lease",)).start()
     proxies = ProxyLoop()
     proxy = proxies.proxy("race-go", cp.host, cp.port)
-    gp = s.member(GoPeer, ns, "race-go", which="current", release_on_cancel=True,
+    gp = s.member(GoPeer, ns, "race-go", release_on_cancel=True,
                   server=f"127.0.0.1:{proxy.port}")
-    members = [gp]
     try:
-        with Sampler([]) as smp:
-            gp.start()
-            smp.add(gp)
+        with watched(cp, ns, ("lease",)) as (watcher, smp):
+            sampled(smp, gp)
             wait_until(gp.is_leader, 20, what=f"{gp.name} to lead")
-            lhs = [lh_agent(s, ns, f"race-lh{i}", "leases").start() for i in range(2)]
-            for a in lhs:
-                smp.add(a)
-            members += lhs
+            lhs = sampled(smp, *(lh_agent(s, ns, f"race-lh{i}", "leases") for i in range(2)))
             time.sleep(2 * MIXED.retry)
             proxies.reset(proxy, 3600)  # cut off: every connection and each new one, until healed
             t_block = time.monotonic()
@@ -488,10 +475,7 @@ def release_race(s):
                 f"(still leader: {still})")
             new = wait_single_leader(lhs, 20)
             log(f"{new.name} took over {time.monotonic() - t_stop:.2f}s into the pause")
-            follower = s.member(GoPeer, ns, "race-go-f", which="current")
-            follower.start()
-            smp.add(follower)
-            members.append(follower)
+            members = [gp, *lhs, *sampled(smp, s.member(GoPeer, ns, "race-go-f"))]
             time.sleep(1.0)
             gp.signal(signal.SIGCONT)
             t_cont = time.monotonic()
@@ -499,7 +483,6 @@ def release_race(s):
             time.sleep(MIXED.lease + 2 * MIXED.retry)
             assert current_leaders(members), "nobody leads"
     finally:
-        watcher.stop()
         proxies.close()
     hist = watcher.holders("lease")
     with smp._lock:
@@ -512,7 +495,7 @@ def release_race(s):
                 f"{gp.name}'s yes came from its run(s) {runs} (run 1 is the paused one: it says yes "
                 "until its renew loop notices the deadline; later runs re-acquired the lock)")
     log("lock history: " + " ".join(f"{h or chr(34) * 2}@{t - t_cont:+.2f}s" for t, h, _ in hist))
-    races, explained = check_overlaps(smp, members, paused=[(gp, t_stop, t_cont)])
+    races = check_overlaps(smp, members, paused=[(gp, t_stop, t_cont)])
     blanks = check_blanks(watcher, "lease", members, set())
     # The race reproduced (client-go blanked the lease of the leasehold leader, a rival took it
     # while that leader's promise ran): its leasehold_promise_overtaken_total then rightly moves,
@@ -542,15 +525,11 @@ def duration_warning(s):
     exactly once, however often it sees such records."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-warn"))
-    goes = [s.member(GoPeer, ns, f"warn-go{i}", which="current", release_on_cancel=bool(i))
-            for i in range(2)]
     with Sampler([]) as smp:
-        for g in goes:
-            g.start()
-            smp.add(g)
+        goes = sampled(smp, *(s.member(GoPeer, ns, f"warn-go{i}", release_on_cancel=bool(i))
+                              for i in range(2)))
         go_leader = wait_single_leader(goes, 30)
-        lh = lh_agent(s, ns, "warn-lh", "leases", timings=Timings(6.0, 3.0, 1.0)).start()
-        smp.add(lh)
+        [lh] = sampled(smp, lh_agent(s, ns, "warn-lh", "leases", timings=Timings(6.0, 3.0, 1.0)))
         wait_until(lambda: body_of(lh)[1].get("name") == go_leader.name, 15,
                    what="leasehold to observe the client-go leader")
         time.sleep(3 * MIXED.retry)  # several renewals, each a new record with leaseDurationSeconds=5

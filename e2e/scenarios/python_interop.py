@@ -39,14 +39,13 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
-from e2e.lib import analysis, sampler_process
-from e2e.lib.controlplane import RUN, ns_name
-from e2e.lib.timings import MIXED
-from e2e.lib import agent
+from e2e.lib import agent, analysis, sampler_process
 from e2e.lib.agent import Agent, never_leads
 from e2e.lib.common import MONO_TO_WALL, REPO, leasehold_binary, log, wait_until
-from e2e.lib.controlplane import Namespace
+from e2e.lib.controlplane import RUN, Namespace, ns_name
+from e2e.lib.timings import MIXED
 from e2e.lib.lockwatch import LockWatcher, record_of
 from e2e.lib.members import Fleet, PyPeer, body_of, family_changes, handovers
 from e2e.lib.runner import Registry
@@ -71,18 +70,6 @@ LH, PY = Agent.family, PyPeer.family
 
 
 # ------------------------------------------------------------------------------- members
-
-def lh_factory(ns, lock_type, first_release):
-    """Fleet factory of leasehold agents; their release-on-shutdown alternates with each
-    incarnation, starting with `first_release`."""
-    other = {"immediate": "safe", "safe": "immediate"}[first_release]
-    return lambda name, port, gen: Agent(ns, name, lock_type=lock_type, timings=MIXED,
-                                         release=first_release if gen % 2 else other, port=port)
-
-
-def py_factory(ns, lock_type, tz):
-    return lambda name, port, gen: PyPeer(ns, name, lock_type, tz, port=port)
-
 
 def view_of(m):
     """What a member's /leader says, briefly (its LeaderView): status, holder, isLeader, term,
@@ -110,6 +97,13 @@ def python_sees_unheld(rec):
                 and rec.get("acquireTime") and rec.get("renewTime"))
 
 
+def holder(rec):
+    """The holder a record names ("" for none), None for a deleted or unreadable one."""
+    if rec is None or rec.get("unparsable"):
+        return None
+    return rec.get("holderIdentity") or ""
+
+
 class RecordWatcher(LockWatcher):
     """The LockWatcher of one lock, whose history is (monotonic arrival time, resourceVersion,
     record): record_of's dict, or None for a deleted object."""
@@ -121,22 +115,16 @@ class RecordWatcher(LockWatcher):
         return [(t, rv, None if typ == "DELETED" else rec)
                 for t, _, typ, rv, rec in super().history(self.kinds[0])]
 
-    @staticmethod
-    def holder(rec):
-        if rec is None or rec.get("unparsable"):
-            return None
-        return rec.get("holderIdentity") or ""
-
     def current(self):
         """The holder of the last version seen (None before any, or if unreadable)."""
         h = self.history()
-        return self.holder(h[-1][2]) if h else None
+        return holder(h[-1][2]) if h else None
 
     def writes_since_acquired(self, identity):
         """Records naming `identity` since the lock last changed to it (0 if it does not hold)."""
         n = 0
         for _, _, rec in self.history():
-            n = n + 1 if self.holder(rec) == identity else 0
+            n = n + 1 if holder(rec) == identity else 0
         return n
 
 
@@ -144,7 +132,6 @@ class RecordWatcher(LockWatcher):
 
 def acquisitions(events, identity, until=float("inf")):
     """(index, time) of each version where the lock changed to `identity`, up to `until`."""
-    holder = RecordWatcher.holder
     return [(i, t) for i, (t, _, rec) in enumerate(events) if t <= until
             and holder(rec) == identity and (i == 0 or holder(events[i - 1][2]) != identity)]
 
@@ -174,7 +161,6 @@ def attribute(old, new, events, by_ident):
                           f"{x.name}'s last yes: it may be from after it")
     if left_over(x.identity, y.identity, new["start"], events):
         return y.family, f"{y.name} said yes after {x.name} took the lock from it"
-    holder = RecordWatcher.holder
     acq = acquisitions(events, y.identity)
     before = [a for a in acq if a[1] <= new["start"] + 1.0]
     pick = before[-1] if before else (acq[0] if acq else None)
@@ -201,22 +187,25 @@ def fmt_dist(d):
     return "-" if not d.get("n") else f"{d['p50']:.2f}/{d['max']:.2f}"
 
 
-def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra=None):
-    """Overlaps by side, failover times, leadership changes; writes result.json; returns it."""
-    samples = analysis.load_samples(smp.path)
-    by_ident = fleet.by_identity()
-    claim = analysis.spans(samples, None, by_term=False)
-    events = watcher.history()
+def analyse(run):
+    """Overlaps by side, failover times, leadership changes of a Run; writes result.json in its
+    out dir; returns it."""
+    samples = analysis.load_samples(run.smp.path)
+    by_ident = run.fleet.by_identity()
+    events = run.watcher.history()
+    t0, rounds = run.t0, run.rounds
+    at = partial(analysis.fmt_span, t0=t0)
     overlaps = []
     for a, b in analysis.overlaps(samples):
-        old, new = (a, b) if a["start"] <= b["start"] else (b, a)
+        old, new = sorted((a, b), key=lambda sp: sp["start"])
         if old["identity"] not in by_ident or new["identity"] not in by_ident:
             continue
         fam, why = attribute(old, new, events, by_ident)
         secs = min(a["end"], b["end"]) - max(a["start"], b["start"])
         overlaps.append({"started_by": fam, "why": why, "overlap_s": round(secs, 3),
-                         "old": analysis.fmt_span(old, t0), "new": analysis.fmt_span(new, t0)})
+                         "old": at(old), "new": at(new)})
     # Failover: from the fault to the first "yes" (the question's sending) of the next leader.
+    failover = {}
     for r in rounds:
         firsts = [s[0] for s in samples.get(r["new_slot"], [])
                   if s[3] and s[6] == r["new"] and s[0] >= r["t_fault"]]
@@ -225,9 +214,7 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
                         if s[3] and s[6] not in (r["new"], r["target"]) and r["t_fault"] <= s[0]
                         and (not firsts or s[0] < min(firsts)))
         r["other_yes_before"] = others[0][1] if others else None
-    failover = {}
-    for r in rounds:
-        if r["failover_s"] is not None:
+        if firsts:
             failover.setdefault(r["direction"], {}).setdefault(r["fault"], []).append(
                 r["failover_s"])
     failover_dist = {d: {f: analysis.dist(v) for f, v in sorted(fs.items())}
@@ -237,15 +224,14 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     # Leadership changes: from the lock's history (each takeover once; a release in between
     # does not count), and as the sampler saw them (lead spans: answers within the client
     # timeout; a stale "yes" after a pause counts there as a change too).
-    holder = RecordWatcher.holder
     changes = family_changes(handovers([holder(rec) for _, _, rec in events], by_ident))
     lead = analysis.spans(samples, CLIENT_TIMEOUT, by_term=False)
     seen_changes = family_changes(handovers([sp["identity"] for sp in sorted(
         (s for ss in lead.values() for s in ss), key=lambda s: s["start"])], by_ident))
     # Records a leasehold holder wrote that the Python elector reads as unheld.
-    lh_ids = {m.identity for m in fleet.members if m.family == LH}
+    lh_ids = {m.identity for m in run.fleet.members if m.family == LH}
     unheld = [{"t": round(t - t0, 3), "rv": rv, "record": rec} for t, rv, rec in events
-              if RecordWatcher.holder(rec) in lh_ids and python_sees_unheld(rec)]
+              if holder(rec) in lh_ids and python_sees_unheld(rec)]
     # The fencing token: every acquisition by leasehold writes a count above any seen before.
     term_back, top = [], None
     for i, (t, rv, rec) in enumerate(events):
@@ -257,51 +243,45 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
                               "max_seen_before": top})
         if isinstance(tr, int):
             top = tr if top is None else max(top, tr)
-    # validUntil promises of leasehold leaders.
-    promises = analysis.promise_violations(lead, claim, [], exempt,
-                                           lambda t: t + MONO_TO_WALL)
-    # Each judged as the one judge judges a promise overlap: it fails when definite (the new
-    # leader's first yes arrived before the old validUntil); a possible one (asked before it,
-    # answered after it: a slow Python answer under load) is reported.
-    promises_lh = [p for p in promises if p["old"]["identity"] in lh_ids
-                   and not p["exempt_immediate_release"]
-                   and not left_over(p["old"]["identity"], p["new"]["identity"],
-                                     p["new"]["start"], events)]
-    possible_lh = [p for p in promises_lh if not p["definite"]]
-    promises_lh = [p for p in promises_lh if p["definite"]]
+    # validUntil promises of leasehold leaders, each judged as the one judge judges a promise
+    # overlap: it fails when definite (the new leader's first yes arrived before the old
+    # validUntil); a possible one (asked before it, answered after it: a slow Python answer
+    # under load) is reported.
+    promises = {True: [], False: []}
+    for p in analysis.promise_violations(lead, analysis.spans(samples, None, by_term=False), [],
+                                         run.exempt, lambda t: t + MONO_TO_WALL):
+        if p["old"]["identity"] in lh_ids and not p["exempt_immediate_release"] and not \
+                left_over(p["old"]["identity"], p["new"]["identity"], p["new"]["start"], events):
+            promises[p["definite"]].append({"old": at(p["old"]), "new": at(p["new"]),
+                                            "by_s": p["by_s"]})
     res = {
-        "scenario": name, "lock_type": lock_type, "run": RUN,
+        "scenario": run.name, "lock_type": run.lock_type, "run": RUN,
         "leasehold_binary": leasehold_binary(),
         "python_kubernetes": "37.0.2", "timings": MIXED.strings(),
-        "members": [m.describe() for m in fleet.members],
+        "members": [m.describe() for m in run.fleet.members],
         "samples": sum(len(v) for v in samples.values()),
-        "overlaps_by_side": {LH: sum(1 for o in overlaps if o["started_by"] == LH),
-                             PY: sum(1 for o in overlaps if o["started_by"] == PY)},
+        "overlaps_by_side": {side: sum(1 for o in overlaps if o["started_by"] == side)
+                             for side in (LH, PY)},
         "overlaps": overlaps,
         "leadership_changes": changes,
         "leadership_changes_seen_by_sampler": seen_changes,
         "failover_s": failover_dist,
         "leasehold_records_unheld_for_python": unheld,
         "leasehold_term_not_above_seen": term_back,
-        "promise_violations_leasehold": [{"old": analysis.fmt_span(p["old"], t0),
-                                          "new": analysis.fmt_span(p["new"], t0),
-                                          "by_s": p["by_s"]} for p in promises_lh],
-        "promise_possible_leasehold": [{"old": analysis.fmt_span(p["old"], t0),
-                                        "new": analysis.fmt_span(p["new"], t0),
-                                        "by_s": p["by_s"]} for p in possible_lh],
+        "promise_violations_leasehold": promises[True],
+        "promise_possible_leasehold": promises[False],
         "rounds": [{k: (round(v - t0, 3) if k.startswith("t_") and isinstance(v, float) else v)
                     for k, v in r.items()} for r in rounds],
+        "notes": run.notes,
     }
-    res.update(extra or {})
-    (Path(out) / "result.json").write_text(json.dumps(res, indent=1, default=str))
-    for m in fleet.members:
+    (run.out / "result.json").write_text(json.dumps(res, indent=1, default=str))
+    for m in run.fleet.members:
         try:
-            shutil.copy(m.log_path, Path(out) / "logs" / m.log_path.name)
+            shutil.copy(m.log_path, run.out / "logs" / m.log_path.name)
         except OSError:
             pass
-    # The table.
-    log(f"{name} ({lock_type}): {len(rounds)} rounds, {res['samples']} samples; leadership "
-        f"changes in the lock: {changes} (seen by the sampler: {seen_changes})")
+    log(f"{run.name} ({run.lock_type}): {len(rounds)} rounds, {res['samples']} samples; "
+        f"leadership changes in the lock: {changes} (seen by the sampler: {seen_changes})")
     log(f"  {'direction':<20}{'fault':<8}{'n':>3}  failover p50/max (s)")
     for d, fs in failover_dist.items():
         for f, dd in fs.items():
@@ -309,75 +289,75 @@ def analyse(name, lock_type, fleet, watcher, smp, rounds, out, t0, exempt, extra
     for o in overlaps:
         log(f"  overlap started by {o['started_by']}: {o['overlap_s']:.3f}s, {o['why']}; "
             f"{o['old']} / {o['new']}")
-    log(f"  overlaps: leasehold {res['overlaps_by_side'][LH]}, python {res['overlaps_by_side'][PY]}"
-        f"; leasehold records unheld for Python: {len(unheld)}; term not above seen: "
-        f"{len(term_back)}; leasehold promise violations: {len(promises_lh)} (possible, asked "
-        f"before and answered after the validUntil: {len(possible_lh)})")
-    log(f"  result: {Path(out) / 'result.json'}")
+    log(f"  overlaps: leasehold {res['overlaps_by_side'][LH]}, python "
+        f"{res['overlaps_by_side'][PY]}; leasehold records unheld for Python: {len(unheld)}; "
+        f"term not above seen: {len(term_back)}; leasehold promise violations: "
+        f"{len(promises[True])} (possible, asked before and answered after the validUntil: "
+        f"{len(promises[False])})")
+    log(f"  result: {run.out / 'result.json'}")
     return res
 
 
 def check(res):
     """The scenario's verdict on what analyse() found."""
-    bad = []
+    bad, unheld = [], res["leasehold_records_unheld_for_python"]
     if res["overlaps_by_side"][LH]:
         bad.append(f"{res['overlaps_by_side'][LH]} overlap(s) started by leasehold")
-    if res["leasehold_records_unheld_for_python"]:
-        bad.append(f"{len(res['leasehold_records_unheld_for_python'])} record(s) of a leasehold "
-                   f"holder that the Python elector reads as unheld, e.g. "
-                   f"{res['leasehold_records_unheld_for_python'][0]}")
+    if unheld:
+        bad.append(f"{len(unheld)} record(s) of a leasehold holder that the Python elector reads "
+                   f"as unheld, e.g. {unheld[0]}")
     if res["promise_violations_leasehold"]:
         bad.append(f"leasehold validUntil broken: {res['promise_violations_leasehold'][:2]}")
     assert not bad, "; ".join(bad)
 
 
-def out_dir(name):
-    """<LEASEHOLD_E2E_OUT or e2e/out>/python-interop-<name>/, emptied (the last run's)."""
-    root = Path(os.environ.get("LEASEHOLD_E2E_OUT") or REPO / "e2e" / "out")
-    d = root / f"python-interop-{name}"
-    shutil.rmtree(d, ignore_errors=True)
-    (d / "logs").mkdir(parents=True)
-    return d
-
-
 # ------------------------------------------------------------------------------- the driver
 
 class Run:
-    """One fleet on one lock: the members, the lock's history, the sampler and the rounds."""
+    """One fleet on one lock: the members, the lock's history, the sampler and the rounds.
+    `slots`: lh0 and lh1 leasehold agents, whose release-on-shutdown alternates with each
+    incarnation (lh0's first immediate, lh1's safe), and py<i> Python electors in zone
+    PY_TZ[i % 2]; none started yet."""
 
-    def __init__(self, s, cp, name, lock_type):
-        self.s, self.cp, self.name, self.lock_type = s, cp, name, lock_type
+    def __init__(self, s, cp, name, lock_type, slots):
+        self.name, self.lock_type = name, lock_type
         self.ns = Namespace(cp, ns_name(f"e2e-py-{name.replace('_', '-')}"[:40]))
-        self.out = out_dir(name)
+        # <LEASEHOLD_E2E_OUT or e2e/out>/python-interop-<name>/, emptied (the last run's).
+        root = Path(os.environ.get("LEASEHOLD_E2E_OUT") or REPO / "e2e" / "out")
+        self.out = root / f"python-interop-{name}"
+        shutil.rmtree(self.out, ignore_errors=True)
+        (self.out / "logs").mkdir(parents=True)
         self.fleet = Fleet(s)
+        for slot in slots:
+            self.fleet.add(slot, self.factory(slot), start=False)
         self.watcher = RecordWatcher(cp, self.ns, lock_type).start()
-        self.smp = None
         self.rounds = []
         self.exempt = {}  # sampler slot -> [SIGTERM times of agents released with immediate]
         self.notes = {}
 
-    def begin(self):
-        """Starts the sampler on every slot added so far (its slots are fixed from here on)."""
+    def factory(self, slot):
+        """The Fleet factory of `slot` (see the class doc)."""
+        if slot.startswith("py"):
+            tz = PY_TZ[int(slot[2:]) % 2]
+            return lambda name, port, gen: PyPeer(self.ns, name, self.lock_type, tz, port=port)
+        releases = ("safe", "immediate") if slot == "lh0" else ("immediate", "safe")
+        return lambda name, port, gen: Agent(self.ns, name, lock_type=self.lock_type,
+                                             timings=MIXED, release=releases[gen % 2], port=port)
+
+    def execute(self, body):
+        """Starts the sampler on every slot (its slots are fixed from here on), runs body(), then
+        stops it and analyses the run whatever body raised (re-raised after), and checks the
+        result; returns it."""
         self.smp = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
                                            CLIENT_TIMEOUT, self.fleet.sampler_slots())
         self.t0 = time.monotonic()
-
-    def close(self):
-        self.fleet.resume_all()
-        if self.smp is not None:
-            self.smp.stop()
-        self.watcher.stop()
-
-    def execute(self, body):
-        """Starts the sampler, runs body(), then closes and analyses the run whatever body
-        raised (re-raised after), and checks the result; returns it."""
-        self.begin()
         try:
             body()
         finally:
-            self.close()
-            res = analyse(self.name, self.lock_type, self.fleet, self.watcher, self.smp,
-                          self.rounds, self.out, self.t0, self.exempt, {"notes": self.notes})
+            self.fleet.resume_all()
+            self.smp.stop()
+            self.watcher.stop()
+            res = analyse(self)
         check(res)
         return res
 
@@ -392,13 +372,11 @@ class Run:
             return all(body_of(f)[1].get("name") == leader.identity for f in followers)
         try:
             wait_until(seen, timeout, what="followers to read the leader's record")
-            return True
         except AssertionError:
             views = {f.name: view_of(f) for f in followers}
             log(f"!!! followers do not see {leader.describe()} as the holder within {timeout}s "
                 f"(faulting it all the same): {views}")
             self.notes.setdefault("followers_blind", []).append(views)
-            return False
 
     def fault_round(self, fault, want):
         """Faults the current leader (`kill`: SIGKILL, `term`: SIGTERM, `pause`: SIGSTOP until
@@ -416,6 +394,8 @@ class Run:
         for m in held:
             fl.pause(m)
         t_fault = time.monotonic()
+        r = {"fault": fault, "direction": f"{leader.family}→{want}", "target": leader.identity,
+             "new": None, "new_slot": None, "t_fault": t_fault}
         if fault == "kill":
             leader.signal(signal.SIGKILL)
         elif fault == "term":
@@ -430,18 +410,14 @@ class Run:
                                           f"{leader.name}", holder=self.watcher.current)
         except AssertionError:
             views = {m.name: view_of(m) for m in takers}
-            self.rounds.append({"fault": fault, "direction": f"{leader.family}→{want}",
-                                "target": leader.identity, "new": None, "new_slot": None,
-                                "t_fault": t_fault, "failed": f"no new leader: {views}"})
+            self.rounds.append({**r, "failed": f"no new leader: {views}"})
             raise AssertionError(f"no {want} follower took over within {FAILOVER_TIMEOUT:g}s "
                                  f"after {fault} of {leader.describe()}; they say: {views}") \
                 from None
         took = time.monotonic() - t_fault
         for m in held:
             fl.resume(m)
-        r = {"fault": fault, "direction": f"{leader.family}→{new.family}",
-             "target": leader.identity, "new": new.identity, "new_slot": new.slot, "t_fault": t_fault,
-             "driver_saw_s": round(took, 3)}
+        r.update(new=new.identity, new_slot=new.slot, driver_saw_s=round(took, 3))
         log(f"round {len(self.rounds) + 1}: {fault} {leader.describe()} -> {new.describe()} "
             f"after {took:.2f}s (as the driver saw it)")
         if fault == "kill":
@@ -470,11 +446,8 @@ def mixed(s, name, lock_type, n_python):
     leasehold→python and python→leasehold; LEASEHOLD_PY_INTEROP_CYCLES times each (default 2: 6
     moves each way)."""
     cycles = int(os.environ.get("LEASEHOLD_PY_INTEROP_CYCLES", "2"))
-    run = Run(s, s.control_plane(), name, lock_type)
-    run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"), start=False)
-    run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
-    for i in range(n_python):
-        run.fleet.add(f"py{i}", py_factory(run.ns, lock_type, PY_TZ[i % 2]), start=False)
+    run = Run(s, s.control_plane(), name, lock_type,
+              ["lh0", "lh1", *(f"py{i}" for i in range(n_python))])
 
     def body():
         run.fleet.start("lh0").wait_leader(20)
@@ -511,10 +484,7 @@ def python_led_fleet_fails_over(s):
     failures = []
     cp = s.control_plane()
     for lock_type in ("configmaps", "leases"):
-        run = Run(s, cp, f"python_led_{lock_type}", lock_type)
-        run.fleet.add("py0", py_factory(run.ns, lock_type, PY_TZ[0]), start=False)
-        run.fleet.add("lh0", lh_factory(run.ns, lock_type, "immediate"), start=False)
-        run.fleet.add("lh1", lh_factory(run.ns, lock_type, "safe"), start=False)
+        run = Run(s, cp, f"python_led_{lock_type}", lock_type, ["py0", "lh0", "lh1"])
 
         def body(run=run, lock_type=lock_type):
             py = run.fleet.start("py0")
@@ -526,7 +496,7 @@ def python_led_fleet_fails_over(s):
             # Two more Python renewals after both agents were up: each has had the chance to
             # read the Python record (watch or GET) before the kill.
             wait_until(lambda: sum(1 for t, _, rec in run.watcher.history()
-                                   if t > t_up and RecordWatcher.holder(rec) == py.identity) >= 2,
+                                   if t > t_up and holder(rec) == py.identity) >= 2,
                        10, what="two Python renewals after the agents started")
             views = {a.name: view_of(a) for a in lhs}
             run.notes["leasehold_view_of_python_leader"] = views
@@ -559,12 +529,8 @@ def python_led_fleet_fails_over(s):
 def attribution_selftest(s):
     """The overlap attribution and the Python elector's "unheld" rule on made-up lock histories
     (no control plane): each rule must be able to blame either side."""
-    class M:
-        def __init__(self, name, family):
-            self.name = self.identity = name
-            self.family = family
-
-    py, lh = M("py", PY), M("lh", LH)
+    py = SimpleNamespace(name="py", identity="py", family=PY)
+    lh = SimpleNamespace(name="lh", identity="lh", family=LH)
     ids = {"py": py, "lh": lh}
 
     def rec(holder, acquire="a", duration=5):
@@ -609,31 +575,27 @@ def attribution_selftest(s):
         log(f"{what}: started by {got} ({why})")
         assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
     # The promise check's immediate-release exemption runs to the new leader's first yes'
-    # arrival: a SIGTERM between its question and its answer may come before that yes.
+    # arrival: a SIGTERM between its question and its answer may come before that yes. A broken
+    # promise is definite when the new leader's first yes arrived before the old validUntil
+    # (10 s here), possible when it was only asked before it.
     def claim(slot, start, first_recv, max_vu=None):
         return {"slot": slot, "identity": slot, "start": start, "first_recv": first_recv,
                 "end": first_recv, "max_vu": max_vu}
-    promise_cases = [  # (what, SIGTERM times of the old slot, new first answer's arrival, exempt)
-        ("SIGTERM before the new yes was asked", [4.0], 5.01, True),
-        ("SIGTERM while a late new yes was on its way", [6.0], 7.0, True),
-        ("SIGTERM after a prompt new yes", [6.0], 5.01, False),
-        ("no SIGTERM", [], 7.0, False),
+    ex = "exempt_immediate_release"
+    promise_cases = [  # (what, SIGTERMs of the old slot, new yes asked, answered, field, want)
+        ("SIGTERM before the new yes was asked", [4.0], 5.0, 5.01, ex, True),
+        ("SIGTERM while a late new yes was on its way", [6.0], 5.0, 7.0, ex, True),
+        ("SIGTERM after a prompt new yes", [6.0], 5.0, 5.01, ex, False),
+        ("no SIGTERM", [], 5.0, 7.0, ex, False),
+        ("answered before the validUntil", [], 9.95, 9.9, "definite", True),
+        ("asked before, answered after it", [], 9.95, 10.05, "definite", False),
     ]
-    for what, terms, first_recv, want in promise_cases:
+    for what, terms, asked, answered, key, want in promise_cases:
         bad = analysis.promise_violations(
-            {}, {"lh": [claim("lh", 0.0, 0.01, max_vu=10.0)], "py": [claim("py", 5.0, first_recv)]},
+            {}, {"lh": [claim("lh", 0.0, 0.01, max_vu=10.0)], "py": [claim("py", asked, answered)]},
             [], {"lh": terms}, lambda t: t)
-        assert len(bad) == 1 and bad[0]["exempt_immediate_release"] == want, (what, bad)
-        log(f"promise, {what}: exempt {want}")
-    # Definite when the new leader's first yes arrived before the old validUntil; possible when
-    # it was only asked before it.
-    for what, first_recv, want in [("answered before the validUntil", 9.9, True),
-                                   ("asked before, answered after it", 10.05, False)]:
-        bad = analysis.promise_violations(
-            {}, {"lh": [claim("lh", 0.0, 0.01, max_vu=10.0)],
-                 "py": [claim("py", 9.95, first_recv)]}, [], {}, lambda t: t)
-        assert len(bad) == 1 and bad[0]["definite"] == want, (what, bad)
-        log(f"promise, {what}: definite {want}")
+        assert len(bad) == 1 and bad[0][key] == want, (what, bad)
+        log(f"promise, {what}: {key} {want}")
     # A new span of a leader whose term the other has since taken is no takeover; one of a
     # leader that took the lock after the other is.
     for what, events, want in [
