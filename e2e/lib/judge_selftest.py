@@ -92,6 +92,15 @@ SAYS = {
 }
 
 
+def refused(what, exc, fn, *args, **kw):
+    """fn(*args, **kw) must raise `exc`: returns it; raises RuntimeError if `what` passed."""
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        return e
+    raise RuntimeError(f"{what} was accepted")
+
+
 def run_cases():
     for name, samples, kw, want in CASES:
         try:
@@ -106,16 +115,11 @@ def run_cases():
         print(f"judge selftest: {name}: {'fails for ' + ', '.join(sorted(got)) if got else 'passes'}")
     # An exemption without an end is refused (the judge would hold a hole open for ever).
     for end in (None, float("inf")):
-        try:
-            judge.Exemption("a", 1.0, end, "SIGKILL")
-            raise RuntimeError(f"an exemption ending at {end} was accepted")
-        except ValueError as e:
-            assert "without an end" in str(e), e
-    try:
-        judge.judge({}, 0, 1, I, exemptions=[("a", 0, float("inf"))])
-        raise RuntimeError("a tuple exemption was accepted")
-    except TypeError:
-        pass
+        e = refused(f"an exemption ending at {end}", ValueError, judge.Exemption, "a", 1.0, end,
+                    "SIGKILL")
+        assert "without an end" in str(e), e
+    refused("a tuple exemption", TypeError, judge.judge, {}, 0, 1, I,
+            exemptions=[("a", 0, float("inf"))])
     print("judge selftest: an exemption without an end: refused")
     # The control plane's in-process sampler: its overlaps are the judge's answers overlaps,
     # and a sampler that got no answer judged nothing.
@@ -126,11 +130,8 @@ def run_cases():
     ((a, _, b, _),) = smp.overlaps()
     assert (a, b) == ("a", "b"), smp.overlaps()
     smp.samples = {"a": [(1.0, 1.3, False, None, {})]}
-    try:
-        smp.overlaps()
-        raise RuntimeError("a sampler without an answer passed")
-    except judge.Verdict as v:
-        assert v.kinds() == {"vacuous"}, v
+    v = refused("a sampler without an answer", judge.Verdict, smp.overlaps)
+    assert v.kinds() == {"vacuous"}, v
     print("judge selftest: the control plane's sampler: an overlap found, no answer fails")
 
 
@@ -276,11 +277,8 @@ def sampler_process():
             # The sampler's process dies: the next read says so.
             os.kill(smp_no.pid, signal.SIGKILL)
             smp_no.proc.wait(5)
-            try:
-                smp_no.by_pod()
-                raise RuntimeError("the death of the sampler's process went unnoticed")
-            except AssertionError as e:
-                assert "exited" in str(e), e
+            e = refused("the death of the sampler's process", AssertionError, smp_no.by_pod)
+            assert "exited" in str(e), e
         finally:
             for smp in samplers:
                 smp.stop()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from e2e.lib.agent import Agent, current_leaders, never_leads, wait_single_leader
 from e2e.lib.common import MONO_TO_WALL, REPO, free_port, log, wait_until
-from e2e.lib.controlplane import Namespace, can_i, lock_kind
+from e2e.lib.controlplane import ANNOTATION, Namespace, can_i, lock_kind
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.members import body_of, fleet_in, start_fleet
 from e2e.lib.runner import Registry
@@ -109,11 +109,8 @@ def _failover(s, ns_name, how, release="safe", ack=False, n=3):
 
 def released_between(holders, old, new):
     """Whether the holders went from `old` through "" to `new`, in that order."""
-    for i, x in enumerate(holders):
-        if x == old and "" in holders[i + 1:]:
-            if new in holders[holders.index("", i + 1) + 1:]:
-                return True
-    return False
+    rest = iter(holders)
+    return all(want in rest for want in (old, "", new))
 
 
 @scenario
@@ -264,8 +261,7 @@ def old_cluster_configmaps(s):
         leader = wait_single_leader(agents, 30)
         _, b = body_of(leader)
         assert b["lock"]["type"] == "configmaps", b
-        cm = ns.configmap()
-        raw = cm["metadata"]["annotations"]["control-plane.alpha.kubernetes.io/leader"]
+        raw = ns.configmap()["metadata"]["annotations"][ANNOTATION]
         rec = json.loads(raw)
         assert list(rec) == ["holderIdentity", "leaseDurationSeconds", "acquireTime",
                              "renewTime", "leaderTransitions"], raw
@@ -276,8 +272,7 @@ def old_cluster_configmaps(s):
         leader.kill()
         new = wait_single_leader([a for a in agents if a is not leader], 20)
         log(f"failover on the ConfigMap lock to {new.name}")
-        rec2 = json.loads(ns.configmap()["metadata"]["annotations"][
-            "control-plane.alpha.kubernetes.io/leader"])
+        rec2 = json.loads(ns.configmap()["metadata"]["annotations"][ANNOTATION])
         assert rec2["leaderTransitions"] == rec["leaderTransitions"] + 1, (rec, rec2)
     assert_no_overlap(smp)
 

@@ -141,15 +141,12 @@ def ported(fn, lock_type="configmaps", own=True, leader=True):
 # is there within less than a retry-period. SIGTERM, safe: no new leader before the last
 # validUntil. POST /release, then SIGTERM: released at once. SIGSTOP: a follower takes over; the
 # resumed one says no, then follows.
-SCENARIOS.param(ported, core.kill_leader, name="configmaps_kill_leader")
-SCENARIOS.param(ported, core.kill_leader, "endpoints", name="endpoints_kill_leader")
-SCENARIOS.param(ported, core.term_leader_immediate, name="configmaps_term_leader_immediate")
-SCENARIOS.param(ported, core.term_leader_immediate, "endpoints",
-                name="endpoints_term_leader_immediate")
-SCENARIOS.param(ported, core.term_leader_safe, name="configmaps_term_leader_safe")
-SCENARIOS.param(ported, core.term_leader_safe_acknowledged,
-                name="configmaps_term_leader_safe_acknowledged")
-SCENARIOS.param(ported, core.pause_leader, name="configmaps_pause_leader")
+for lock, fn in [("configmaps", core.kill_leader), ("endpoints", core.kill_leader),
+                 ("configmaps", core.term_leader_immediate),
+                 ("endpoints", core.term_leader_immediate), ("configmaps", core.term_leader_safe),
+                 ("configmaps", core.term_leader_safe_acknowledged),
+                 ("configmaps", core.pause_leader)]:
+    SCENARIOS.param(ported, fn, lock, name=f"{lock}_{fn.__name__}")
 
 
 @scenario
