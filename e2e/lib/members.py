@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from e2e.lib.agent import Agent, LeaderView
+from e2e.lib.agent import pod_env as _pod_env  # e2e/lib/operator.py's name too
 from e2e.lib.common import REPO, free_port, log
 from e2e.lib.controlplane import Namespace
 from e2e.lib.timings import MIXED
@@ -142,15 +143,6 @@ def peer_python():
     env = dict(os.environ)
     env.setdefault("PYTHON3", sys.executable)
     return str(_built("LEASEHOLD_PYTHON_PEER_PY", "interop/python_venv.sh", "python peer venv", env))
-
-
-def _pod_env(tmp, strip=("KUBE", "LEASEHOLD_", "POD_"), **extra):
-    """The environment of a peer: ours without admin credentials or leasehold settings, HOME in
-    `tmp` (no ~/.kube to find)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
-    env["HOME"] = str(tmp)
-    env.update(extra)
-    return env
 
 
 # ------------------------------------------------------------------------------- peers
