@@ -39,6 +39,10 @@ def every(pod, t0, t1, yes, vu_ahead=None, step=I):
 
 HANDOVER = every("a", 0, 2.0, True) + every("a", 2.1, 4, False) + \
     every("b", 0, 2.0, False) + every("b", 2.1, 4, True)
+# b's first yes comes while a's last validUntil still runs
+OVERTAKEN = every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) + \
+    every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5)
+PROMISES = {"fail_on": ("definite", "answers", "promise")}
 
 # name, samples, kwargs of judge.judge, the reason kinds it must fail for (empty: must pass).
 CASES = [
@@ -50,18 +54,10 @@ CASES = [
     ("two answers' spans intersect, none inside a run",
      [S("a", 0.0, True, rtt=0.02), S("b", 0.01, True, rtt=0.02)] +
      every("a", 0.1, 4, False) + every("b", 0.1, 4, False), {}, {"answers"}),
-    ("a promise overtaken fails where promises are judged",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
-     {"fail_on": ("definite", "answers", "promise")}, {"promise"}),
-    ("a promise overtaken is reported only where answers are judged",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5), {}, set()),
-    ("a promise overtaken inside an exemption with an end",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
-     {"fail_on": ("definite", "answers", "promise"),
-      "exemptions": [judge.Exemption("a", 1.05, 1.5, "released at once")]}, set()),
+    ("a promise overtaken fails where promises are judged", OVERTAKEN, PROMISES, {"promise"}),
+    ("a promise overtaken is reported only where answers are judged", OVERTAKEN, {}, set()),
+    ("a promise overtaken inside an exemption with an end", OVERTAKEN,
+     {**PROMISES, "exemptions": [judge.Exemption("a", 1.05, 1.5, "released at once")]}, set()),
     ("a pod sampled for half its life",
      every("a", 0, 4, True) + every("b", 0, 2, False), {"ends": {"b": 4}}, {"gap"}),
     ("a sampler that stops", every("a", 0, 1.5, True), {}, {"gap"}),
