@@ -12,11 +12,10 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from e2e.lib import judge
-from e2e.lib.common import wait_until
+from e2e.lib.common import Watch, wait_until
 from e2e.lib.sampler import Sampler
 from e2e.node import judge as node_judge
 from e2e.node.lock_rules import assert_release_acquire
@@ -233,21 +232,13 @@ def sampler_process():
             # This process's own ticker sees the stall; the sampler's process does not. A stall
             # shorter than STALL_MIN (the calibration ran under another load) is made again.
             for _ in range(5):
-                ticks, ticking = [], threading.Event()
-
-                def tick():
-                    while not ticking.is_set():
-                        ticks.append(time.monotonic())
-                        time.sleep(0.01)
-                ticker = threading.Thread(target=tick, daemon=True)
-                ticker.start()
+                ticker = Watch(lambda: True, 0.01)
                 time.sleep(0.2)
                 t0 = time.time()
                 hold_gil(STALL)
                 t1 = time.time()
                 time.sleep(0.3)
-                ticking.set()
-                ticker.join()
+                ticks = ticker.stop()
                 held = max(b - a for a, b in zip(ticks, ticks[1:]))
                 if held >= STALL_MIN:
                     break
