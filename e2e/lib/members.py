@@ -10,6 +10,7 @@ and a scenario need not know which one they hold.
 """
 
 import collections
+import itertools
 import os
 import subprocess
 import sys
@@ -50,10 +51,7 @@ def handovers(names, by_name):
     """The changes of leader in a sequence of member names (or identities), as (from, to)
     members in order: names not in `by_name` (a release's empty holder among them) left out,
     repeats merged."""
-    seq = []
-    for n in names:
-        if n in by_name and (not seq or seq[-1] != n):
-            seq.append(n)
+    seq = [n for n, _ in itertools.groupby(n for n in names if n in by_name)]
     return [(by_name[a], by_name[b]) for a, b in zip(seq, seq[1:])]
 
 
