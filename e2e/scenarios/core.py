@@ -6,6 +6,7 @@ Each scenario raises AssertionError on failure. CTest registers each one as its 
 label `e2e` (see e2e/CMakeLists.txt).
 """
 
+import concurrent.futures
 import http.client
 import json
 import os
@@ -45,10 +46,9 @@ def three_agents_on_lease(s):
         log(f"leader: {leader.name}")
 
         def agree():
-            views = [body_of(a)[1] for a in agents]
-            names = {v.get("name") for v in views}
-            terms = {v.get("term") for v in views}
-            return views if names == {leader.name} and len(terms) == 1 else None
+            views = [a.view().body for a in agents]
+            said = {(v.get("name"), v.get("term")) for v in views}
+            return views if len(said) == 1 and said.pop()[0] == leader.name else None
 
         views = wait_until(agree, 10, what="all agents to agree on name and term")
         time.sleep(2 * FAST.retry + 0.5)  # let it renew a couple of times
@@ -168,14 +168,11 @@ def pause_leader(s):
         new = wait_single_leader(rest, 20)
         log(f"{new.name} took over {time.monotonic() - t_stop:.2f}s after the pause")
         # A question asked while paused, answered after the resume.
-        import threading
-        answer = {}
-        t = threading.Thread(target=lambda: answer.update(r=old.leader(15.0)))
-        t.start()
-        time.sleep(max(0.0, FAST.lease + 1 - (time.monotonic() - t_stop)))
-        old.signal(signal.SIGCONT)
-        t.join(20)
-        st, b = answer["r"]
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(old.leader, 15.0)
+            time.sleep(max(0.0, FAST.lease + 1 - (time.monotonic() - t_stop)))
+            old.signal(signal.SIGCONT)
+            st, b = answer.result(20)
         assert st is not None, f"no answer after resume: {b}"
         assert not (isinstance(b, dict) and b.get("isLeader")), f"stale yes after resume: {b}"
         log(f"first answer after resume: {st} isLeader={b.get('isLeader')}")

@@ -43,10 +43,9 @@ class V111Scenario(gate.GateScenario):
     The overlap judge: core's scenarios sample their agents themselves (core's Sampler and
     assert_no_overlap) and call own_judge(s). For the others (announce's, gate's, those written
     here) the context is the judge: one Sampler, given each agent as it is made, asked at the
-    end. It must have seen a leader (`expect_leader`), or,
-    where no agent may lead (a lock the server lacks, a Role without update), none. Never both
-    at once: a second sampler would double the questions the agents answer, and widen the
-    windows the first one judges by."""
+    end. It must have seen a leader (`expect_leader`), or, where no agent may lead (a lock the
+    server lacks, a Role without update), none. Never both at once: a second sampler would
+    double the questions the agents answer, and widen the windows the first one judges by."""
 
     def __init__(self, name):
         super().__init__(name)
