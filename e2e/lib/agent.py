@@ -11,6 +11,15 @@ from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_
 from e2e.lib.timings import FAST
 
 
+def pod_env(tmp, strip=("KUBE", "LEASEHOLD_", "POD_"), **extra):
+    """The environment of a member: ours without admin credentials or leasehold settings, HOME
+    in `tmp`: no KUBECONFIG, no ~/.kube to find."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    env["HOME"] = str(tmp)
+    env.update(extra)
+    return env
+
+
 class LeaderView(NamedTuple):
     """One answer of GET /leader: `status` (None: no answer in time) and the body (a dict, {}
     when there is none). `holder` is who the member thinks leads, `is_leader` whether it says
@@ -101,15 +110,8 @@ class Agent:
         self.sa_dir = sa_dir
         self.log_path = Path(tmp) / f"{name}.log"
         self.args = [leasehold_binary(), *flags]
-        # Agents must not find an admin credential: no KUBECONFIG, a HOME without ~/.kube.
-        base = {k: v for k, v in os.environ.items()
-                if not k.startswith(("KUBE", "LEASEHOLD_", "POD_"))}
-        base["HOME"] = str(tmp)
-        base["KUBERNETES_SERVICE_HOST"] = str(api[0])
-        base["KUBERNETES_SERVICE_PORT"] = str(api[1])
-        if env:
-            base.update(env)
-        self.env = base
+        self.env = {**pod_env(tmp), "KUBERNETES_SERVICE_HOST": str(api[0]),
+                    "KUBERNETES_SERVICE_PORT": str(api[1]), **(env or {})}
         self.proc = None
 
     def start(self):
@@ -136,8 +138,8 @@ class Agent:
 
     def leader_body(self):
         """The /leader body if it says this agent leads, else None."""
-        st, b = self.request("GET", "/leader")
-        return b if st == 200 and isinstance(b, dict) and b.get("isLeader") is True else None
+        v = self.view(self.request_timeout)
+        return v.body if v.is_leader else None
 
     def wait_leader(self, timeout=20):
         """Waits until this agent leads; returns its /leader body. Fails at once if it exits."""
@@ -203,12 +205,8 @@ class Agent:
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGCONT)
-            except OSError:
-                pass
-            self.signal(signal.SIGKILL)
-            self.wait(10)
+            self.resume()
+            self.kill()
         if getattr(self, "logf", None):
             self.logf.close()
 

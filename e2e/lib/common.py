@@ -118,19 +118,26 @@ def parse_rfc3339(s):
     return dt.timestamp() + frac - off
 
 
-def http_request(host, port, method, path, timeout, body=None):
-    """One request on a fresh connection: (status, body parsed as JSON, else text), or
-    (None, error) when nothing answered."""
+def exchange(c, method, path, body=None, headers=None):
+    """One request on the connection `c`, which it then closes: (status, body parsed as JSON,
+    else text)."""
     try:
-        c = http.client.HTTPConnection(host, port, timeout=timeout)
-        c.request(method, path, body=body)
+        c.request(method, path, body=body, headers=headers or {})
         r = c.getresponse()
-        data = r.read().decode()
+        text = r.read().decode()
+    finally:
         c.close()
-        try:
-            return r.status, json.loads(data)
-        except ValueError:
-            return r.status, data
+    try:
+        return r.status, json.loads(text)
+    except ValueError:
+        return r.status, text
+
+
+def http_request(host, port, method, path, timeout, body=None):
+    """exchange() on a fresh connection, or (None, error) when nothing answered."""
+    try:
+        return exchange(http.client.HTTPConnection(host, port, timeout=timeout), method, path,
+                        body)
     except (OSError, http.client.HTTPException) as e:
         return None, str(e)
 

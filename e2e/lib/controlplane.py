@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from e2e.lib.common import DEPLOY, REPO, log
+from e2e.lib.common import DEPLOY, REPO, exchange, log
 
 CONTROLPLANE_SH = REPO / "e2e" / "controlplane" / "controlplane.sh"
 
@@ -174,18 +174,9 @@ class ControlPlane:
             self._ctx = admin_context(self.env)
         c = http.client.HTTPSConnection(self.host, int(self.port), timeout=timeout,
                                         context=self._ctx)
-        try:
-            data = None if body is None else json.dumps(body)
-            c.request(method, path, body=data,
-                      headers={"Content-Type": "application/json"} if data else {})
-            r = c.getresponse()
-            text = r.read().decode()
-        finally:
-            c.close()
-        try:
-            return r.status, json.loads(text)
-        except ValueError:
-            return r.status, text
+        data = None if body is None else json.dumps(body)
+        return exchange(c, method, path, data,
+                        {"Content-Type": "application/json"} if data else None)
 
     def kubectl(self, *args, input=None, check=True):
         r = self._sh("kubectl", str(self.dir), *args, input=input, check=check)
@@ -215,7 +206,6 @@ class ControlPlane:
         the apiserver's own compaction does every 5 minutes: a watch that resumes from a version
         before it is answered 410 Gone. Returns that revision."""
         import base64
-        import json
         import urllib.request
 
         def post(path, body):

@@ -28,6 +28,7 @@ exemption     a killed or frozen pod: an interval with an end (the fault's start
 """
 
 import bisect
+import itertools
 import math
 
 GAP_FACTOR = 2  # a gap over GAP_FACTOR x interval fails (the node tier's rule since it began)
@@ -122,16 +123,7 @@ def by_pod(samples):
 
 def yes_runs(samples):
     """One pod's samples (sorted by send) -> its YesRuns."""
-    runs, cur = [], []
-    for s in samples:
-        if s.yes:
-            cur.append(s)
-        elif cur:
-            runs.append(YesRun(cur))
-            cur = []
-    if cur:
-        runs.append(YesRun(cur))
-    return runs
+    return [YesRun(list(run)) for yes, run in itertools.groupby(samples, lambda s: s.yes) if yes]
 
 
 def overlaps(pods):

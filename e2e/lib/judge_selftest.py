@@ -12,11 +12,10 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from e2e.lib import judge
-from e2e.lib.common import wait_until
+from e2e.lib.common import Watch, wait_until
 from e2e.lib.sampler import Sampler
 from e2e.node import judge as node_judge
 from e2e.node.lock_rules import assert_release_acquire
@@ -39,6 +38,10 @@ def every(pod, t0, t1, yes, vu_ahead=None, step=I):
 
 HANDOVER = every("a", 0, 2.0, True) + every("a", 2.1, 4, False) + \
     every("b", 0, 2.0, False) + every("b", 2.1, 4, True)
+# b's first yes comes while a's last validUntil still runs
+OVERTAKEN = every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) + \
+    every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5)
+PROMISES = {"fail_on": ("definite", "answers", "promise")}
 
 # name, samples, kwargs of judge.judge, the reason kinds it must fail for (empty: must pass).
 CASES = [
@@ -50,18 +53,10 @@ CASES = [
     ("two answers' spans intersect, none inside a run",
      [S("a", 0.0, True, rtt=0.02), S("b", 0.01, True, rtt=0.02)] +
      every("a", 0.1, 4, False) + every("b", 0.1, 4, False), {}, {"answers"}),
-    ("a promise overtaken fails where promises are judged",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
-     {"fail_on": ("definite", "answers", "promise")}, {"promise"}),
-    ("a promise overtaken is reported only where answers are judged",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5), {}, set()),
-    ("a promise overtaken inside an exemption with an end",
-     every("a", 0, 1, True, vu_ahead=0.5) + every("a", 1.1, 4, False) +
-     every("b", 0, 1.2, False) + every("b", 1.3, 4, True, vu_ahead=0.5),
-     {"fail_on": ("definite", "answers", "promise"),
-      "exemptions": [judge.Exemption("a", 1.05, 1.5, "released at once")]}, set()),
+    ("a promise overtaken fails where promises are judged", OVERTAKEN, PROMISES, {"promise"}),
+    ("a promise overtaken is reported only where answers are judged", OVERTAKEN, {}, set()),
+    ("a promise overtaken inside an exemption with an end", OVERTAKEN,
+     {**PROMISES, "exemptions": [judge.Exemption("a", 1.05, 1.5, "released at once")]}, set()),
     ("a pod sampled for half its life",
      every("a", 0, 4, True) + every("b", 0, 2, False), {"ends": {"b": 4}}, {"gap"}),
     ("a sampler that stops", every("a", 0, 1.5, True), {}, {"gap"}),
@@ -92,6 +87,15 @@ SAYS = {
 }
 
 
+def refused(what, exc, fn, *args, **kw):
+    """fn(*args, **kw) must raise `exc`: returns it; raises RuntimeError if `what` passed."""
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        return e
+    raise RuntimeError(f"{what} was accepted")
+
+
 def run_cases():
     for name, samples, kw, want in CASES:
         try:
@@ -106,16 +110,11 @@ def run_cases():
         print(f"judge selftest: {name}: {'fails for ' + ', '.join(sorted(got)) if got else 'passes'}")
     # An exemption without an end is refused (the judge would hold a hole open for ever).
     for end in (None, float("inf")):
-        try:
-            judge.Exemption("a", 1.0, end, "SIGKILL")
-            raise RuntimeError(f"an exemption ending at {end} was accepted")
-        except ValueError as e:
-            assert "without an end" in str(e), e
-    try:
-        judge.judge({}, 0, 1, I, exemptions=[("a", 0, float("inf"))])
-        raise RuntimeError("a tuple exemption was accepted")
-    except TypeError:
-        pass
+        e = refused(f"an exemption ending at {end}", ValueError, judge.Exemption, "a", 1.0, end,
+                    "SIGKILL")
+        assert "without an end" in str(e), e
+    refused("a tuple exemption", TypeError, judge.judge, {}, 0, 1, I,
+            exemptions=[("a", 0, float("inf"))])
     print("judge selftest: an exemption without an end: refused")
     # The control plane's in-process sampler: its overlaps are the judge's answers overlaps,
     # and a sampler that got no answer judged nothing.
@@ -126,11 +125,8 @@ def run_cases():
     ((a, _, b, _),) = smp.overlaps()
     assert (a, b) == ("a", "b"), smp.overlaps()
     smp.samples = {"a": [(1.0, 1.3, False, None, {})]}
-    try:
-        smp.overlaps()
-        raise RuntimeError("a sampler without an answer passed")
-    except judge.Verdict as v:
-        assert v.kinds() == {"vacuous"}, v
+    v = refused("a sampler without an answer", judge.Verdict, smp.overlaps)
+    assert v.kinds() == {"vacuous"}, v
     print("judge selftest: the control plane's sampler: an overlap found, no answer fails")
 
 
@@ -236,21 +232,13 @@ def sampler_process():
             # This process's own ticker sees the stall; the sampler's process does not. A stall
             # shorter than STALL_MIN (the calibration ran under another load) is made again.
             for _ in range(5):
-                ticks, ticking = [], threading.Event()
-
-                def tick():
-                    while not ticking.is_set():
-                        ticks.append(time.monotonic())
-                        time.sleep(0.01)
-                ticker = threading.Thread(target=tick, daemon=True)
-                ticker.start()
+                ticker = Watch(lambda: True, 0.01)
                 time.sleep(0.2)
                 t0 = time.time()
                 hold_gil(STALL)
                 t1 = time.time()
                 time.sleep(0.3)
-                ticking.set()
-                ticker.join()
+                ticks = ticker.stop()
                 held = max(b - a for a, b in zip(ticks, ticks[1:]))
                 if held >= STALL_MIN:
                     break
@@ -276,11 +264,8 @@ def sampler_process():
             # The sampler's process dies: the next read says so.
             os.kill(smp_no.pid, signal.SIGKILL)
             smp_no.proc.wait(5)
-            try:
-                smp_no.by_pod()
-                raise RuntimeError("the death of the sampler's process went unnoticed")
-            except AssertionError as e:
-                assert "exited" in str(e), e
+            e = refused("the death of the sampler's process", AssertionError, smp_no.by_pod)
+            assert "exited" in str(e), e
         finally:
             for smp in samplers:
                 smp.stop()

@@ -13,25 +13,6 @@ from urllib.parse import quote
 from e2e.lib.controlplane import ANNOTATION, follow_watch
 
 
-def parse_record(kind, obj):
-    """(holder, transitions, leaseDurationSeconds, renewTime) of a Lease or annotated object."""
-    if obj is None:
-        return None
-    if kind == "lease":
-        sp = obj.get("spec") or {}
-        return (sp.get("holderIdentity") or "", sp.get("leaseTransitions", 0),
-                sp.get("leaseDurationSeconds"), sp.get("renewTime"))
-    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
-    if raw is None:
-        return ("", None, None, None)
-    try:
-        r = json.loads(raw)
-    except ValueError:
-        return ("<unparsable>", None, None, None)
-    return (r.get("holderIdentity") or "", r.get("leaderTransitions"),
-            r.get("leaseDurationSeconds"), r.get("renewTime"))
-
-
 def record_of(kind, obj):
     """The record of a Lease or annotated object as a dict: holderIdentity, leaseDurationSeconds,
     acquireTime, renewTime, transitions as the object holds them (None where absent), or
@@ -58,6 +39,22 @@ def record_of(kind, obj):
             "leaseDurationSeconds": r.get("leaseDurationSeconds"),
             "acquireTime": r.get("acquireTime"), "renewTime": r.get("renewTime"),
             "transitions": transitions}
+
+
+def parse_record(kind, obj):
+    """(holder, transitions, leaseDurationSeconds, renewTime) of a Lease or annotated object:
+    record_of's, with "" for no holder, a Lease's transitions 0 where it has none, and holder
+    "<unparsable>" for an annotation that is not a JSON object."""
+    if obj is None:
+        return None
+    r = record_of(kind, obj) or {}
+    if "unparsable" in r:
+        return ("<unparsable>", None, None, None)
+    transitions = r.get("transitions")
+    if kind == "lease" and transitions is None:
+        transitions = 0
+    return (r.get("holderIdentity") or "", transitions, r.get("leaseDurationSeconds"),
+            r.get("renewTime"))
 
 
 class LockWatcher:

@@ -10,6 +10,7 @@ and a scenario need not know which one they hold.
 """
 
 import collections
+import itertools
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from e2e.lib.agent import Agent, LeaderView
+from e2e.lib.agent import pod_env as _pod_env  # e2e/lib/operator.py's name too
 from e2e.lib.common import REPO, free_port, log
 from e2e.lib.controlplane import Namespace
 from e2e.lib.timings import MIXED
@@ -49,10 +51,7 @@ def handovers(names, by_name):
     """The changes of leader in a sequence of member names (or identities), as (from, to)
     members in order: names not in `by_name` (a release's empty holder among them) left out,
     repeats merged."""
-    seq = []
-    for n in names:
-        if n in by_name and (not seq or seq[-1] != n):
-            seq.append(n)
+    seq = [n for n, _ in itertools.groupby(n for n in names if n in by_name)]
     return [(by_name[a], by_name[b]) for a, b in zip(seq, seq[1:])]
 
 
@@ -144,82 +143,67 @@ def peer_python():
     return str(_built("LEASEHOLD_PYTHON_PEER_PY", "interop/python_venv.sh", "python peer venv", env))
 
 
-def _pod_env(tmp, strip=("KUBE", "LEASEHOLD_", "POD_"), **extra):
-    """The environment of a peer: ours without admin credentials or leasehold settings, HOME in
-    `tmp` (no ~/.kube to find)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
-    env["HOME"] = str(tmp)
-    env.update(extra)
-    return env
-
-
 # ------------------------------------------------------------------------------- peers
 
-class GoPeer(Agent):
-    """One client-go interop peer, run as a pod would run it: a kubeconfig made of its own
-    service-account token and the CA, no admin credential. Same HTTP API as an Agent, so the
-    Sampler and every Agent helper (kill, term, leader, ...) work unchanged.
+class _Peer(Agent):
+    """A non-leasehold elector run as a pod would run it: a kubeconfig of its own
+    service-account token and the CA (Namespace.peer_kubeconfig), no admin credential. Same
+    HTTP API as an Agent, so the Sampler and every Agent helper (kill, term, leader, ...) work
+    unchanged."""
 
-    `server`: host:port of the apiserver or a proxy in front of it; `sa_dir`: an existing
-    service-account directory (default: a new one); `port`: its /leader port (default: a free
-    one); `binary`: the peer binary (default: peer_binary(which)); `logdir`: where its log goes
-    (default: ns.tmp)."""
+    def _flags(self, ns, name, lock_type, timings, port, lock_name=None, logdir=None, **kc):
+        """Sets what every member has; returns the flags both peers take alike. `kc` goes to
+        peer_kubeconfig (server, sa_dir)."""
+        self.ns, self.name, self.identity, self.lock_type = ns, name, name, lock_type
+        self.port = port or free_port()
+        self.kubeconfig = ns.peer_kubeconfig(name, **kc)
+        self.log_path = Path(logdir or ns.tmp) / f"{name}.log"
+        self.proc = None
+        return [f"--identity={name}", f"--lock-type={lock_type}", f"--namespace={ns.name}",
+                f"--lock-name={lock_name or ns.lock_name}", *timings.flags(),
+                f"--http-address=127.0.0.1:{self.port}", f"--kubeconfig={self.kubeconfig}"]
+
+
+class GoPeer(_Peer):
+    """One client-go interop peer. `server`: host:port of the apiserver or a proxy in front of
+    it; `sa_dir`: an existing service-account directory (default: a new one); `port`: its
+    /leader port (default: a free one); `binary`: the peer binary (default:
+    peer_binary(which)); `logdir`: where its log goes (default: ns.tmp)."""
 
     family = "client-go"
 
     def __init__(self, ns, name, which="current", lock_type="leases", timings=MIXED,
                  release_on_cancel=False, extra=(), server=None, port=None, sa_dir=None,
                  binary=None, logdir=None, lock_name=None):
-        self.ns, self.name, self.identity = ns, name, name
         self.which = which
         binary = binary or peer_binary(which)
         self.version = peer_version(binary)
         self.kind = f"client-go {self.version}"
-        self.lock_type = lock_type
         self.release_on_cancel = release_on_cancel
-        self.port = port or free_port()
-        self.url_host = "127.0.0.1"
-        self.kubeconfig = ns.peer_kubeconfig(name, server=server, sa_dir=sa_dir)
-        self.log_path = Path(logdir or ns.tmp) / f"{name}.log"
-        self.args = [
-            binary, f"--identity={name}", f"--lock-type={lock_type}",
-            f"--namespace={ns.name}", f"--lock-name={lock_name or ns.lock_name}",
-            *timings.flags(),
-            f"--release-on-cancel={'true' if release_on_cancel else 'false'}",
-            f"--http-address=127.0.0.1:{self.port}", f"--kubeconfig={self.kubeconfig}", *extra,
-        ]
+        flags = self._flags(ns, name, lock_type, timings, port, lock_name, logdir,
+                            server=server, sa_dir=sa_dir)
+        self.args = [binary, *flags,
+                     f"--release-on-cancel={'true' if release_on_cancel else 'false'}", *extra]
         self.env = _pod_env(ns.tmp)
-        self.proc = None
 
     def describe(self):
         return (f"{self.name} ({self.kind}, {self.lock_type}, "
                 f"release-on-cancel={self.release_on_cancel})")
 
 
-class PyPeer(Agent):
-    """One Python elector (e2e/interop/python_peer.py), run as a pod would run it: a kubeconfig
-    of its own service-account token and the CA, no admin credential. `tz`: its TZ
-    (ConfigMapLock writes local times without a zone)."""
+class PyPeer(_Peer):
+    """One Python elector (e2e/interop/python_peer.py). `tz`: its TZ (ConfigMapLock writes local
+    times without a zone)."""
 
     family = "python"
     kind = "python kubernetes"
 
     def __init__(self, ns, name, lock_type, tz="UTC0", port=None, timings=MIXED):
-        self.ns, self.name, self.identity = ns, name, name
-        self.port = port or free_port()
-        self.url_host = "127.0.0.1"
-        self.lock_type, self.tz = lock_type, tz
-        self.kubeconfig = ns.peer_kubeconfig(name)
-        self.log_path = ns.tmp / f"{name}.log"
-        self.args = [
-            peer_python(), str(REPO / "e2e" / "interop" / "python_peer.py"),
-            f"--identity={name}", f"--lock-type={lock_type}", f"--namespace={ns.name}",
-            f"--lock-name={ns.lock_name}", *timings.flags(),
-            f"--http-address=127.0.0.1:{self.port}", f"--kubeconfig={self.kubeconfig}",
-        ]
+        self.tz = tz
+        self.args = [peer_python(), str(REPO / "e2e" / "interop" / "python_peer.py"),
+                     *self._flags(ns, name, lock_type, timings, port)]
         self.env = _pod_env(ns.tmp, ("KUBE", "LEASEHOLD_", "POD_", "PYTHON"), TZ=tz,
                             PYTHONUNBUFFERED="1")
-        self.proc = None
 
     def describe(self):
         lock = "ConfigMapLock" if self.lock_type == "configmaps" else "LeaseLock"

@@ -15,16 +15,17 @@ OVERTAKEN_LOG = "took the lock while this replica's promise to lead runs"
 
 
 class Scenario:
-    """Context manager that stops every agent and owned control plane it was given, and prints
-    the agents' logs when the scenario fails. A scenario in which an agent's promise was
-    overtaken fails, unless it sets `expect_overtaken` (a foreign elector made to ignore
-    promises)."""
+    """Context manager that stops every agent and owned control plane it was given (and runs
+    what at_exit was given), and prints the agents' logs when the scenario fails. A scenario in
+    which an agent's promise was overtaken fails, unless it sets `expect_overtaken` (a foreign
+    elector made to ignore promises)."""
 
     def __init__(self, name):
         self.name = name
         self.expect_overtaken = False
         self.agents = []
         self.cps = []
+        self.exits = []
         self.start = time.monotonic()
 
     def agent(self, *a, **kw):
@@ -35,6 +36,11 @@ class Scenario:
         m = cls(*a, **kw)
         self.agents.append(m)
         return m
+
+    def at_exit(self, fn, *args):
+        """Calls fn(*args) when the scenario ends, after its agents stopped, the last added
+        first (a proxy, a fake server, a directory to remove)."""
+        self.exits.append((fn, args))
 
     def control_plane(self, extra_args=""):
         cp = ControlPlane.shared_or_new(extra_args)
@@ -50,17 +56,17 @@ class Scenario:
             a.stop()
         overtaken = [a.name for a in self.agents if OVERTAKEN_LOG in a.log_text()]
         if overtaken and not self.expect_overtaken and exc_type is None:
-            try:
-                raise AssertionError(f"promise overtaken (leasehold_promise_overtaken_total "
-                                     f"moved) on {', '.join(overtaken)}")
-            except AssertionError as e:
-                exc_type, exc = AssertionError, e
+            exc_type, exc = AssertionError, AssertionError(
+                f"promise overtaken (leasehold_promise_overtaken_total moved) on "
+                f"{', '.join(overtaken)}")
         if overtaken:
             log(f"promise overtaken on {', '.join(overtaken)}")
         if exc_type is not None:
             for a in self.agents:
                 print(f"----- log of {a.name} (last 60 lines)")
                 print("\n".join(a.log_text().splitlines()[-60:]))
+        for fn, args in reversed(self.exits):
+            fn(*args)
         for cp in self.cps:
             cp.close()
         status = "FAILED" if exc_type else "passed"

@@ -104,27 +104,20 @@ class Sampler:
         return sorted((s[0], s[1], n) for n, spans in self.intervals().items() for s in spans)
 
     def first_yes_after(self, t, exclude=()):
-        best = None
+        """(sent, name) of the first yes asked at or after `t` of an agent not in `exclude`."""
         with self._lock:
-            for name, ss in self.samples.items():
-                if name in exclude:
-                    continue
-                for sent, recv, yes, _, _ in ss:
-                    if yes and sent >= t:
-                        if best is None or sent < best[0]:
-                            best = (sent, name)
-                        break
-        return best
+            return min(((sent, name) for name, ss in self.samples.items() if name not in exclude
+                        for sent, _, yes, _, _ in ss if yes and sent >= t), default=None)
+
+    def yes_bodies(self, name):
+        """The /leader bodies of agent `name`'s yes answers, in order."""
+        with self._lock:
+            return [b for _, _, yes, _, b in self.samples.get(name, []) if yes]
 
     def last_valid_until(self, name):
         """The latest validUntil (wall clock, seconds since the epoch) agent `name` handed out."""
-        best = None
-        with self._lock:
-            for _, _, yes, _, b in self.samples.get(name, []):
-                if yes and b.get("validUntil"):
-                    v = parse_rfc3339(b["validUntil"])
-                    best = v if best is None else max(best, v)
-        return best
+        return max((parse_rfc3339(b["validUntil"]) for b in self.yes_bodies(name)
+                    if b.get("validUntil")), default=None)
 
     def count(self):
         with self._lock:

@@ -160,11 +160,8 @@ class Started:
 
 def main(argv):
     out, interval, timeout = argv[0], float(argv[1]), float(argv[2])
-    slots = {}
-    for a in argv[3:]:
-        s, p = a.split("=")
-        slots[s] = int(p)
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    slots = {s: int(p) for s, p in (a.split("=") for a in argv[3:])}
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     try:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
     except (ValueError, OSError):

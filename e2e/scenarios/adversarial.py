@@ -36,12 +36,9 @@ def status_kib(pid, field):
     return 0
 
 
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def thread_count(pid):
-    return len(os.listdir(f"/proc/{pid}/task"))
+def proc_count(pid, what):
+    """The entries of /proc/PID/`what`: "fd" its open files, "task" its threads."""
+    return len(os.listdir(f"/proc/{pid}/{what}"))
 
 
 def pct(xs, p):
@@ -50,95 +47,70 @@ def pct(xs, p):
 
 
 def raw_request(port, data, timeout=5.0):
-    """Sends `data` on a fresh connection and reads until the server closes it (or `timeout`):
-    the bytes received."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    try:
+    """Sends `data` on a fresh connection and reads until the server closes it: the bytes
+    received. OSError (socket.timeout among them) if a read waits `timeout` s."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(data)
         out = b""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                b = s.recv(65536)
-            except socket.timeout:
-                break
-            if not b:
-                break
+        while b := s.recv(65536):
             out += b
         return out
-    finally:
-        s.close()
 
 
 def probe_ms(port, path, timeout=2.0):
     """One probe on a fresh connection, as the kubelet makes it: (ms, status) or (ms, None)."""
     t = time.monotonic()
     try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while True:
-            b = s.recv(4096)
-            if not b:
-                break
-            data += b
-        s.close()
-        status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else None
+        data = raw_request(port, f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                           .encode(), timeout)
     except OSError:
-        status = None
+        data = b""
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else None
     return (time.monotonic() - t) * 1000, status
 
 
 class Attacked:
     """The target of an attack: two agents on one Lease, each with a probe listener (members
-    start_fleet), the leader among them, and a sampler and a renewal record that prove that the
-    leadership did not move while the attack ran."""
+    start_fleet), the leader among them, and a sampler whose answers prove that the leadership
+    did not move while the attack ran, and that the leader renewed (their renewTime)."""
 
     def __init__(self, s, name, extra=()):
         self.agents = start_fleet(s, Namespace(s.control_plane(), name), 2, probe=True,
                                   extra=extra)
         self.leader = wait_single_leader(self.agents, 30)
-        self.follower = [a for a in self.agents if a is not self.leader][0]
         wait_ready(self.agents)
         self.sampler = Sampler(self.agents, interval=0.1, timeout=1.0)
-        self.renews = []  # (monotonic, renewTime) of the leader, one per change
-        self._stop = threading.Event()
-        self._renew_thread = threading.Thread(target=self._watch_renews, daemon=True)
-
-    def _watch_renews(self):
-        last = None
-        while not self._stop.is_set():
-            st, b = self.leader.leader(1.0)
-            if st == 200 and isinstance(b, dict) and b.get("renewTime") != last:
-                last = b.get("renewTime")
-                self.renews.append((time.monotonic(), last))
-            self._stop.wait(0.05)
 
     def __enter__(self):
         self.sampler.__enter__()
-        self._renew_thread.start()
         return self
 
     def __exit__(self, *exc):
-        self._stop.set()
-        self._renew_thread.join(3)
         self.sampler.stop()
+
+    def renews(self):
+        """The leader's renewTimes as its answers gave them, one per change."""
+        out = []
+        for b in self.sampler.yes_bodies(self.leader.name):
+            if b.get("renewTime") and (not out or out[-1] != b["renewTime"]):
+                out.append(b["renewTime"])
+        return out
 
     def check_leadership_kept(self):
         """The leader led throughout, nobody else did, and it renewed every retry period."""
         # A few renews at least, also after a short attack.
-        wait_until(lambda: len(self.renews) >= 5, 15, what="five renews of the leader")
+        wait_until(lambda: len(self.renews()) >= 5, 15, what="five renews of the leader")
         assert self.sampler.overlaps() == [], self.sampler.overlaps()
         for name, spans in self.sampler.intervals().items():
             if name != self.leader.name:
                 assert spans == [], f"{name} led during the attack: {spans}"
         assert self.leader.is_leader(), "the leader lost its lease"
-        times = [parse_rfc3339(r) for _, r in self.renews if r]
+        times = [parse_rfc3339(r) for r in self.renews()]
         gaps = [b - a for a, b in zip(times, times[1:])]
         worst = max(gaps) if gaps else float("nan")
         measured(f"leader renews during the attack: {len(times)}, longest gap between renewTimes "
                  f"{worst:.2f}s (retry-period {FAST.retry:.0f}s)")
-        assert len(times) >= 3, self.renews
+        assert len(times) >= 3, times
         # The renew loop runs every retry-period; a missed renew would show as a gap of two.
         assert worst < 2 * FAST.retry, f"a renew was missed: gap {worst:.2f}s"
 
@@ -158,24 +130,20 @@ def header_flood(s):
         def flood():
             head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
             header = b"X-Flood: " + b"f" * 8000 + b"\r\n"
-            s_ = socket.create_connection(("127.0.0.1", f.leader.probe_port), timeout=10)
             got = b""
-            try:
-                s_.sendall(head)
-                for _ in range(10000):
-                    s_.sendall(header)
-            except OSError:
-                pass
-            try:
-                s_.settimeout(2)
-                while True:
-                    b = s_.recv(65536)
-                    if not b:
-                        break
-                    got += b
-            except OSError:
-                pass
-            s_.close()
+            with socket.create_connection(("127.0.0.1", f.leader.probe_port), timeout=10) as c:
+                try:
+                    c.sendall(head)
+                    for _ in range(10000):
+                        c.sendall(header)
+                except OSError:
+                    pass
+                try:
+                    c.settimeout(2)
+                    while b := c.recv(65536):
+                        got += b
+                except OSError:
+                    pass
             answers.append(got)
 
         rounds = 5
@@ -185,8 +153,6 @@ def header_flood(s):
             while any(t.is_alive() for t in threads):
                 peak = max(peak, status_kib(pid, "VmRSS"))
                 time.sleep(0.01)
-            for t in threads:
-                t.join()
         took = time.monotonic() - t0
         time.sleep(1.0)
         after = status_kib(pid, "VmRSS")
@@ -252,7 +218,7 @@ def starve(s, fleet_name, target):
     with Attacked(s, fleet_name) as f:
         pid = f.leader.proc.pid
         port = f.leader.probe_port if target == "probe" else f.leader.port
-        fds_before, threads_before = fd_count(pid), thread_count(pid)
+        fds_before, threads_before = proc_count(pid, "fd"), proc_count(pid, "task")
         stop = threading.Event()
         counters = {"reconnects": 0, "refused": 0}
         holders = hold_connections(port, 1000, 1000, stop, counters)
@@ -271,8 +237,8 @@ def starve(s, fleet_name, target):
             if st is None:
                 failures.append(path)
             if i % 20 == 0:
-                fds_max = max(fds_max, fd_count(pid))
-                threads_max = max(threads_max, thread_count(pid))
+                fds_max = max(fds_max, proc_count(pid, "fd"))
+                threads_max = max(threads_max, proc_count(pid, "task"))
             time.sleep(0.02)
         stop.set()
         for t in holders:
@@ -352,6 +318,7 @@ def framing(s):
         outs = []
         for t in start_threads(lambda: outs.append(raw_request(port, req)), [()] * 32):
             t.join()
+        assert len(outs) == 32, f"{32 - len(outs)} of 32 requests not answered in full"
         grew = status_kib(pid, "VmRSS") - base
         sizes = sorted({len(o) for o in outs})
         measured(f"32 requests with 2,700 ranges each: answers of {sizes} bytes (plain body "
@@ -403,8 +370,7 @@ def release_needs_loopback(s):
     a.port = port
     a.start()
     wait_single_leader([a], 30)
-    text = a.log_text()
-    warnings = [line for line in text.splitlines() if "not a loopback address" in line]
+    warnings = [line for line in a.log_text().splitlines() if "not a loopback address" in line]
     assert len(warnings) == 1, warnings
     st, body = a.request("POST", "/release", 2.0)
     assert st == 202 and body.get("released") is True, (st, body)

@@ -18,6 +18,7 @@ Usage: python3 -m e2e.scenarios.gate NAME [NAME...]   (or `all`, `list`).
 CTest registers each as its own test with the label `e2e` (e2e/CMakeLists.txt).
 """
 
+import itertools
 import os
 import signal
 import subprocess
@@ -60,21 +61,19 @@ class Pod:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
         self.env.update(POD=name, SHARED=str(shared))
         self.gate = None
+        self.seen_pids = set()  # of its program's processes, as check_pods found them
         s.pods.append(self)
 
     def start(self):
         self.agent.start()
-        self.start_gate()
-        return self
-
-    def start_gate(self):
         self._logf = open(self.gate_log, "ab")
         self.gate = subprocess.Popen(self.args, env=self.env, stdout=self._logf,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        return self
 
     def owns(self, pid):
         """Whether process `pid` runs this pod's program now: its environment names this pod and
-        its shared file (the program and its children inherit both from start_gate)."""
+        its shared file (the program and its children inherit both from start)."""
         try:
             env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
@@ -91,34 +90,28 @@ class Pod:
     def stop(self):
         terminate(self.gate, 5)
         self.agent.stop()
+        # Anything the program left (a setsid child of a gate that was SIGKILLed) by its pid, if
+        # that pid is still this pod's program: a pid seen long ago may since belong to anyone
+        # (another test's agent or apiserver, when tests run side by side).
+        for pid in filter(self.owns, self.seen_pids):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 class GateScenario(Scenario):
     def __init__(self, name):
         super().__init__(name)
         self.pods = []
-        self.proxies = None
 
     def __exit__(self, exc_type, exc, tb):
         for p in self.pods:
             p.stop()
-        # Anything a program left (a setsid child of a gate that was SIGKILLed) by its pid, if
-        # that pid is still this pod's program: a pid seen long ago may since belong to anyone
-        # (another test's agent or apiserver, when tests run side by side).
-        for p in self.pods:
-            for pid in getattr(p, "seen_pids", ()):
-                if not p.owns(pid):
-                    continue
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
         if exc_type is not None:
             for p in self.pods:
                 print(f"----- gate log of {p.name} (last 40 lines)")
                 print("\n".join(p.gate_text().splitlines()[-40:]))
-        if self.proxies:
-            self.proxies.close()
         return super().__exit__(exc_type, exc, tb)
 
 
@@ -142,19 +135,13 @@ def lines_of(shared):
 
 def intervals(lines, gap=0.25):
     """Per pod, merged [first, last] spans of its lines (a new span after `gap` s of silence)."""
-    by_pod = {}
-    for pod, _, ts in lines:
-        by_pod.setdefault(pod, []).append(ts)
     out = {}
-    for pod, tss in by_pod.items():
-        tss.sort()
-        spans = [[tss[0], tss[0]]]
-        for t in tss[1:]:
-            if t - spans[-1][1] > gap:
-                spans.append([t, t])
-            else:
-                spans[-1][1] = t
-        out[pod] = spans
+    for pod, _, t in sorted(lines, key=lambda x: x[2]):
+        spans = out.setdefault(pod, [])
+        if spans and t - spans[-1][1] <= gap:
+            spans[-1][1] = t
+        else:
+            spans.append([t, t])
     return out
 
 
@@ -176,11 +163,9 @@ def yeses(entries):
     """[(received wall ts, validUntil wall ts or None for a no/loss)] in order."""
     out = []
     for ts, msg in entries:
-        if msg.startswith("gate: event: leader,") or msg.startswith("gate: GET /leader: leader,"):
-            vu = float(msg.split("validUntil ", 1)[1].split(" ", 1)[0])
-            out.append((ts, vu))
-        elif (msg.startswith("gate: event: not leader") or
-              msg.startswith("gate: GET /leader: not leader")):
+        if msg.startswith(("gate: event: leader,", "gate: GET /leader: leader,")):
+            out.append((ts, float(msg.split("validUntil ", 1)[1].split(" ", 1)[0])))
+        elif msg.startswith(("gate: event: not leader", "gate: GET /leader: not leader")):
             out.append((ts, None))
     return out
 
@@ -196,20 +181,17 @@ def last_valid_until(ys, t):
     return best
 
 
-def check_pods(pods, shared):
-    """The two checks of the module docstring; returns (worst line margin, worst tree margin)."""
+def check_pods(pods, shared, what=None):
+    """The two checks of the module docstring; with `what`, logs the worst margins."""
     lines = lines_of(shared)
     for p in pods:
         p.seen_pids = {pid for pod, pid, _ in lines if pod == p.name}
     iv = intervals(lines)
-    names = sorted(iv)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            for s1 in iv[a]:
-                for s2 in iv[b]:
-                    assert not (s1[0] <= s2[1] and s2[0] <= s1[1]), \
-                        f"overlap: {a} {s1} and {b} {s2}"
-    worst_line, worst_tree = None, None
+    for a, b in itertools.combinations(sorted(iv), 2):
+        for s1 in iv[a]:
+            for s2 in iv[b]:
+                assert not (s1[0] <= s2[1] and s2[0] <= s1[1]), f"overlap: {a} {s1} and {b} {s2}"
+    line_margins, tree_margins = [], []
     for p in pods:
         entries = gate_log_entries(p.gate_text())
         ys = yeses(entries)
@@ -223,7 +205,7 @@ def check_pods(pods, shared):
             assert vu is not None, f"{pod} ran at {t} without any yes received"
             margin = vu - t
             assert margin > 0, f"{pod} ran at {t}, {-margin:.3f}s after its validUntil {vu}"
-            worst_line = margin if worst_line is None else min(worst_line, margin)
+            line_margins.append(margin)
         # Each stop: from "running -> stopping" to the tree gone ("stopping -> ...").
         stop_began = None
         for ts, msg in entries:
@@ -233,45 +215,41 @@ def check_pods(pods, shared):
                 vu = last_valid_until(ys, stop_began)
                 margin = vu - ts
                 assert margin > 0, f"{p.name}: tree gone {-margin:.3f}s after validUntil {vu}"
-                worst_tree = margin if worst_tree is None else min(worst_tree, margin)
+                tree_margins.append(margin)
                 stop_began = None
-    return iv, worst_line, worst_tree
+    if what:
+        measured(f"{what}: worst margin before validUntil: last line {min(line_margins):.3f}s, "
+                 f"process tree gone {min(tree_margins):.3f}s; overlaps 0; runs "
+                 + ", ".join(f"{k}={len(v)}" for k, v in sorted(iv.items())))
 
 
 def running_pod(pods, shared, after=0.0):
     """The pod whose program wrote the newest line after `after`, if any."""
-    lines = [x for x in lines_of(shared) if x[2] > after]
-    if not lines:
-        return None
-    name = max(lines, key=lambda x: x[2])[0]
-    return next(p for p in pods if p.name == name)
+    newest = max((x for x in lines_of(shared) if x[2] > after), key=lambda x: x[2], default=None)
+    return newest and next(p for p in pods if p.name == newest[0])
 
 
 def first_line_of(shared, pod, after):
-    ts = [t for p, _, t in lines_of(shared) if p == pod.name and t > after]
-    return min(ts) if ts else None
+    return min((t for p, _, t in lines_of(shared) if p == pod.name and t > after), default=None)
 
 
 def last_line_of(shared, pod):
-    ts = [t for p, _, t in lines_of(shared) if p == pod.name]
-    return max(ts) if ts else None
+    return max((t for p, _, t in lines_of(shared) if p == pod.name), default=None)
 
 
 def two_pods(s, name, program=PROGRAM, proxied=False):
     cp = s.control_plane()
     ns = Namespace(cp, f"e2e-gate-{name.replace('_', '-')}")
     shared = ns.tmp / "shared.log"
-    envs = [None, None]
-    proxies = []
+    envs, proxies = [None, None], []
     if proxied:
         s.proxies = ProxyLoop()
-        for i in range(2):
-            px = s.proxies.proxy(f"p{i}", cp.host, cp.port)
-            proxies.append(px)
-            envs[i] = {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                       "KUBERNETES_SERVICE_PORT": str(px.port)}
-    pods = [Pod(s, ns, f"{ns.name}-a", shared, program, envs[0]).start(),
-            Pod(s, ns, f"{ns.name}-b", shared, program, envs[1]).start()]
+        s.at_exit(s.proxies.close)
+        proxies = [s.proxies.proxy(f"p{i}", cp.host, cp.port) for i in range(2)]
+        envs = [{"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(px.port)}
+                for px in proxies]
+    pods = [Pod(s, ns, f"{ns.name}-{x}", shared, program, env).start()
+            for x, env in zip("ab", envs)]
     leader = wait_until(lambda: running_pod(pods, shared), 20, what="one program to run")
     time.sleep(1.0)  # a second of work
     other = next(p for p in pods if p is not leader)
@@ -285,13 +263,10 @@ def failover(pods, shared, old, new, t_fault, what, timeout=FAST.lease * 3 + 5):
                        what=f"{new.name}'s program to run after {what}")
     time.sleep(0.5)
     old_last = last_line_of(shared, old)
-    iv, worst_line, worst_tree = check_pods(pods, shared)
     measured(f"{what}: failover {first - wall_fault:.2f}s (fault to the new program's first line), "
              f"gap {first - old_last:.2f}s (old program's last line to the new one's first), "
              f"old program's last line {old_last - wall_fault:+.2f}s after the fault")
-    measured(f"{what}: worst margin before validUntil: last line {worst_line:.3f}s, "
-             f"process tree gone {worst_tree:.3f}s; overlaps 0; runs "
-             + ", ".join(f"{k}={len(v)}" for k, v in sorted(iv.items())))
+    check_pods(pods, shared, what)
     return first - wall_fault
 
 
@@ -349,11 +324,9 @@ def api_outage(s):
                         what="a program to run after the outage")
     first = first_line_of(shared, leader, back)
     time.sleep(0.5)
-    iv, worst_line, worst_tree = check_pods(pods, shared)
     measured(f"API outage: the leader's program stopped {stopped:.2f}s into it (renew-deadline "
-             f"3s); {leader.name} ran {first - back:.2f}s after it ended")
-    measured(f"API outage: worst margin before validUntil: last line {worst_line:.3f}s, process "
-             f"tree gone {worst_tree:.3f}s; overlaps 0")
+             f"{FAST.renew:g}s); {leader.name} ran {first - back:.2f}s after it ended")
+    check_pods(pods, shared, "API outage")
 
 
 @scenario

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import socket
+import socketserver
 import struct
 import subprocess
 import sys
@@ -61,36 +62,20 @@ def assert_fully_static(binary):
 
 # ---------------------------------------------------------------------------- fake DNS server
 
-class FakeDns:
+class FakeDns(socketserver.UDPServer):
     """UDP DNS on 127.0.0.1:53: an A record for each name in `names` (NODATA for other types of
     those names), NXDOMAIN for every other name. `asked` lists each (name, qtype) received."""
 
     def __init__(self, names):
         self.names = names
         self.asked = []
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            self.sock.bind(("127.0.0.1", 53))
+            super().__init__(("127.0.0.1", 53), _DnsQuestion)
         except OSError as e:
             raise AssertionError(f"cannot bind the fake DNS server to 127.0.0.1:53: {e}")
-        self.sock.settimeout(0.2)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        threading.Thread(target=self.serve_forever, args=(0.2,), daemon=True).start()
 
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                data, peer = self.sock.recvfrom(2048)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            reply = self._answer(data)
-            if reply:
-                self.sock.sendto(reply, peer)
-
-    def _answer(self, q):
+    def answer(self, q):
         if len(q) < 12:
             return None
         qid, _flags, qdcount = struct.unpack(">HHH", q[:6])
@@ -114,9 +99,16 @@ class FakeDns:
         return header + question + answers
 
     def close(self):
-        self.stop.set()
-        self.sock.close()
-        self.thread.join(2)
+        self.shutdown()
+        self.server_close()
+
+
+class _DnsQuestion(socketserver.BaseRequestHandler):
+    def handle(self):
+        data, sock = self.request
+        reply = self.server.answer(data)
+        if reply:
+            sock.sendto(reply, self.client_address)
 
 
 # ------------------------------------------------------------------------------- the roots
@@ -133,11 +125,11 @@ class Root:
         listing = sorted(p.name for p in self.dir.iterdir())
         assert listing == ["leasehold"], listing
 
-    def kubelet_files(self, ns, hosts="", resolv="nameserver 127.0.0.1\noptions timeout:1\n"):
+    def kubelet_files(self, ns, hosts="", resolv=None):
         etc = self.dir / "etc"
         etc.mkdir(exist_ok=True)
         (etc / "hosts").write_text("127.0.0.1 localhost\n" + hosts)
-        (etc / "resolv.conf").write_text(resolv)
+        (etc / "resolv.conf").write_text(resolv or "nameserver 127.0.0.1\noptions timeout:1\n")
         sa = self.dir / SA_PATH
         sa.parent.mkdir(parents=True, exist_ok=True)
         if sa.exists():
@@ -187,10 +179,6 @@ class ChrootAgent(Agent):
                     "LEASEHOLD_LOCK_NAME": ns.lock_name, **env}
         self.start()
 
-    def wait_failed_attempts(self, n, timeout=20):
-        wait_until(lambda: self.log_text().count("leader election attempt") >= n, timeout,
-                   what=f"{n} failed attempts of {self.name}")
-
     def stop(self):
         """SIGTERM (its release), SIGKILL after 10 s; its exit status."""
         rc = terminate(self.proc, 10)
@@ -209,6 +197,80 @@ def wrong_ca(tmp):
 
 # ------------------------------------------------------------------------------- scenarios
 
+SEARCH = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local cluster.local\n"
+          "options ndots:5 timeout:1 attempts:2\n")
+# name, credentials, /etc/hosts, resolv.conf (None: Root's), TLS versions, want: lead | refuse
+CASES = [
+    ("in-cluster: ca.crt and token", "in-cluster", "", None, None, "lead"),
+    ("kubeconfig: a name from /etc/hosts, DNS says no such name", "kubeconfig-hosts",
+     "127.0.0.1 kubernetes.default.svc\n", None, None, "lead"),
+    ("kubeconfig: a name from DNS through the search path", "kubeconfig-dns", "",
+     SEARCH, None, "lead"),
+    ("in-cluster through TLS 1.3 only (Go's crypto/tls)", "in-cluster", "", None,
+     ("1.3", "1.3"), "lead"),
+    ("in-cluster through TLS 1.2 only (Go's crypto/tls)", "in-cluster", "", None,
+     ("1.2", "1.2"), "lead"),
+    ("a CA that did not sign the apiserver's certificate", "in-cluster-wrong-ca", "",
+     None, None, "refuse"),
+    ("a name the apiserver's certificate does not hold", "kubeconfig-wrong-name",
+     "127.0.0.1 not-the-apiserver.test\n", None, None, "refuse"),
+]
+# The server name a kubeconfig of each kubeconfig-* credentials names.
+SERVERS = {"kubeconfig-hosts": "kubernetes.default.svc",
+           "kubeconfig-dns": "kubernetes.default.svc",
+           "kubeconfig-wrong-name": "not-the-apiserver.test"}
+
+
+def credentials(s, cp, binary, tmp, dns, i, name, creds, hosts, resolv, tls, want):
+    """Case `i` of CASES, in a root of its own; returns what the report lists of it."""
+    log(f"--- {name}")
+    ns = Namespace(cp, f"static-{i}")
+    root = Root(tmp, binary, f"case{i}")
+    sa = root.kubelet_files(ns, hosts, resolv)
+    env, args, port, proxy = {}, [], cp.port, None
+    if tls:
+        proxy = TlsProxy(cp, tmp, minimum=tls[0], maximum=tls[1])
+        s.at_exit(proxy.close)
+        port = proxy.port
+    if creds.startswith("in-cluster"):
+        env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(port)}
+        if creds == "in-cluster-wrong-ca":
+            shutil.copy(wrong_ca(tmp), sa / "ca.crt")
+            root.open_up()
+    else:
+        args = [f"--kubeconfig={root.kubeconfig(cp, f'https://{SERVERS[creds]}:{port}')}"]
+    asked_before = len(dns.asked)
+    a = s.member(ChrootAgent, root, ns, f"static-{i}", args, env, tmp / f"agent-{i}.log")
+    if want == "lead":
+        body = a.wait_leader()
+        assert holder(ns) == body["identity"], (holder(ns), body)
+        assert "validUntil" in body and body["lock"]["type"] == "leases", body
+    else:
+        wait_until(lambda: a.log_text().count("leader election attempt") >= 2, 20,
+                   what=f"2 failed attempts of {a.name}")
+        st, b = a.leader()
+        assert st in (200, 503) and isinstance(b, dict) and not b.get("isLeader"), (st, b)
+        assert holder(ns) == "", holder(ns)
+        assert "certificate" in a.log_text().lower() or "x509" in a.log_text().lower(), \
+            a.log_tail(2000)
+    asked = dns.asked[asked_before:]
+    if creds == "kubeconfig-hosts":
+        assert not [q for q in asked if q[0].startswith("kubernetes.default.svc")], \
+            f"/etc/hosts had the name, yet DNS was asked: {asked}"
+    if creds == "kubeconfig-dns":
+        assert ("kubernetes.default.svc.cluster.local", 1) in asked, asked
+    if proxy:
+        assert proxy.versions() and set(proxy.versions()) == {"TLS " + tls[0]}, \
+            proxy.versions()
+    rc = a.stop()
+    assert rc == 0, f"exit {rc} on SIGTERM:\n{a.log_tail(2000)}"
+    if want == "lead":
+        assert holder(ns) == "", f"not released on SIGTERM: {holder(ns)}"
+    tls_seen = sorted(set(proxy.versions())) if proxy else []
+    log(f"    {want}: ok (proxy saw {tls_seen or '-'}, DNS queries {len(asked)})")
+    return name, want, tls_seen, len(asked)
+
+
 @scenario
 def rootfs(s):
     """The static binary from an empty root: in-cluster and kubeconfig credentials, names from
@@ -219,148 +281,58 @@ def rootfs(s):
     binary = static_binary()
     assert_fully_static(binary)
     tmp = Path(tempfile.mkdtemp(prefix="leasehold-static-"))
+    s.at_exit(shutil.rmtree, tmp, True)
     os.chmod(tmp, 0o755)
-    port = cp.port
-    search = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local "
-              "cluster.local\noptions ndots:5 timeout:1 attempts:2\n")
-    dns = None
-    proxies = []
-    agents = []
-    try:
-        dns = FakeDns({"kubernetes.default.svc.cluster.local": "127.0.0.1"})
-        cases = [
-            # name, credentials, hosts, resolv, TLS versions, want: lead | refuse
-            ("in-cluster: ca.crt and token", "in-cluster", "", None, None, "lead"),
-            ("kubeconfig: a name from /etc/hosts, DNS says no such name", "kubeconfig-hosts",
-             "127.0.0.1 kubernetes.default.svc\n", None, None, "lead"),
-            ("kubeconfig: a name from DNS through the search path", "kubeconfig-dns", "",
-             search, None, "lead"),
-            ("in-cluster through TLS 1.3 only (Go's crypto/tls)", "in-cluster", "", None,
-             ("1.3", "1.3"), "lead"),
-            ("in-cluster through TLS 1.2 only (Go's crypto/tls)", "in-cluster", "", None,
-             ("1.2", "1.2"), "lead"),
-            ("a CA that did not sign the apiserver's certificate", "in-cluster-wrong-ca", "",
-             None, None, "refuse"),
-            ("a name the apiserver's certificate does not hold", "kubeconfig-wrong-name",
-             "127.0.0.1 not-the-apiserver.test\n", None, None, "refuse"),
-        ]
-        results = []
-        for i, (name, creds, hosts, resolv, tls, want) in enumerate(cases):
-            log(f"--- {name}")
-            ns = Namespace(cp, f"static-{i}")
-            root = Root(tmp, binary, f"case{i}")
-            sa = root.kubelet_files(ns, hosts=hosts, resolv=resolv or
-                                    "nameserver 127.0.0.1\noptions timeout:1\n")
-            env = {}
-            args = []
-            target_port = port
-            proxy = None
-            if tls:
-                proxy = TlsProxy(cp, tmp, minimum=tls[0], maximum=tls[1])
-                proxies.append(proxy)
-                target_port = proxy.port
-            if creds.startswith("in-cluster"):
-                env = {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                       "KUBERNETES_SERVICE_PORT": str(target_port)}
-                if creds == "in-cluster-wrong-ca":
-                    shutil.copy(wrong_ca(tmp), sa / "ca.crt")
-                    root.open_up()
-            else:
-                host = {"kubeconfig-hosts": "kubernetes.default.svc",
-                        "kubeconfig-dns": "kubernetes.default.svc",
-                        "kubeconfig-wrong-name": "not-the-apiserver.test"}[creds]
-                args = [f"--kubeconfig={root.kubeconfig(cp, f'https://{host}:{target_port}')}"]
-            asked_before = len(dns.asked)
-            a = ChrootAgent(root, ns, f"static-{i}", args, env, tmp / f"agent-{i}.log")
-            agents.append(a)
-            if want == "lead":
-                body = a.wait_leader()
-                assert holder(ns) == body["identity"], (holder(ns), body)
-                assert "validUntil" in body and body["lock"]["type"] == "leases", body
-            else:
-                a.wait_failed_attempts(2)
-                st, b = a.leader()
-                assert st in (200, 503) and isinstance(b, dict) and not b.get("isLeader"), (st, b)
-                assert holder(ns) == "", holder(ns)
-                assert "certificate" in a.log_text().lower() or "x509" in a.log_text().lower(), \
-                    a.log_tail(2000)
-            asked = [q for q in dns.asked[asked_before:]]
-            if creds == "kubeconfig-hosts":
-                assert not [q for q in asked if q[0].startswith("kubernetes.default.svc")], \
-                    f"/etc/hosts had the name, yet DNS was asked: {asked}"
-            if creds == "kubeconfig-dns":
-                assert ("kubernetes.default.svc.cluster.local", 1) in asked, asked
-            if proxy:
-                want_v = "TLS " + tls[0]
-                assert proxy.versions() and set(proxy.versions()) == {want_v}, proxy.versions()
-            rc = a.stop()
-            assert rc == 0, f"exit {rc} on SIGTERM:\n{a.log_tail(2000)}"
-            if want == "lead":
-                assert holder(ns) == "", f"not released on SIGTERM: {holder(ns)}"
-            tls_seen = sorted(set(proxy.versions())) if proxy else []
-            results.append((name, want, tls_seen, len(asked)))
-            log(f"    {want}: ok (proxy saw {tls_seen or '-'}, DNS queries {len(asked)})")
+    dns = FakeDns({"kubernetes.default.svc.cluster.local": "127.0.0.1"})
+    s.at_exit(dns.close)
+    results = [credentials(s, cp, binary, tmp, dns, i, *case) for i, case in enumerate(CASES)]
 
-        # A kubeconfig that names no CA counts on the system's bundle, which a root holding only
-        # the binary does not have: one line at start, exit code of a bad configuration.
-        log("--- kubeconfig without a CA, no bundle in the root: refused at start")
-        ns = Namespace(cp, "static-noca")
-        root = Root(tmp, binary, "noca")
-        root.kubelet_files(ns)
-        cfg = root.kubeconfig(cp, f"https://127.0.0.1:{port}", drop_ca=True)
-        a = ChrootAgent(root, ns, "static-noca", [f"--kubeconfig={cfg}"], {},
-                        tmp / "agent-noca.log")
-        agents.append(a)
-        rc = a.proc.wait(10)
-        assert rc not in (0, None), rc
-        assert "names no certificate-authority" in a.log_text(), a.log_tail(2000)
-        log(f"    refused at start, exit {rc}")
+    # A kubeconfig that names no CA counts on the system's bundle, which a root holding only
+    # the binary does not have: one line at start, exit code of a bad configuration.
+    log("--- kubeconfig without a CA, no bundle in the root: refused at start")
+    ns = Namespace(cp, "static-noca")
+    root = Root(tmp, binary, "noca")
+    root.kubelet_files(ns)
+    cfg = root.kubeconfig(cp, f"https://127.0.0.1:{cp.port}", drop_ca=True)
+    a = s.member(ChrootAgent, root, ns, "static-noca", [f"--kubeconfig={cfg}"], {},
+                 tmp / "agent-noca.log")
+    rc = a.proc.wait(10)
+    assert rc not in (0, None), rc
+    assert "names no certificate-authority" in a.log_text(), a.log_tail(2000)
+    log(f"    refused at start, exit {rc}")
 
-        # install, then gate from a second root that holds only the copy, as the K8up example
-        # runs it: an init container's `leasehold install /leasehold-bin`, then the main
-        # container's `/leasehold-bin/leasehold gate -- CMD`.
-        log("--- install, then gate from a second empty root")
-        ns = Namespace(cp, "static-gate")
-        root = Root(tmp, binary, "sidecar")
-        root.kubelet_files(ns)
-        shared = root.dir / "shared"
-        shared.mkdir()
-        os.chmod(shared, 0o777)
-        assert subprocess.run(root.command(["install", "/shared"]), env={}, timeout=10).returncode == 0
-        assert sorted(p.name for p in shared.iterdir()) == ["leasehold"], list(shared.iterdir())
-        assert (shared / "leasehold").read_bytes() == Path(binary).read_bytes()
-        main_root = Path(tempfile.mkdtemp(dir=tmp, prefix="root-main-"))
-        os.chmod(main_root, 0o755)
-        os.rename(shared, main_root / "leasehold-bin")
-        a = ChrootAgent(root, ns, "static-gate",
-                        [], {"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                             "KUBERNETES_SERVICE_PORT": str(port)}, tmp / "agent-gate.log")
-        agents.append(a)
-        a.wait_leader()
-        g = subprocess.run([CHROOT, "--userspec=65532:65532", str(main_root),
-                            "/leasehold-bin/leasehold", "gate", f"--address=127.0.0.1:{a.port}",
-                            "--stop-grace=500ms", "--status-file=off", "--",
-                            "/leasehold-bin/leasehold", "--version"],
-                           env={}, capture_output=True, text=True, timeout=30)
-        out = g.stdout + g.stderr
-        assert g.returncode == 0, f"gate exited {g.returncode}:\n{out}"
-        assert "started CMD" in out and "leasehold " in g.stdout, out
-        wait_until(lambda: holder(ns) == "", 5, what="the gate's POST /release")
-        assert a.stop() == 0
-        log("    gate: started CMD as leader, CMD exited 0, /release, exit 0")
-        log("static rootfs: " + json.dumps(results))
-    except BaseException:
-        for a in agents:
-            print(f"----- log of {a.name}\n{a.log_tail(3000)}")
-        raise
-    finally:
-        for a in agents:
-            a.stop()
-        for p in proxies:
-            p.close()
-        if dns:
-            dns.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    # install, then gate from a second root that holds only the copy, as the K8up example
+    # runs it: an init container's `leasehold install /leasehold-bin`, then the main
+    # container's `/leasehold-bin/leasehold gate -- CMD`.
+    log("--- install, then gate from a second empty root")
+    ns = Namespace(cp, "static-gate")
+    root = Root(tmp, binary, "sidecar")
+    root.kubelet_files(ns)
+    shared = root.dir / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    assert subprocess.run(root.command(["install", "/shared"]), env={}, timeout=10).returncode == 0
+    assert sorted(p.name for p in shared.iterdir()) == ["leasehold"], list(shared.iterdir())
+    assert (shared / "leasehold").read_bytes() == Path(binary).read_bytes()
+    main_root = Path(tempfile.mkdtemp(dir=tmp, prefix="root-main-"))
+    os.chmod(main_root, 0o755)
+    os.rename(shared, main_root / "leasehold-bin")
+    a = s.member(ChrootAgent, root, ns, "static-gate", [],
+                 {"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(cp.port)},
+                 tmp / "agent-gate.log")
+    a.wait_leader()
+    g = subprocess.run([CHROOT, "--userspec=65532:65532", str(main_root),
+                        "/leasehold-bin/leasehold", "gate", f"--address=127.0.0.1:{a.port}",
+                        "--stop-grace=500ms", "--status-file=off", "--",
+                        "/leasehold-bin/leasehold", "--version"],
+                       env={}, capture_output=True, text=True, timeout=30)
+    out = g.stdout + g.stderr
+    assert g.returncode == 0, f"gate exited {g.returncode}:\n{out}"
+    assert "started CMD" in out and "leasehold " in g.stdout, out
+    wait_until(lambda: holder(ns) == "", 5, what="the gate's POST /release")
+    assert a.stop() == 0
+    log("    gate: started CMD as leader, CMD exited 0, /release, exit 0")
+    log("static rootfs: " + json.dumps(results))
 
 
 if __name__ == "__main__":

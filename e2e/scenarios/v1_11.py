@@ -22,7 +22,7 @@ import time
 
 os.environ["LEASEHOLD_E2E_VERSION"] = "v1.11.10"  # before any control plane is made
 
-from e2e.lib.agent import never_leads, wait_single_leader  # noqa: E402
+from e2e.lib.agent import never_leads, wait_ready, wait_single_leader  # noqa: E402
 from e2e.lib.common import log, wait_until  # noqa: E402
 from e2e.lib.controlplane import V1_11, Namespace  # noqa: E402
 from e2e.lib.members import fleet_in  # noqa: E402
@@ -43,10 +43,9 @@ class V111Scenario(gate.GateScenario):
     The overlap judge: core's scenarios sample their agents themselves (core's Sampler and
     assert_no_overlap) and call own_judge(s). For the others (announce's, gate's, those written
     here) the context is the judge: one Sampler, given each agent as it is made, asked at the
-    end. It must have seen a leader (`expect_leader`), or,
-    where no agent may lead (a lock the server lacks, a Role without update), none. Never both
-    at once: a second sampler would double the questions the agents answer, and widen the
-    windows the first one judges by."""
+    end. It must have seen a leader (`expect_leader`), or, where no agent may lead (a lock the
+    server lacks, a Role without update), none. Never both at once: a second sampler would
+    double the questions the agents answer, and widen the windows the first one judges by."""
 
     def __init__(self, name):
         super().__init__(name)
@@ -64,9 +63,7 @@ class V111Scenario(gate.GateScenario):
             start = ag.start
 
             def start_and_read():
-                start()
-                wait_until(lambda: ag.request("GET", "/readyz")[0] == 200, 20,
-                           what=f"{ag.name} to have read the lock")
+                wait_ready([start()])  # it has read the lock
                 return ag
             ag.start = start_and_read
         return ag
@@ -76,16 +73,11 @@ class V111Scenario(gate.GateScenario):
             self.judge.stop()
         if exc_type is None and self.agents and self.judge:
             try:
-                yes = sum(1 for ss in self.judge.samples.values() for x in ss if x[2])
-                ov = self.judge.overlaps()
-                assert not ov, f"two leaders at once: {ov[:3]}"
+                yes = sum(len(self.judge.yes_bodies(name)) for name in self.judge.samples)
                 assert self.judge.count() > 0, "the judge has no samples"
-                if self.expect_leader:
-                    assert yes > 0, "the judge never saw a leader"
-                else:
-                    assert yes == 0, f"{yes} yes answers where no agent may lead"
-                log(f"judge: no overlap in {self.judge.count()} samples of "
-                    f"{len(self.judge.samples)} agents ({yes} yes)")
+                assert (yes > 0) == self.expect_leader, \
+                    f"{yes} yes answers; a leader expected: {self.expect_leader}"
+                core.assert_no_overlap(self.judge)
             except AssertionError as e:
                 exc_type, exc, tb = AssertionError, e, None
         return super().__exit__(exc_type, exc, tb)
@@ -141,15 +133,12 @@ def ported(fn, lock_type="configmaps", own=True, leader=True):
 # is there within less than a retry-period. SIGTERM, safe: no new leader before the last
 # validUntil. POST /release, then SIGTERM: released at once. SIGSTOP: a follower takes over; the
 # resumed one says no, then follows.
-SCENARIOS.param(ported, core.kill_leader, name="configmaps_kill_leader")
-SCENARIOS.param(ported, core.kill_leader, "endpoints", name="endpoints_kill_leader")
-SCENARIOS.param(ported, core.term_leader_immediate, name="configmaps_term_leader_immediate")
-SCENARIOS.param(ported, core.term_leader_immediate, "endpoints",
-                name="endpoints_term_leader_immediate")
-SCENARIOS.param(ported, core.term_leader_safe, name="configmaps_term_leader_safe")
-SCENARIOS.param(ported, core.term_leader_safe_acknowledged,
-                name="configmaps_term_leader_safe_acknowledged")
-SCENARIOS.param(ported, core.pause_leader, name="configmaps_pause_leader")
+for lock, fn in [("configmaps", core.kill_leader), ("endpoints", core.kill_leader),
+                 ("configmaps", core.term_leader_immediate),
+                 ("endpoints", core.term_leader_immediate), ("configmaps", core.term_leader_safe),
+                 ("configmaps", core.term_leader_safe_acknowledged),
+                 ("configmaps", core.pause_leader)]:
+    SCENARIOS.param(ported, fn, lock, name=f"{lock}_{fn.__name__}")
 
 
 @scenario
