@@ -83,7 +83,9 @@ class Run:
             return None
         return wait_until(ready, timeout, what="a holder whose agent says yes")
 
-    def check_views(self, pod, timeout=10):
+    def check(self, pod, timeout=10):
+        """`pod` holds the Lease: every agent's view and every pod's label follow, within
+        `timeout` s, and no other pod's agent says yes."""
         holder = lease_holder(self.ns)
         assert pod_of(holder) == pod, holder
 
@@ -92,11 +94,8 @@ class Run:
         wait_until(moved, timeout, what=f"every agent's view to name {holder}")
         for p, a in self.agents.items():
             assert p == pod or not a.is_leader(), f"{p}'s agent says yes while {holder} holds"
-
-    def check_labels(self, pod, timeout=10):
         want = {p: ("leader" if p == pod else "follower") for p in PODS}
-        wait_until(lambda: labels(self.cp, self.ns) == want, timeout,
-                   what=f"labels {want}")
+        wait_until(lambda: labels(self.cp, self.ns) == want, timeout, what=f"labels {want}")
 
     def judge(self):
         """Every pod's samples: its agent's answers and its managers' leaderships; raises
@@ -168,8 +167,7 @@ def one_fault(s, fault):
     r = Run(s, fault)
     holder = r.wait_holder(timeout=40)
     log(f"holder: {holder} ({lease_holder(r.ns)})")
-    r.check_views(holder)
-    r.check_labels(holder)
+    r.check(holder)
     time.sleep(3)  # a few renewals under the agents' eyes
     m = r.manager_of(holder)
     t_fault = time.time()
@@ -187,8 +185,7 @@ def one_fault(s, fault):
         rc = m.wait(TIMINGS.renew + 10)
         log(f"{m.name} after SIGCONT: exited with {rc} (controller-runtime exits on a lost lease)")
     log(f"new holder: {new} ({lease_holder(r.ns)}), {time.time() - t_fault:.2f}s after the fault")
-    r.check_views(new)
-    r.check_labels(new)
+    r.check(new)
     want = {f"{holder} became leader", f"{holder} stopped leading", f"{new} became leader"}
     wait_until(lambda: {e["message"] for e in leader_events(r.cp, r.ns)} >= want, 10,
                what=f"events {want}")
