@@ -27,7 +27,7 @@ from pathlib import Path
 
 from deploy.monitoring import rules  # the one source of the alerts
 from e2e.lib.agent import current_leaders, wait_ready, wait_single_leader
-from e2e.lib.common import REPO, Watch, log, measured, wait_until
+from e2e.lib.common import DEPLOY, Watch, log, measured, wait_until
 from e2e.lib.controlplane import Namespace
 from e2e.lib.members import start_fleet
 from e2e.lib.operator import CrManager, lease_holder, manager_binary, pod_of
@@ -248,11 +248,12 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         assert not current_leaders(agents)
     finally:
         t_restore = time.time()
-        cp.apply(Path(REPO / "deploy" / "rbac" / "rolebinding.yaml").read_text(), ns.name)
+        cp.apply((DEPLOY / "rbac" / "rolebinding.yaml").read_text(), ns.name)
     log("RoleBindings restored")
     wait_single_leader(agents, 2 * FAST.lease + 2.2 * FAST.retry + 5)
     t_led = time.time()
-    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore, 2.2 * FAST.retry + FAST.lease + SLACK)
+    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore,
+                              2.2 * FAST.retry + FAST.lease + SLACK)
     dt_nr_res = wait_resolved(prom, "LeaseholdNotReady", t_restore, 2.2 * FAST.retry + SLACK)
     firing = prom.firing(prom.started_wall, time.time())
     assert_only(firing, "LeaseholdNoLeader", "LeaseholdNotReady")
