@@ -91,29 +91,22 @@ class PromScenario(Scenario):
                 shutil.rmtree(ns.tmp, ignore_errors=True)
 
 
-def fresh_namespace(s, cp, name):
-    """The namespace with the shipped RBAC and no Lease left from an earlier run (whose record a
-    foreign-writer scenario may have made unreliable)."""
-    ns = Namespace(cp, name)
+def fresh_namespace(s, name):
+    """The namespace on the scenario's control plane (ns.cp) with the shipped RBAC and no Lease
+    left from an earlier run (whose record a foreign-writer scenario may have made unreliable)."""
+    ns = Namespace(s.control_plane(), name)
     s.namespaces.append(ns)
-    cp.kubectl("delete", "lease", ns.lock_name, "-n", name, "--ignore-not-found")
+    ns.cp.kubectl("delete", "lease", ns.lock_name, "-n", name, "--ignore-not-found")
     return ns
 
 
-def agent(s, ns, name, extra=(), probe_port=None, **kw):
-    """An agent with a probe listener (the scrape target); `probe_port` to reuse a target's
-    address (a restarted container of the same pod)."""
-    return s.agent(ns, name, extra=extra, probe=probe_port or True, **kw)
-
-
 def scraped_fleet(s, tag, extra=()):
-    """(cp, ns, agents, leader, prom): a fresh namespace `tag`, three agents with a leader, and
-    a Prometheus that has scraped them."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, tag)
+    """(ns, agents, leader, prom): a fresh namespace `tag`, three agents with a leader, and a
+    Prometheus that has scraped them."""
+    ns = fresh_namespace(s, tag)
     agents = start_fleet(s, ns, 3, extra=extra, probe=True)
     leader = wait_single_leader(agents, 4 * FAST.lease + 10)
-    return cp, ns, agents, leader, s.prometheus(ns, agents)
+    return ns, agents, leader, s.prometheus(ns, agents)
 
 
 def first_firing(firing, name, after, **labels):
@@ -175,7 +168,7 @@ def clean_handovers_fire_nothing(s):
     pod's process killed and started again, as the kubelet restarts a container) and a rolling
     update of all three replicas (new pods, new targets, the old ones stopped after the new one
     is ready) fire nothing, over the whole window plus every `for:` after it."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
     start = prom.started_wall
 
     # Clean failover.
@@ -185,14 +178,14 @@ def clean_handovers_fire_nothing(s):
     new = wait_single_leader(live, FAST.lease + 5)
     log(f"clean failover: {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
     # The stopped pod comes back (a restart of its container): same name, same target.
-    restarted = agent(s, ns, leader.name, probe_port=leader.probe_port).start()
+    restarted = s.agent(ns, leader.name, probe=leader.probe_port).start()
     live.append(restarted)
     wait_ready([restarted], 10)
     # A crash restart of the current leader: SIGKILL, and the kubelet starts it again.
     cur = wait_single_leader(live, FAST.lease + 5)
     t0 = time.monotonic()
     cur.kill()
-    again = agent(s, ns, cur.name, probe_port=cur.probe_port).start()
+    again = s.agent(ns, cur.name, probe=cur.probe_port).start()
     live = [a for a in live if a is not cur] + [again]
     nxt = wait_single_leader(live, 2 * FAST.lease + 5)
     log(f"crash restart of the leader {cur.name}: {nxt.name} leads "
@@ -200,7 +193,7 @@ def clean_handovers_fire_nothing(s):
 
     # Rolling update: one new pod at a time (maxSurge 1), the old one stopped once it is ready.
     for i, old in enumerate(list(live)):
-        fresh = agent(s, ns, f"{ns.name}-r{i}").start()
+        fresh = s.agent(ns, f"{ns.name}-r{i}", probe=True).start()
         wait_ready([fresh], 10)
         live.append(fresh)
         prom.set_targets(live)
@@ -226,10 +219,10 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     """Every replica's RoleBinding taken away: the leader cannot renew and steps down, nobody
     can acquire; LeaseholdNoLeader and LeaseholdNotReady fire within their bounds, and both
     resolve after the RoleBinding is restored."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-rbac")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-rbac")
     try:
         t_fault = time.time()
-        cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
+        ns.cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
         log("RoleBindings leasehold, leasehold-create deleted")
         # NoLeader: the leader steps down within renew-deadline, then the window must hold no
         # "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
@@ -248,7 +241,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         assert not current_leaders(agents)
     finally:
         t_restore = time.time()
-        cp.apply((DEPLOY / "rbac" / "rolebinding.yaml").read_text(), ns.name)
+        ns.cp.apply((DEPLOY / "rbac" / "rolebinding.yaml").read_text(), ns.name)
     log("RoleBindings restored")
     wait_single_leader(agents, 2 * FAST.lease + 2.2 * FAST.retry + 5)
     t_led = time.time()
@@ -268,7 +261,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
 def all_stopped_fires_absent(s):
     """Every replica stopped: both renderings of LeaseholdAbsent fire (the plain file's on
     `up`, the chart's per-lock absent(leasehold_lock_info))."""
-    cp, ns, agents, _, prom = scraped_fleet(s, "prom-absent")
+    ns, agents, _, prom = scraped_fleet(s, "prom-absent")
     for a in agents:
         a.term()
     for a in agents:
@@ -285,10 +278,10 @@ def all_stopped_fires_absent(s):
              f"per-lock absent(leasehold_lock_info) {dt_lock:.1f}s after (bound {bound:.1f}s)")
 
 
-def lease_patch(cp, ns, patch, kind="merge"):
+def lease_patch(ns, patch, kind="merge"):
     """Writes the Lease out of band; returns the wall clock after the write."""
-    cp.kubectl("patch", "lease", ns.lock_name, "-n", ns.name, "--type", kind, "-p",
-               json.dumps(patch))
+    ns.cp.kubectl("patch", "lease", ns.lock_name, "-n", ns.name, "--type", kind, "-p",
+                  json.dumps(patch))
     return time.time()
 
 
@@ -299,12 +292,12 @@ def foreign_takeover_fires_promise_overtaken(s):
     sees its promise overtaken; LeaseholdPromiseOvertaken fires, on the leader's series. (A
     normal handover does not fire it: clean_handovers_fire_nothing.)"""
     s.expect_overtaken = True
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-overtaken")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-overtaken")
     body = leader.leader_body()
     spec = ns.lease()["spec"]
     assert spec["holderIdentity"] == leader.name
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
-    t_fault = lease_patch(cp, ns, {"spec": {
+    t_fault = lease_patch(ns, {"spec": {
         "holderIdentity": "foreign-elector", "acquireTime": now, "renewTime": now,
         "leaseTransitions": spec.get("leaseTransitions", 0) + 1,
         "leaseDurationSeconds": int(FAST.lease)}})
@@ -324,9 +317,8 @@ def record_without_count_fires_foreign_writer(s):
     """An out-of-band write of the Lease without a transition count (a foreign writer that does
     not keep it), holder unchanged: LeaseholdForeignWriter fires on every replica that sees it,
     and no promise is overtaken."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-foreign")
-    t_fault = lease_patch(cp, ns, [{"op": "remove", "path": "/spec/leaseTransitions"}],
-                          kind="json")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-foreign")
+    t_fault = lease_patch(ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
     log(f"Lease written out of band without leaseTransitions (holder still {leader.name})")
     dt, firing = wait_firing(prom, "LeaseholdForeignWriter", t_fault, OUT_OF_BAND)
     pods = {dict(k[1:]).get("pod") for k in alerts_named(firing, "LeaseholdForeignWriter")}
@@ -340,7 +332,7 @@ def rapid_leader_changes_fire_flapping(s):
     """Forced rapid changes of leader (POST /release on each new leader, --release-holdoff 2s so
     the released one steps aside): LeaseholdFlapping fires once the term rose by
     `flapping_changes` within the scaled window."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-flap", extra=("--release-holdoff=2s",))
+    ns, agents, leader, prom = scraped_fleet(s, "prom-flap", extra=("--release-holdoff=2s",))
     # The rule compares the term now with the term one window ago: wait until Prometheus holds
     # a sample that old (a Prometheus that has just started sees no change at all).
     wait_until(lambda: prom.query(f"max(leasehold_term offset {int(WINDOW_15M)}s)"),
@@ -388,14 +380,13 @@ def slow_renewals_fire_renew_slow(s):
     second renew. The rule's bucket is the largest below that bound (rules.slow_bound: 0.5 s
     here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
     from e2e.lib.faultproxy import ProxyLoop
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-slow")
+    ns = fresh_namespace(s, "prom-slow")
     loop = ProxyLoop()
     try:
-        proxy = loop.proxy("slow", cp.host, cp.port)
-        a = agent(s, ns, f"{ns.name}-a0",
-                  env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                       "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
+        proxy = loop.proxy("slow", ns.cp.host, ns.cp.port)
+        a = s.agent(ns, f"{ns.name}-a0", probe=True,
+                    env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                         "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
         a.wait_leader(4 * FAST.lease + 10)
         prom = s.prometheus(ns, [a])
         bucket = rules.slow_bound(rules.params_of(OVERRIDES))
@@ -440,7 +431,7 @@ def dashboard_queries_return_data(s):
     variables substituted, returns data from the real Prometheus after a failover, evaluated
     both as an instant and as a range query over the window."""
     from deploy.monitoring import dashboard
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-dash")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-dash")
     # A watch stream on one follower, so that the watchers panel counts one.
     follower = [a for a in agents if a is not leader][0]
     import http.client
@@ -502,8 +493,8 @@ def observer(s, ns, name, pod):
     """An observing leasehold agent of pod `pod`, with a probe listener (the scrape target).
     Observe mode needs lease-duration - renew-deadline >= 2 s: MIXED's timings (5s/3s/1s), the
     managers' and the observers' lease-duration equal."""
-    return agent(s, ns, name, extra=("--agent-mode=observe",), timings=MIXED,
-                 env={"POD_NAME": pod, "POD_NAMESPACE": ns.name}).start()
+    return s.agent(ns, name, extra=("--agent-mode=observe",), timings=MIXED, probe=True,
+                   env={"POD_NAME": pod, "POD_NAMESPACE": ns.name}).start()
 
 
 def observing_pods(s, ns, binary, pods, gen):
@@ -533,8 +524,7 @@ def observed_operator_stopped_fires_no_leader(s):
     through the watcher's 0, and nothing else (not Absent: the watcher reports the lock). Scaled
     up again (new pods): a new manager takes the Lease once it expires, its sidecar says yes,
     and the alert resolves. promise-overtaken stays 0 throughout: an observer makes no promise."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-observe")
+    ns = fresh_namespace(s, "prom-observe")
     binary = manager_binary()
     watcher = observer(s, ns, "leasehold-watch-0", "leasehold-watch-7f9c4-x2v8k")
     agents, managers = observing_pods(s, ns, binary, ("op-0", "op-1", "op-2"), 0)
