@@ -110,8 +110,8 @@ def yield_hands_over(s):
     writes no more renewals, its "yes" ends with its last claim, and the preferred follower (not
     the third agent) takes the Lease when it expires, with the strategy kept and the preferred
     holder cleared; no two agents say "yes" at once (the overlap judge)."""
-    with started(s, "e2e-coord-yield", 3, ["--preferred-holder=yield"]) as (ns, agents, watch,
-                                                                            smp):
+    fleet = started(s, "e2e-coord-yield", 3, ["--preferred-holder=yield"])
+    with fleet as (ns, agents, watch, smp):
         leader = wait_single_leader(agents, 20)
         term = leader.leader()[1]["term"]
         preferred, other = [a for a in agents if a is not leader]

@@ -1,23 +1,21 @@
 #!/usr/bin/env python3
-"""Observe mode (--agent-mode observe) beside a real controller-runtime manager, on a real etcd +
-kube-apiserver. Three "pods" op-0..op-2, each a controller-runtime manager (e2e/crmanager, built
-by its build.sh: LeaderElection on a Lease, identity <hostname>_<uuid>, its host name set to the
-pod's name with `unshare --uts`) and an observing leasehold agent (POD_NAME = the pod's name,
---leader-label). One fault of the holder's manager per scenario: SIGKILL, SIGSTOP for longer than
-the lease (then SIGCONT), SIGTERM (controller-runtime's default: no release).
+"""Observe mode (--agent-mode observe) beside a real controller-runtime manager
+(e2e/lib/operator.py), on a real etcd + kube-apiserver. Three "pods", each a manager and an
+observing leasehold agent (POD_NAME = the pod's name, --leader-label). One fault of the holder's
+manager per scenario: SIGKILL, SIGSTOP for longer than the lease (then SIGCONT), SIGTERM
+(controller-runtime's default: no release).
 
-Judged by e2e/lib/judge.py: each pod's samples are its agent's /leader answers (every 50 ms, with
-validUntil) plus its managers' leaderships from their own logs, each from the acquireTime its
-Lease shows (stamped before the winning write) until it stopped leading, died, or the next
-holder's acquireTime (a frozen manager believes it leads until its renew loop runs again:
-client-go has no fencing; that belief is logged, not judged). Any overlap of two pods, promises
-(validUntil) included, fails: no agent may say "yes" for its pod while another pod's manager
-holds the lease. Also checked: every agent's view moves to the new holder, and the leader label
-and the LeaderElection Events follow it. Numbers on MEASURED lines.
+Judged by e2e/lib/judge.py: each pod's samples are its agent's /leader answers (with validUntil)
+plus its managers' leaderships from their own logs, each from the acquireTime its Lease shows
+(stamped before the winning write) until it stopped leading, died, or the next holder's acquireTime
+(a frozen manager believes it leads until its renew loop runs again: client-go has no fencing; that
+belief is logged, not judged). Any overlap of two pods, promises (validUntil) included, fails: no
+agent may say "yes" for its pod while another pod's manager holds the lease. Also checked: every
+agent's view moves to the new holder, and the leader label and the LeaderElection Events follow it.
+Numbers on MEASURED lines.
 
 Usage: python3 -m e2e.scenarios.observe NAME [NAME...]   (or `all`, `list`).
-Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, LEASEHOLD_CRMANAGER_BIN (the manager binary or its bin
-dir; default: the output of e2e/crmanager/build.sh).
+Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, and e2e/lib/operator.py's LEASEHOLD_CRMANAGER_BIN.
 """
 
 import re
