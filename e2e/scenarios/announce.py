@@ -110,33 +110,31 @@ def connect_watchers(agent, n):
     return clients
 
 
-def _probe_loop(agent, path, interval, stop, out):
-    """Runs in a process of its own, so that the 50 stream readers of the test process cannot
-    delay it (they share one interpreter lock): the latency measured is the agent's."""
-    ms, failures = [], 0
-    while not stop.is_set():
-        t = time.monotonic()
-        st, _ = agent.request("GET", path, timeout=2.0)  # a fresh connection each
-        if st == 200 or (path == "/is-leader" and st == 503):
-            ms.append((time.monotonic() - t) * 1000)
-        else:
-            failures += 1
-        stop.wait(interval)
-    out.put((ms, failures))
-
-
 class LatencyProbe:
-    """GET `path` on a fresh connection every `interval` s from another process; latencies in
-    ms once stopped."""
+    """GET `path` on a fresh connection every `interval` s, from a process of its own so that the
+    50 stream readers of the test process cannot delay it (they share one interpreter lock): the
+    latency measured is the agent's. Latencies in ms once stopped."""
 
     def __init__(self, agent, path, interval=0.02):
         import multiprocessing
-        ctx = multiprocessing.get_context("fork")  # the agent object goes as it is
+        ctx = multiprocessing.get_context("fork")  # the probe goes to the child as it is
+        self.agent, self.path, self.interval = agent, path, interval
         self._stop, self._out = ctx.Event(), ctx.Queue()
-        self._proc = ctx.Process(target=_probe_loop, daemon=True,
-                                 args=(agent, path, interval, self._stop, self._out))
+        self._proc = ctx.Process(target=self._run, daemon=True)
         self._proc.start()
         self.ms, self.failures = [], 0
+
+    def _run(self):
+        ms, failures = [], 0
+        while not self._stop.is_set():
+            t = time.monotonic()
+            st, _ = self.agent.request("GET", self.path, timeout=2.0)
+            if st == 200 or (self.path == "/is-leader" and st == 503):
+                ms.append((time.monotonic() - t) * 1000)
+            else:
+                failures += 1
+            self._stop.wait(self.interval)
+        self._out.put((ms, failures))
 
     def stop(self):
         self._stop.set()
