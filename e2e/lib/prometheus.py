@@ -134,20 +134,17 @@ class Prometheus:
             return want <= set(got)
         wait_until(scraped, timeout, 0.2, what=f"prometheus to scrape {sorted(want)}")
 
-    def wait_evaluated(self, t, timeout=15):
-        """Until every rule group was evaluated at or after wall-clock time t."""
-        def done():
-            groups = self.api("rules")["groups"]
-            return groups and all(parse_rfc3339(g["lastEvaluation"]) >= t for g in groups)
-        wait_until(done, timeout, 0.2, what="the rules to be evaluated past the window")
-
     def firing(self, start, end):
         """{(alertname, labels...): [first, last] firing time} over [start, end], wall clock,
         as the range query sees it (0.2 s steps); each span of an alert that resolved and fired
         again is its own entry, keyed with the span's index."""
         # The steps run from `start`; one that falls after the last evaluation before `end`
         # is needed to see that evaluation's sample: query a scrape past `end`, evaluated too.
-        self.wait_evaluated(end + 2 * SCRAPE)
+        def evaluated():
+            groups = self.api("rules")["groups"]
+            return groups and all(parse_rfc3339(g["lastEvaluation"]) >= end + 2 * SCRAPE
+                                  for g in groups)
+        wait_until(evaluated, 15, 0.2, what="the rules to be evaluated past the window")
         out = {}
         for series in self.query_range('ALERTS{alertstate="firing"}', start, end + SCRAPE):
             m = series["metric"]

@@ -24,12 +24,12 @@ from e2e.lib.common import (DEPLOY, MONO_TO_WALL, http_request, leasehold_binary
                             measured, parse_rfc3339, start_threads, wait_until)
 from e2e.lib.controlplane import Namespace, lock_kind
 from e2e.lib.members import fleet_in, start_fleet
+from e2e.lib.operator import LABEL, create_pods
 from e2e.lib.runner import Registry
 from e2e.lib.timings import FAST
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-LABEL = "leasehold.io/role"
 # --deletion-cost: the leader's pod carries it, a follower's none.
 COST, COST_KEY = 10000, "controller.kubernetes.io/pod-deletion-cost"
 
@@ -46,14 +46,14 @@ class WatchClient:
     """One GET /leader/watch stream read on its own thread: every event's JSON, with the
     monotonic time it arrived."""
 
-    def __init__(self, agent, timeout=60):
+    def __init__(self, agent):
         self.agent = agent
         self.events = []  # (monotonic arrival, dict)
         self.error = None
         self.ended = False
         self.status = None
         self._lock = threading.Lock()
-        self._conn = http.client.HTTPConnection(agent.url_host, agent.port, timeout=timeout)
+        self._conn = http.client.HTTPConnection(agent.url_host, agent.port, timeout=60)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -62,16 +62,8 @@ class WatchClient:
             self._conn.request("GET", "/leader/watch")
             r = self._conn.getresponse()
             self.status = r.status
-            if r.status != 200:
-                r.read()
-                self.ended = True
-                return
-            while True:
-                line = r.readline()
-                if not line:
-                    break
-                line = line.decode().rstrip("\r\n")
-                if line.startswith("data: "):
+            for line in r:  # an error's body is read through too, its lines not kept
+                if r.status == 200 and line.startswith(b"data: "):
                     with self._lock:
                         self.events.append((time.monotonic(), json.loads(line[6:])))
         except Exception as e:  # noqa: BLE001 - close() from another thread lands here too
@@ -100,17 +92,13 @@ class WatchClient:
         self._conn.close()
 
 
-class StalledClient:
-    """Connects, asks for the stream and never reads a byte, with a tiny receive buffer."""
-
-    def __init__(self, agent):
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
-        self.sock.connect((agent.url_host, agent.port))
-        self.sock.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n")
-
-    def close(self):
-        self.sock.close()
+def stalled_client(agent):
+    """A socket that asks for the stream and never reads a byte, with a tiny receive buffer."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    sock.connect((agent.url_host, agent.port))
+    sock.sendall(b"GET /leader/watch HTTP/1.1\r\nHost: x\r\n\r\n")
+    return sock
 
 
 def connect_watchers(agent, n):
@@ -122,41 +110,31 @@ def connect_watchers(agent, n):
     return clients
 
 
-def _probe_loop(host, port, path, interval, stop, out):
-    """Runs in a process of its own, so that the 50 stream readers of the test process cannot
-    delay it (they share one interpreter lock): the latency measured is the agent's."""
-    ms, failures = [], 0
-    while not stop.is_set():
-        t = time.monotonic()
-        try:
-            c = http.client.HTTPConnection(host, port, timeout=2.0)
-            c.request("GET", path)
-            r = c.getresponse()
-            r.read()
-            c.close()
-            ok = r.status == 200 or (path == "/is-leader" and r.status == 503)
-        except (OSError, http.client.HTTPException):
-            ok = False
-        if ok:
-            ms.append((time.monotonic() - t) * 1000)
-        else:
-            failures += 1
-        stop.wait(interval)
-    out.put((ms, failures))
-
-
 class LatencyProbe:
-    """GET `path` on a fresh connection every `interval` s from another process; latencies in
-    ms once stopped."""
+    """GET `path` on a fresh connection every `interval` s, from a process of its own so that the
+    50 stream readers of the test process cannot delay it (they share one interpreter lock): the
+    latency measured is the agent's. Latencies in ms once stopped."""
 
-    def __init__(self, agent, path="/healthz", interval=0.02):
+    def __init__(self, agent, path, interval=0.02):
         import multiprocessing
-        ctx = multiprocessing.get_context("fork")
+        ctx = multiprocessing.get_context("fork")  # the probe goes to the child as it is
+        self.agent, self.path, self.interval = agent, path, interval
         self._stop, self._out = ctx.Event(), ctx.Queue()
-        self._proc = ctx.Process(target=_probe_loop, daemon=True, args=(
-            agent.url_host, agent.port, path, interval, self._stop, self._out))
+        self._proc = ctx.Process(target=self._run, daemon=True)
         self._proc.start()
         self.ms, self.failures = [], 0
+
+    def _run(self):
+        ms, failures = [], 0
+        while not self._stop.is_set():
+            t = time.monotonic()
+            st, _ = self.agent.request("GET", self.path, timeout=2.0)
+            if st == 200 or (self.path == "/is-leader" and st == 503):
+                ms.append((time.monotonic() - t) * 1000)
+            else:
+                failures += 1
+            self._stop.wait(self.interval)
+        self._out.put((ms, failures))
 
     def stop(self):
         self._stop.set()
@@ -174,7 +152,7 @@ def watch_failover(s):
     followers = [a for a in agents if a is not old]
     term = old.view().term
     clients = connect_watchers(followers[0], 25) + connect_watchers(followers[1], 25)
-    stalled = [StalledClient(followers[0]), StalledClient(followers[1])]
+    stalled = [stalled_client(followers[0]), stalled_client(followers[1])]
     probes = [LatencyProbe(followers[0], "/healthz"), LatencyProbe(followers[1], "/is-leader")]
     time.sleep(1.0)
     t_kill = time.monotonic()
@@ -197,10 +175,8 @@ def watch_failover(s):
     time.sleep(1.0)
     for p in probes:
         p.stop()
-    for c in clients:
+    for c in clients + stalled:
         c.close()
-    for st in stalled:
-        st.close()
     other = [a for a in followers if a is not new][0]
     measured(f"SIGKILL failover seen by all 50 watch clients (new leader found by polling "
              f"{t_new - t_kill:.2f}s after the kill). From its acquireTime to the event: on the "
@@ -308,41 +284,44 @@ def parse_prometheus(text):
     return values, types
 
 
+def metrics(a):
+    """({"name{labels}": value}, {family: type}) of agent `a`'s /metrics."""
+    st, text = a.request("GET", "/metrics", timeout=2.0)
+    assert st == 200, (st, text)
+    return parse_prometheus(text)
+
+
+def lock_series(ns, name, extra=""):
+    """The key of series `name` of Namespace `ns`'s lock, with the labels `extra` after."""
+    return (f'{name}{{lock_namespace="{ns.name}",lock_name="{ns.lock_name}"'
+            f'{"," + extra if extra else ""}}}')
+
+
 @scenario
 def metrics_parse(s):
     cp, ns, agents = fleet_in(s, "e2e-metrics", 2)
     leader = wait_single_leader(agents, 20)
     follower = [a for a in agents if a is not leader][0]
-
     lock = ns.lock_name
-    L = f'lock_namespace="{ns.name}",lock_name="{lock}"'
-
-    def renewed():
-        st, text = leader.request("GET", "/metrics", timeout=2.0)
-        return (st == 200 and
-                parse_prometheus(text)[0][f"leasehold_renew_duration_seconds_count{{{L}}}"] >= 3)
-
-    wait_until(renewed, 10, what="three writes by the leader")
 
     def v(values, name, extra=""):
-        return values[f"{name}{{{L}{',' + extra if extra else ''}}}"]
+        return values[lock_series(ns, name, extra)]
 
+    wait_until(lambda: v(metrics(leader)[0], "leasehold_renew_duration_seconds_count") >= 3, 10,
+               what="three writes by the leader")
     series = set()
     for a, leading in ((leader, 1), (follower, 0)):
-        st, text = a.request("GET", "/metrics", timeout=2.0)
-        assert st == 200, (st, text)
-        values, types = parse_prometheus(text)
+        values, types = metrics(a)
         # The same series on both, whatever each did (pre-initialised label sets).
         series.add(frozenset(values))
         assert values[f'leader_election_master_status{{name="{lock}"}}'] == leading
-        assert v(values, "leasehold_is_leader") == leading
-        assert v(values, "leasehold_holder_is_me") == leading
-        assert v(values, "leasehold_lock_held") == 1
-        assert v(values, "leasehold_ready") == 1
-        assert v(values, "leasehold_term_reliable") == 1
-        assert v(values, "leasehold_promise_overtaken_total") == 0
+        want = {"leasehold_is_leader": leading, "leasehold_holder_is_me": leading,
+                "leasehold_lock_held": 1, "leasehold_ready": 1, "leasehold_term_reliable": 1,
+                "leasehold_promise_overtaken_total": 0}
+        for name, x in want.items():
+            assert v(values, name) == x, (a.name, name, v(values, name))
         assert v(values, "leasehold_lease_duration_seconds") > 0
-        assert values[f'leasehold_lock_info{{{L},lock_type="leases"}}'] == 1
+        assert v(values, "leasehold_lock_info", 'lock_type="leases"') == 1
         now = time.time()
         end = v(values, "leasehold_promise_end_timestamp_seconds")
         assert (now < end < now + 30) if leading else end == 0, end
@@ -368,29 +347,6 @@ def metrics_parse(s):
     assert len(series) == 1, "leader and follower export different series"
 
 
-def leader_events(cp, ns):
-    items = cp.get_json("events", "-n", ns.name)["items"]
-    return [e for e in items if e.get("reason") == "LeaderElection"]
-
-
-def wait_failover_events(cp, ns, old, new, kind, api_version):
-    """The LeaderElection Events of a failover from `old` to `new` (waited for, 10 s at most),
-    each Normal, about the lock object (`kind`, `api_version`), from component leasehold."""
-    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
-
-    def got():
-        ev = leader_events(cp, ns)
-        return {e["message"] for e in ev} >= want and ev
-    events = wait_until(got, 10, what=f"events {want}")
-    for e in events:
-        assert e["type"] == "Normal", e
-        assert e["involvedObject"]["kind"] == kind, e
-        assert e["involvedObject"]["apiVersion"] == api_version, e
-        assert e["involvedObject"]["name"] == ns.lock_name, e
-        assert e["source"]["component"] == "leasehold", e
-    return events
-
-
 # The object an Event about the lock names, by the control plane's lock kind (lock_kind): its
 # kind and apiVersion.
 LOCK_OBJECTS = {"leases": ("Lease", "coordination.k8s.io/v1"), "configmaps": ("ConfigMap", "v1")}
@@ -398,8 +354,8 @@ LOCK_OBJECTS = {"leases": ("Lease", "coordination.k8s.io/v1"), "configmaps": ("C
 
 @scenario
 def events_recorded(s):
-    """The LeaderElection Events (core/v1, which 1.11 has too) about the lock, through a SIGTERM
-    failover."""
+    """The LeaderElection Events (core/v1, which 1.11 has too) of a SIGTERM failover: each
+    Normal, about the lock object, from component leasehold."""
     cp = s.control_plane()
     ns = Namespace(cp, "e2e-events")
     cp.kubectl("delete", "events", "--all", "-n", ns.name)  # a re-run on a shared control plane
@@ -407,20 +363,23 @@ def events_recorded(s):
     old = wait_single_leader(agents, 20)
     old.term_and_wait(FAST.renew + 5)
     new = wait_single_leader([a for a in agents if a is not old], 20)
-    events = wait_failover_events(cp, ns, old, new, *LOCK_OBJECTS[lock_kind(cp)])
-    for e in events:
+    want = {f"{old.name} became leader", f"{old.name} stopped leading", f"{new.name} became leader"}
+
+    def got():
+        ev = [e for e in cp.get_json("events", "-n", ns.name)["items"]
+              if e.get("reason") == "LeaderElection"]
+        return {e["message"] for e in ev} >= want and ev
+    lock_object = (*LOCK_OBJECTS[lock_kind(cp)], ns.lock_name)
+    for e in wait_until(got, 10, what=f"events {want}"):
+        obj = e["involvedObject"]
+        assert (obj["kind"], obj["apiVersion"], obj["name"]) == lock_object, e
+        assert e["type"] == "Normal", e
+        assert e["source"]["component"] == "leasehold", e
         assert e["reportingComponent"] == "leasehold", e
     table = cp.kubectl("get", "events", "-n", ns.name, "--field-selector",
                        f"involvedObject.name={ns.lock_name}")
     log("kubectl get events:\n" + table)
     assert "became leader" in table and "stopped leading" in table
-
-
-def pod_manifest(name, sa):
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"app": "e2e"}},
-        "spec": {"serviceAccountName": sa, "automountServiceAccountToken": False,
-                 "containers": [{"name": "main", "image": "registry.invalid/none:1"}]}})
 
 
 @scenario
@@ -433,13 +392,12 @@ def leader_label_failover(s):
     rbac = DEPLOY / "rbac"  # the pod Role, which the label and the cost need
     cp.kubectl("apply", "-n", ns.name, "-f", str(rbac / "pod-role.yaml"), "-f",
                str(rbac / "pod-rolebinding.yaml"))
-    agents = []
+    pods = [f"web-{i}" for i in range(3)]
     cp.kubectl("delete", "pods", "--all", "-n", ns.name)  # a re-run on a shared control plane
-    for i in range(3):
-        name = f"{ns.name}-a{i}"
-        pod = f"web-{i}"
-        cp.kubectl("create", "-n", ns.name, "-f", "-", input=pod_manifest(pod, ns.sa))
-        a = s.agent(ns, name, release="immediate",
+    create_pods(cp, ns.name, pods, ns.sa)
+    agents = []
+    for i, pod in enumerate(pods):
+        a = s.agent(ns, f"{ns.name}-a{i}", release="immediate",
                     extra=(f"--leader-label={LABEL}", f"--deletion-cost={COST}"),
                     env={"POD_NAME": pod, "POD_NAMESPACE": ns.name})
         a.pod = pod
@@ -533,33 +491,30 @@ def _term_failover(s, ns_name, watchers, release):
     cp, ns, agents = fleet_in(s, ns_name, 3, release=release)
     old = wait_single_leader(agents, 20)
     rest = [a for a in agents if a is not old]
-    clients = connect_watchers(old, watchers) if watchers else []
+    clients = connect_watchers(old, watchers)
     # Longer than renew-deadline: the "yes" answers wait_single_leader got from the old leader
     # have run out, so only the watch clients (if any) hold a promise. Renewals flow meanwhile.
     time.sleep(FAST.renew + 0.5)
     t_term = time.monotonic()
     old.term()
-    found = {}
 
     def poll_rest():
         # /is-leader on the candidates only: the old leader is never asked.
         for a in rest:
-            st, _ = a.request("GET", "/is-leader", timeout=0.5)
-            if st == 200:
-                found["t"] = time.monotonic()
-                return a
+            if a.request("GET", "/is-leader", timeout=0.5)[0] == 200:
+                return a, time.monotonic()
         return None
 
-    new = wait_until(poll_rest, 30, interval=0.01, what="a new leader")
+    new, t_yes = wait_until(poll_rest, 30, interval=0.01, what="a new leader")
     rc = old.wait(FAST.renew + 10)
     t_exit = time.monotonic()
     assert rc == 0, f"old leader exited with {rc}"
-    last_promise = max((c.last_valid_until() or 0) for c in clients) if clients else None
+    last_promise = max((c.last_valid_until() or 0 for c in clients), default=None)
     ended = sum(1 for c in clients if c.ended)
     for c in clients:
         c.close()
     log(f"{new.name} leads; {ended}/{len(clients)} streams ended with the old leader")
-    return found["t"] - t_term, t_exit - t_term, last_promise, found["t"] + MONO_TO_WALL
+    return t_yes - t_term, t_exit - t_term, last_promise, t_yes + MONO_TO_WALL
 
 
 @scenario
@@ -572,11 +527,8 @@ def follower_healthz_while_watching(s):
     follower = [a for a in agents if a is not leader][0]
 
     def gets(a):
-        st, text = a.request("GET", "/metrics", timeout=2.0)
-        assert st == 200, (st, text)
-        key = (f'leasehold_api_requests_total{{lock_namespace="{ns.name}",lock_name="{ns.lock_name}",'
-               f'verb="GET",code="200"}}')
-        return parse_prometheus(text)[0][key]
+        return metrics(a)[0][lock_series(ns, "leasehold_api_requests_total",
+                                         'verb="GET",code="200"')]
 
     # Let the follower settle on the watch (its first GET, then events only).
     time.sleep(2 * FAST.retry)

@@ -14,6 +14,7 @@ the Lease through a watch. What leasehold keeps of them, and what --preferred-ho
 is argued in src/election/elector.cpp ("Coordinated leader election") and docs/safety.md.
 """
 
+import contextlib
 import json
 import sys
 import time
@@ -42,14 +43,22 @@ def spec_of(kind, obj):
     return dict(obj.get("spec") or {})
 
 
-def start(s, name, n, extra=()):
-    """(ns, agents, watch): `n` agents in Namespace `name` on a control plane with the gate on,
-    a watch of every version of their Lease, and the Lease's first holder settled."""
+@contextlib.contextmanager
+def started(s, name, n, extra=()):
+    """(ns, agents, watch, smp): `n` agents in Namespace `name` on a control plane with the gate
+    on, a watch of every version of their Lease, and a Sampler of their answers. On the way out
+    the watch stops, and the overlap judge (e2e/lib/judge.py) rules on every answer sampled."""
     cp = s.control_plane(GATE_ON)
     ns = Namespace(cp, name)
     agents = start_fleet(s, ns, n, extra=list(extra))
     watch = LockWatcher(cp, ns, parse=spec_of).start()
-    return ns, agents, watch
+    try:
+        with Sampler(agents) as smp:
+            yield ns, agents, watch, smp
+    finally:
+        watch.stop()
+    judged = smp.overlaps()
+    assert not judged, f"two leaders at once: {judged[:3]} ({smp.count()} samples)"
 
 
 def mark_end_of_term(ns, preferred):
@@ -79,26 +88,20 @@ def renews_keep_fields(s):
     """--preferred-holder keep (the default): the leader goes on renewing, and every renewal
     writes strategy and preferredHolder back as it found them (client-go's plain elector drops
     them)."""
-    ns, agents, watch = start(s, "e2e-coord-keep", 2)
-    try:
-        with Sampler(agents) as smp:
-            leader = wait_single_leader(agents, 20)
-            follower = next(a for a in agents if a is not leader)
-            rv = mark_end_of_term(ns, follower.name)
-            renewals = lambda: [sp for sp in versions_after(watch, rv)  # noqa: E731
-                                if sp.get("holderIdentity") == leader.name]
-            wait_until(lambda: len({sp.get("renewTime") for sp in renewals()}) >= 3,
-                       10 * FAST.retry, what="three renewals after the mark")
-            for sp in versions_after(watch, rv):
-                assert sp.get("holderIdentity") == leader.name, sp
-                assert sp.get("strategy") == STRATEGY, sp
-                assert sp.get("preferredHolder") == follower.name, sp
-            assert leader.is_leader(), "the leader stopped leading with the default rule"
-            log(f"{len(renewals())} renewals after the mark kept strategy and preferredHolder")
-    finally:
-        watch.stop()
-    judged = smp.overlaps()  # the overlap judge (e2e/lib/judge.py) on every answer sampled
-    assert not judged, f"two leaders at once: {judged[:3]} ({smp.count()} samples)"
+    with started(s, "e2e-coord-keep", 2) as (ns, agents, watch, smp):
+        leader = wait_single_leader(agents, 20)
+        follower = next(a for a in agents if a is not leader)
+        rv = mark_end_of_term(ns, follower.name)
+        renewals = lambda: [sp for sp in versions_after(watch, rv)  # noqa: E731
+                            if sp.get("holderIdentity") == leader.name]
+        wait_until(lambda: len({sp.get("renewTime") for sp in renewals()}) >= 3,
+                   10 * FAST.retry, what="three renewals after the mark")
+        for sp in versions_after(watch, rv):
+            assert sp.get("holderIdentity") == leader.name, sp
+            assert sp.get("strategy") == STRATEGY, sp
+            assert sp.get("preferredHolder") == follower.name, sp
+        assert leader.is_leader(), "the leader stopped leading with the default rule"
+        log(f"{len(renewals())} renewals after the mark kept strategy and preferredHolder")
 
 
 @scenario
@@ -107,26 +110,21 @@ def yield_hands_over(s):
     writes no more renewals, its "yes" ends with its last claim, and the preferred follower (not
     the third agent) takes the Lease when it expires, with the strategy kept and the preferred
     holder cleared; no two agents say "yes" at once (the overlap judge)."""
-    ns, agents, watch = start(s, "e2e-coord-yield", 3, extra=["--preferred-holder=yield"])
-    try:
-        with Sampler(agents) as smp:
-            leader = wait_single_leader(agents, 20)
-            term = leader.leader()[1]["term"]
-            preferred, other = [a for a in agents if a is not leader]
-            time.sleep(2 * FAST.retry)  # a few renewals, so the mark lands between two
-            t_mark = time.monotonic()
-            rv = mark_end_of_term(ns, preferred.name)
-            new = wait_single_leader([preferred, other], FAST.renew + 2 * FAST.lease + 5,
-                                     what="a follower to lead",
-                                     holder=lambda: ns.lease()["spec"].get("holderIdentity"))
-            took = time.monotonic() - t_mark
-            assert new is preferred, f"{new.name} took over, not the preferred {preferred.name}"
-            time.sleep(2 * FAST.retry)  # the new leader renews; the others stay out
-            after = versions_after(watch, rv)
-    finally:
-        watch.stop()
-    judged = smp.overlaps()  # the overlap judge (e2e/lib/judge.py) on every answer sampled
-    assert not judged, f"two leaders at once: {judged[:3]} ({smp.count()} samples)"
+    fleet = started(s, "e2e-coord-yield", 3, ["--preferred-holder=yield"])
+    with fleet as (ns, agents, watch, smp):
+        leader = wait_single_leader(agents, 20)
+        term = leader.leader()[1]["term"]
+        preferred, other = [a for a in agents if a is not leader]
+        time.sleep(2 * FAST.retry)  # a few renewals, so the mark lands between two
+        t_mark = time.monotonic()
+        rv = mark_end_of_term(ns, preferred.name)
+        new = wait_single_leader([preferred, other], FAST.renew + 2 * FAST.lease + 5,
+                                 what="a follower to lead",
+                                 holder=lambda: ns.lease()["spec"].get("holderIdentity"))
+        took = time.monotonic() - t_mark
+        assert new is preferred, f"{new.name} took over, not the preferred {preferred.name}"
+        time.sleep(2 * FAST.retry)  # the new leader renews; the others stay out
+        after = versions_after(watch, rv)
     old = [sp for sp in after if sp.get("holderIdentity") == leader.name]
     assert not old, f"the leader wrote after the mark: {old}"
     taken = [sp for sp in after if sp.get("holderIdentity") == preferred.name]

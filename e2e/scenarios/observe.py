@@ -1,23 +1,21 @@
 #!/usr/bin/env python3
-"""Observe mode (--agent-mode observe) beside a real controller-runtime manager, on a real etcd +
-kube-apiserver. Three "pods" op-0..op-2, each a controller-runtime manager (e2e/crmanager, built
-by its build.sh: LeaderElection on a Lease, identity <hostname>_<uuid>, its host name set to the
-pod's name with `unshare --uts`) and an observing leasehold agent (POD_NAME = the pod's name,
---leader-label). One fault of the holder's manager per scenario: SIGKILL, SIGSTOP for longer than
-the lease (then SIGCONT), SIGTERM (controller-runtime's default: no release).
+"""Observe mode (--agent-mode observe) beside a real controller-runtime manager
+(e2e/lib/operator.py), on a real etcd + kube-apiserver. Three "pods", each a manager and an
+observing leasehold agent (POD_NAME = the pod's name, --leader-label). One fault of the holder's
+manager per scenario: SIGKILL, SIGSTOP for longer than the lease (then SIGCONT), SIGTERM
+(controller-runtime's default: no release).
 
-Judged by e2e/lib/judge.py: each pod's samples are its agent's /leader answers (every 50 ms, with
-validUntil) plus its managers' leaderships from their own logs, each from the acquireTime its
-Lease shows (stamped before the winning write) until it stopped leading, died, or the next
-holder's acquireTime (a frozen manager believes it leads until its renew loop runs again:
-client-go has no fencing; that belief is logged, not judged). Any overlap of two pods, promises
-(validUntil) included, fails: no agent may say "yes" for its pod while another pod's manager
-holds the lease. Also checked: every agent's view moves to the new holder, and the leader label
-and the LeaderElection Events follow it. Numbers on MEASURED lines.
+Judged by e2e/lib/judge.py: each pod's samples are its agent's /leader answers (with validUntil)
+plus its managers' leaderships from their own logs, each from the acquireTime its Lease shows
+(stamped before the winning write) until it stopped leading, died, or the next holder's acquireTime
+(a frozen manager believes it leads until its renew loop runs again: client-go has no fencing; that
+belief is logged, not judged). Any overlap of two pods, promises (validUntil) included, fails: no
+agent may say "yes" for its pod while another pod's manager holds the lease. Also checked: every
+agent's view moves to the new holder, and the leader label and the LeaderElection Events follow it.
+Numbers on MEASURED lines.
 
 Usage: python3 -m e2e.scenarios.observe NAME [NAME...]   (or `all`, `list`).
-Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, LEASEHOLD_CRMANAGER_BIN (the manager binary or its bin
-dir; default: the output of e2e/crmanager/build.sh).
+Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, and e2e/lib/operator.py's LEASEHOLD_CRMANAGER_BIN.
 """
 
 import re
@@ -83,7 +81,9 @@ class Run:
             return None
         return wait_until(ready, timeout, what="a holder whose agent says yes")
 
-    def check_views(self, pod, timeout=10):
+    def check(self, pod, timeout=10):
+        """`pod` holds the Lease: every agent's view and every pod's label follow, within
+        `timeout` s, and no other pod's agent says yes."""
         holder = lease_holder(self.ns)
         assert pod_of(holder) == pod, holder
 
@@ -92,11 +92,8 @@ class Run:
         wait_until(moved, timeout, what=f"every agent's view to name {holder}")
         for p, a in self.agents.items():
             assert p == pod or not a.is_leader(), f"{p}'s agent says yes while {holder} holds"
-
-    def check_labels(self, pod, timeout=10):
         want = {p: ("leader" if p == pod else "follower") for p in PODS}
-        wait_until(lambda: labels(self.cp, self.ns) == want, timeout,
-                   what=f"labels {want}")
+        wait_until(lambda: labels(self.cp, self.ns) == want, timeout, what=f"labels {want}")
 
     def judge(self):
         """Every pod's samples: its agent's answers and its managers' leaderships; raises
@@ -168,8 +165,7 @@ def one_fault(s, fault):
     r = Run(s, fault)
     holder = r.wait_holder(timeout=40)
     log(f"holder: {holder} ({lease_holder(r.ns)})")
-    r.check_views(holder)
-    r.check_labels(holder)
+    r.check(holder)
     time.sleep(3)  # a few renewals under the agents' eyes
     m = r.manager_of(holder)
     t_fault = time.time()
@@ -187,8 +183,7 @@ def one_fault(s, fault):
         rc = m.wait(TIMINGS.renew + 10)
         log(f"{m.name} after SIGCONT: exited with {rc} (controller-runtime exits on a lost lease)")
     log(f"new holder: {new} ({lease_holder(r.ns)}), {time.time() - t_fault:.2f}s after the fault")
-    r.check_views(new)
-    r.check_labels(new)
+    r.check(new)
     want = {f"{holder} became leader", f"{holder} stopped leading", f"{new} became leader"}
     wait_until(lambda: {e["message"] for e in leader_events(r.cp, r.ns)} >= want, 10,
                what=f"events {want}")

@@ -3,19 +3,14 @@
 
 Usage: python3 -m e2e.scenarios.prometheus NAME [NAME...]   (or `all`, `list`).
 
-Each scenario starts its own Prometheus server (the pinned one: Debian 12's `prometheus` 2.42,
-the binary of the package that gives promtool to deploy/monitoring/rules_test.py) on 127.0.0.1 at
-a free port, with a temporary TSDB, and stops it and removes the TSDB afterwards. It scrapes the
-agents' probe listeners (`--probe-address`, path /metrics, as the shipped PodMonitor does)
-through a file_sd scrape config, each target labelled with `namespace` and `pod` as the
-PodMonitor's relabelling would, and loads the rules rendered by deploy/monitoring/rules.py (the
-one source promtool tests) with scaled durations:
-
-    SCALE = 0.02 of every shipped window and `for:` (5m -> 6s, 15m -> 18s), and the e2e's own
-    timings (lease 4s, renew-deadline 3s, retry 1s), a 1 s scrape and evaluation interval.
-
-Both renderings of LeaseholdAbsent are loaded: the plain file's (`up`-based) and the chart's
-and Kustomize's per-lock `absent(leasehold_lock_info{...})`.
+Each scenario starts its own Prometheus server (e2e/lib/prometheus.py: the pinned one, Debian
+12's `prometheus` 2.42, the binary of the package that gives promtool to
+deploy/monitoring/rules_test.py), and stops it afterwards. It scrapes the agents' probe listeners
+(`--probe-address`, path /metrics, as the shipped PodMonitor does), each target labelled with
+`namespace` and `pod` as the PodMonitor's relabelling would, and loads the rules rendered by
+deploy/monitoring/rules.py (the one source promtool tests), their windows and `for:` scaled by
+SCALE, with the e2e's own timings. Both renderings of LeaseholdAbsent are loaded: the plain
+file's (`up`-based) and the chart's and Kustomize's per-lock `absent(leasehold_lock_info{...})`.
 
 Every check reads `ALERTS{alertstate="firing"}` as a range (query_range, 0.2 s steps) over the
 whole scenario through the HTTP API, after waiting until the rule group has been evaluated past
@@ -32,9 +27,9 @@ from pathlib import Path
 
 from deploy.monitoring import rules  # the one source of the alerts
 from e2e.lib.agent import current_leaders, wait_ready, wait_single_leader
-from e2e.lib import common
-from e2e.lib.common import REPO, Watch, log, wait_until
+from e2e.lib.common import DEPLOY, Watch, log, measured, wait_until
 from e2e.lib.controlplane import Namespace
+from e2e.lib.members import start_fleet
 from e2e.lib.operator import CrManager, lease_holder, manager_binary, pod_of
 from e2e.lib.prometheus import OVERRIDES, SCALE, SCRAPE, STEP, Prometheus
 from e2e.lib.runner import Registry, Scenario
@@ -47,15 +42,11 @@ NO_LEADER_WINDOW = FAST.lease + 2 * SCRAPE
 NO_LEADER_FOR = 2 * SCRAPE
 # A scrape, an evaluation, and the query's 0.2 s step, plus load on a shared 2-core machine.
 SLACK = 2 * SCRAPE + 2.0
+# An out-of-band write of the Lease is seen by the watch at once (or by the next Get, within a
+# retry period), then a scrape and an evaluation; no `for:`.
+OUT_OF_BAND = FAST.retry + SLACK
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-
-RESULTS = []  # (scenario, measurement) for the summary line
-
-
-def measured(s, text):
-    RESULTS.append((s.name, text))
-    common.measured(text)
 
 
 def fmt(firing):
@@ -100,29 +91,22 @@ class PromScenario(Scenario):
                 shutil.rmtree(ns.tmp, ignore_errors=True)
 
 
-def fresh_namespace(s, cp, name):
-    """The namespace with the shipped RBAC and no Lease left from an earlier run (whose record a
-    foreign-writer scenario may have made unreliable)."""
-    ns = Namespace(cp, name)
+def fresh_namespace(s, name):
+    """The namespace on the scenario's control plane (ns.cp) with the shipped RBAC and no Lease
+    left from an earlier run (whose record a foreign-writer scenario may have made unreliable)."""
+    ns = Namespace(s.control_plane(), name)
     s.namespaces.append(ns)
-    cp.kubectl("delete", "lease", ns.lock_name, "-n", name, "--ignore-not-found")
+    ns.cp.kubectl("delete", "lease", ns.lock_name, "-n", name, "--ignore-not-found")
     return ns
 
 
-def agent(s, ns, name, extra=(), probe_port=None, **kw):
-    """An agent with a probe listener (the scrape target); `probe_port` to reuse a target's
-    address (a restarted container of the same pod)."""
-    return s.agent(ns, name, extra=extra, probe=probe_port or True, **kw)
-
-
 def scraped_fleet(s, tag, extra=()):
-    """(cp, ns, agents, leader, prom): a fresh namespace `tag`, three agents with a leader, and
-    a Prometheus that has scraped them."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, tag)
-    agents = [agent(s, ns, f"{ns.name}-a{i}", extra).start() for i in range(3)]
+    """(ns, agents, leader, prom): a fresh namespace `tag`, three agents with a leader, and a
+    Prometheus that has scraped them."""
+    ns = fresh_namespace(s, tag)
+    agents = start_fleet(s, ns, 3, extra=extra, probe=True)
     leader = wait_single_leader(agents, 4 * FAST.lease + 10)
-    return cp, ns, agents, leader, s.prometheus(ns, agents)
+    return ns, agents, leader, s.prometheus(ns, agents)
 
 
 def first_firing(firing, name, after, **labels):
@@ -184,7 +168,7 @@ def clean_handovers_fire_nothing(s):
     pod's process killed and started again, as the kubelet restarts a container) and a rolling
     update of all three replicas (new pods, new targets, the old ones stopped after the new one
     is ready) fire nothing, over the whole window plus every `for:` after it."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
     start = prom.started_wall
 
     # Clean failover.
@@ -194,14 +178,14 @@ def clean_handovers_fire_nothing(s):
     new = wait_single_leader(live, FAST.lease + 5)
     log(f"clean failover: {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
     # The stopped pod comes back (a restart of its container): same name, same target.
-    restarted = agent(s, ns, leader.name, probe_port=leader.probe_port).start()
+    restarted = s.agent(ns, leader.name, probe=leader.probe_port).start()
     live.append(restarted)
     wait_ready([restarted], 10)
     # A crash restart of the current leader: SIGKILL, and the kubelet starts it again.
     cur = wait_single_leader(live, FAST.lease + 5)
     t0 = time.monotonic()
     cur.kill()
-    again = agent(s, ns, cur.name, probe_port=cur.probe_port).start()
+    again = s.agent(ns, cur.name, probe=cur.probe_port).start()
     live = [a for a in live if a is not cur] + [again]
     nxt = wait_single_leader(live, 2 * FAST.lease + 5)
     log(f"crash restart of the leader {cur.name}: {nxt.name} leads "
@@ -209,7 +193,7 @@ def clean_handovers_fire_nothing(s):
 
     # Rolling update: one new pod at a time (maxSurge 1), the old one stopped once it is ready.
     for i, old in enumerate(list(live)):
-        fresh = agent(s, ns, f"{ns.name}-r{i}").start()
+        fresh = s.agent(ns, f"{ns.name}-r{i}", probe=True).start()
         wait_ready([fresh], 10)
         live.append(fresh)
         prom.set_targets(live)
@@ -222,12 +206,12 @@ def clean_handovers_fire_nothing(s):
     # Let every `for:` that a transient above could have started run out.
     settle = max(FOR_5M, NO_LEADER_WINDOW + NO_LEADER_FOR) + 2 * SCRAPE
     end = time.time() + settle
-    wait_until(lambda: time.time() >= end, settle + 5, 0.2, what="the settle window")
+    time.sleep(settle)
     firing = prom.firing(start, end)
     assert not firing, f"alerts fired on clean handovers: {fmt(firing)}"
     term = prom.query("max(leasehold_term)")
-    measured(s, f"nothing fired over {end - start:.0f}s of clean failover, pod restart, crash "
-                f"restart and rolling update (term rose to {term[0]['value'][1] if term else '?'})")
+    measured(f"nothing fired over {end - start:.0f}s of clean failover, pod restart, crash "
+             f"restart and rolling update (term rose to {term[0]['value'][1] if term else '?'})")
 
 
 @scenario
@@ -235,10 +219,10 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
     """Every replica's RoleBinding taken away: the leader cannot renew and steps down, nobody
     can acquire; LeaseholdNoLeader and LeaseholdNotReady fire within their bounds, and both
     resolve after the RoleBinding is restored."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-rbac")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-rbac")
     try:
         t_fault = time.time()
-        cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
+        ns.cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
         log("RoleBindings leasehold, leasehold-create deleted")
         # NoLeader: the leader steps down within renew-deadline, then the window must hold no
         # "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
@@ -257,26 +241,27 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         assert not current_leaders(agents)
     finally:
         t_restore = time.time()
-        cp.apply(Path(REPO / "deploy" / "rbac" / "rolebinding.yaml").read_text(), ns.name)
+        ns.cp.apply((DEPLOY / "rbac" / "rolebinding.yaml").read_text(), ns.name)
     log("RoleBindings restored")
     wait_single_leader(agents, 2 * FAST.lease + 2.2 * FAST.retry + 5)
     t_led = time.time()
-    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore, 2.2 * FAST.retry + FAST.lease + SLACK)
+    dt_nl_res = wait_resolved(prom, "LeaseholdNoLeader", t_restore,
+                              2.2 * FAST.retry + FAST.lease + SLACK)
     dt_nr_res = wait_resolved(prom, "LeaseholdNotReady", t_restore, 2.2 * FAST.retry + SLACK)
     firing = prom.firing(prom.started_wall, time.time())
     assert_only(firing, "LeaseholdNoLeader", "LeaseholdNotReady")
-    measured(s, f"RBAC removed: LeaseholdNotReady fired {dt_nr:.1f}s (bound "
-                f"{not_ready_bound:.1f}s, on {sorted(nr)} first), LeaseholdNoLeader "
-                f"{dt_nl:.1f}s (bound {no_leader_bound:.1f}s) after the RoleBindings were "
-                f"deleted; restored: a leader {t_led - t_restore:.1f}s later, NoLeader resolved "
-                f"{dt_nl_res:.1f}s, NotReady {dt_nr_res:.1f}s after the restore")
+    measured(f"RBAC removed: LeaseholdNotReady fired {dt_nr:.1f}s (bound "
+             f"{not_ready_bound:.1f}s, on {sorted(nr)} first), LeaseholdNoLeader "
+             f"{dt_nl:.1f}s (bound {no_leader_bound:.1f}s) after the RoleBindings were "
+             f"deleted; restored: a leader {t_led - t_restore:.1f}s later, NoLeader resolved "
+             f"{dt_nl_res:.1f}s, NotReady {dt_nr_res:.1f}s after the restore")
 
 
 @scenario
 def all_stopped_fires_absent(s):
     """Every replica stopped: both renderings of LeaseholdAbsent fire (the plain file's on
     `up`, the chart's per-lock absent(leasehold_lock_info))."""
-    cp, ns, agents, _, prom = scraped_fleet(s, "prom-absent")
+    ns, agents, _, prom = scraped_fleet(s, "prom-absent")
     for a in agents:
         a.term()
     for a in agents:
@@ -289,13 +274,15 @@ def all_stopped_fires_absent(s):
     dt_lock, firing = wait_firing(prom, "LeaseholdAbsent", t_fault, bound,
                                   lock_name=ns.lock_name)
     assert_only(firing, "LeaseholdAbsent")
-    measured(s, f"all replicas stopped: LeaseholdAbsent (up-based) fired {dt_up:.1f}s, "
-                f"per-lock absent(leasehold_lock_info) {dt_lock:.1f}s after (bound {bound:.1f}s)")
+    measured(f"all replicas stopped: LeaseholdAbsent (up-based) fired {dt_up:.1f}s, "
+             f"per-lock absent(leasehold_lock_info) {dt_lock:.1f}s after (bound {bound:.1f}s)")
 
 
-def lease_patch(cp, ns, patch, kind="merge"):
-    cp.kubectl("patch", "lease", ns.lock_name, "-n", ns.name, "--type", kind, "-p",
-               json.dumps(patch))
+def lease_patch(ns, patch, kind="merge"):
+    """Writes the Lease out of band; returns the wall clock after the write."""
+    ns.cp.kubectl("patch", "lease", ns.lock_name, "-n", ns.name, "--type", kind, "-p",
+                  json.dumps(patch))
+    return time.time()
 
 
 @scenario
@@ -305,27 +292,24 @@ def foreign_takeover_fires_promise_overtaken(s):
     sees its promise overtaken; LeaseholdPromiseOvertaken fires, on the leader's series. (A
     normal handover does not fire it: clean_handovers_fire_nothing.)"""
     s.expect_overtaken = True
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-overtaken")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-overtaken")
     body = leader.leader_body()
     spec = ns.lease()["spec"]
     assert spec["holderIdentity"] == leader.name
     now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
-    lease_patch(cp, ns, {"spec": {"holderIdentity": "foreign-elector",
-                                  "leaseTransitions": spec.get("leaseTransitions", 0) + 1,
-                                  "acquireTime": now, "renewTime": now,
-                                  "leaseDurationSeconds": int(FAST.lease)}})
-    t_fault = time.time()
+    t_fault = lease_patch(ns, {"spec": {
+        "holderIdentity": "foreign-elector", "acquireTime": now, "renewTime": now,
+        "leaseTransitions": spec.get("leaseTransitions", 0) + 1,
+        "leaseDurationSeconds": int(FAST.lease)}})
     log(f"Lease written out of band: holder foreign-elector, while {leader.name}'s promise "
         f"runs (validUntil {body.get('validUntil')})")
-    # Seen by the watch at once (or by the next Get, within a retry period), then a scrape and
-    # an evaluation; no `for:`.
-    bound = FAST.retry + SLACK
-    dt, firing = wait_firing(prom, "LeaseholdPromiseOvertaken", t_fault, bound, pod=leader.name)
+    dt, firing = wait_firing(prom, "LeaseholdPromiseOvertaken", t_fault, OUT_OF_BAND,
+                             pod=leader.name)
     wrong = [k for k in alerts_named(firing, "LeaseholdPromiseOvertaken")
              if ("pod", leader.name) not in k[1:]]
     assert not wrong, f"overtaken on a replica that held no promise: {wrong}"
-    measured(s, f"out-of-band takeover during {leader.name}'s promise: LeaseholdPromiseOvertaken "
-                f"fired {dt:.2f}s after the write (bound {bound:.1f}s)")
+    measured(f"out-of-band takeover during {leader.name}'s promise: LeaseholdPromiseOvertaken "
+             f"fired {dt:.2f}s after the write (bound {OUT_OF_BAND:.1f}s)")
 
 
 @scenario
@@ -333,16 +317,14 @@ def record_without_count_fires_foreign_writer(s):
     """An out-of-band write of the Lease without a transition count (a foreign writer that does
     not keep it), holder unchanged: LeaseholdForeignWriter fires on every replica that sees it,
     and no promise is overtaken."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-foreign")
-    lease_patch(cp, ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
-    t_fault = time.time()
+    ns, agents, leader, prom = scraped_fleet(s, "prom-foreign")
+    t_fault = lease_patch(ns, [{"op": "remove", "path": "/spec/leaseTransitions"}], kind="json")
     log(f"Lease written out of band without leaseTransitions (holder still {leader.name})")
-    bound = FAST.retry + SLACK
-    dt, firing = wait_firing(prom, "LeaseholdForeignWriter", t_fault, bound)
+    dt, firing = wait_firing(prom, "LeaseholdForeignWriter", t_fault, OUT_OF_BAND)
     pods = {dict(k[1:]).get("pod") for k in alerts_named(firing, "LeaseholdForeignWriter")}
     assert not alerts_named(firing, "LeaseholdPromiseOvertaken"), fmt(firing)
-    measured(s, f"record without a count: LeaseholdForeignWriter fired {dt:.2f}s after the write "
-                f"(bound {bound:.1f}s) on {sorted(pods)}")
+    measured(f"record without a count: LeaseholdForeignWriter fired {dt:.2f}s after the write "
+             f"(bound {OUT_OF_BAND:.1f}s) on {sorted(pods)}")
 
 
 @scenario
@@ -350,7 +332,7 @@ def rapid_leader_changes_fire_flapping(s):
     """Forced rapid changes of leader (POST /release on each new leader, --release-holdoff 2s so
     the released one steps aside): LeaseholdFlapping fires once the term rose by
     `flapping_changes` within the scaled window."""
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-flap", extra=("--release-holdoff=2s",))
+    ns, agents, leader, prom = scraped_fleet(s, "prom-flap", extra=("--release-holdoff=2s",))
     # The rule compares the term now with the term one window ago: wait until Prometheus holds
     # a sample that old (a Prometheus that has just started sees no change at all).
     wait_until(lambda: prom.query(f"max(leasehold_term offset {int(WINDOW_15M)}s)"),
@@ -380,9 +362,9 @@ def rapid_leader_changes_fire_flapping(s):
     t = first_firing(firing, "LeaseholdFlapping", t_first)
     bound = SLACK + 2 * SCRAPE
     assert t is not None and t - t_nth <= bound, (t, t_nth, fmt(firing))
-    measured(s, f"{changes} forced leader changes in {t_nth - t_first:.1f}s (threshold {need} in "
-                f"{WINDOW_15M:.0f}s): LeaseholdFlapping fired {t - t_first:.1f}s after the first "
-                f"release, {t - t_nth:.1f}s after change #{need} (bound {bound:.1f}s)")
+    measured(f"{changes} forced leader changes in {t_nth - t_first:.1f}s (threshold {need} in "
+             f"{WINDOW_15M:.0f}s): LeaseholdFlapping fired {t - t_first:.1f}s after the first "
+             f"release, {t - t_nth:.1f}s after change #{need} (bound {bound:.1f}s)")
 
 
 @scenario
@@ -398,14 +380,13 @@ def slow_renewals_fire_renew_slow(s):
     second renew. The rule's bucket is the largest below that bound (rules.slow_bound: 0.5 s
     here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
     from e2e.lib.faultproxy import ProxyLoop
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-slow")
+    ns = fresh_namespace(s, "prom-slow")
     loop = ProxyLoop()
     try:
-        proxy = loop.proxy("slow", cp.host, cp.port)
-        a = agent(s, ns, f"{ns.name}-a0",
-                  env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                       "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
+        proxy = loop.proxy("slow", ns.cp.host, ns.cp.port)
+        a = s.agent(ns, f"{ns.name}-a0", probe=True,
+                    env={"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                         "KUBERNETES_SERVICE_PORT": str(proxy.port)}).start()
         a.wait_leader(4 * FAST.lease + 10)
         prom = s.prometheus(ns, [a])
         bucket = rules.slow_bound(rules.params_of(OVERRIDES))
@@ -435,10 +416,10 @@ def slow_renewals_fire_renew_slow(s):
         mean = float(slow[0]["value"][1])
         assert bucket < mean < survivable, (bucket, mean, survivable)
         assert fails and float(fails[0]["value"][1]) == 0, fails
-        measured(s, f"{lat:.3f}s latency each way: LeaseholdRenewSlowOrFailing fired {dt:.1f}s "
-                    f"after the fault (bound {bound:.1f}s) while {a.name} led throughout; mean "
-                    f"renew {mean:.2f}s ({100 * mean / FAST.renew:.0f}% of renew-deadline {FAST.renew:.0f}s,"
-                    f" bucket {bucket}s, survivable {survivable}s), no renew failed")
+        measured(f"{lat:.3f}s latency each way: LeaseholdRenewSlowOrFailing fired {dt:.1f}s "
+                 f"after the fault (bound {bound:.1f}s) while {a.name} led throughout; mean "
+                 f"renew {mean:.2f}s ({100 * mean / FAST.renew:.0f}% of renew-deadline "
+                 f"{FAST.renew:.0f}s, bucket {bucket}s, survivable {survivable}s), no renew failed")
     finally:
         loop.close()
 
@@ -450,7 +431,7 @@ def dashboard_queries_return_data(s):
     variables substituted, returns data from the real Prometheus after a failover, evaluated
     both as an instant and as a range query over the window."""
     from deploy.monitoring import dashboard
-    cp, ns, agents, leader, prom = scraped_fleet(s, "prom-dash")
+    ns, agents, leader, prom = scraped_fleet(s, "prom-dash")
     # A watch stream on one follower, so that the watchers panel counts one.
     follower = [a for a in agents if a is not leader][0]
     import http.client
@@ -481,7 +462,7 @@ def dashboard_queries_return_data(s):
         rng = max(1, int(end - prom.started_wall))
         subst = {"$namespace": ns.name, "$lock": ns.lock_name,
                  "$__rate_interval": f"{int(4 * SCRAPE)}s", "$__range": f"{rng}s"}
-        empty, lines, dump = [], [], []
+        empty, dump = [], []
         for title, legend, expr in dashboard.QUERIES:
             q = expr
             for k, v in subst.items():
@@ -493,10 +474,8 @@ def dashboard_queries_return_data(s):
             real = [v for v in values if v == v]  # not NaN
             if not inst or not ranged or not real:
                 empty.append(f"{title} [{legend}]: {q}")
-            lines.append(f"{title} [{legend}]: {len(inst)} series, {len(ranged)} in the range")
+            log(f"{title} [{legend}]: {len(inst)} series, {len(ranged)} in the range")
             dump.append({"panel": title, "legend": legend, "query": q, "range": ranged})
-        for ln in lines:
-            log(ln)
         out = os.environ.get("LEASEHOLD_PROM_OUT")
         if out:  # for e2e/plot_dashboard.py (docs/dashboard-queries.png)
             Path(out).mkdir(parents=True, exist_ok=True)
@@ -504,19 +483,24 @@ def dashboard_queries_return_data(s):
                 {"start": prom.started_wall, "end": end, "failover": t_failover,
                  "queries": dump}))
         assert not empty, "dashboard queries without data:\n" + "\n".join(empty)
-        measured(s, f"all {len(dashboard.QUERIES)} queries of {len(dashboard.PANELS)} panels "
-                    f"returned data after a failover")
+        measured(f"all {len(dashboard.QUERIES)} queries of {len(dashboard.PANELS)} panels "
+                 f"returned data after a failover")
     finally:
         watch.close()
 
 
+def observer(s, ns, name, pod):
+    """An observing leasehold agent of pod `pod`, with a probe listener (the scrape target).
+    Observe mode needs lease-duration - renew-deadline >= 2 s: MIXED's timings (5s/3s/1s), the
+    managers' and the observers' lease-duration equal."""
+    return s.agent(ns, name, extra=("--agent-mode=observe",), timings=MIXED, probe=True,
+                   env={"POD_NAME": pod, "POD_NAMESPACE": ns.name}).start()
+
+
 def observing_pods(s, ns, binary, pods, gen):
     """One "pod" per name: a controller-runtime manager that elects with the namespace's Lease
-    (e2e/lib/operator.py) and an observing leasehold sidecar with a probe listener (the scrape
-    target). Observe mode needs lease-duration - renew-deadline >= 2 s: MIXED's timings (5s/3s/1s)
-    for both, the managers' and the observers' lease-duration equal."""
-    agents = [agent(s, ns, f"{p}-sidecar", extra=("--agent-mode=observe",), timings=MIXED,
-                    env={"POD_NAME": p, "POD_NAMESPACE": ns.name}).start() for p in pods]
+    (e2e/lib/operator.py) and its observer."""
+    agents = [observer(s, ns, f"{p}-sidecar", p) for p in pods]
     managers = [s.member(CrManager, ns, p, binary, gen=gen, timings=MIXED).start() for p in pods]
     return agents, managers
 
@@ -540,12 +524,9 @@ def observed_operator_stopped_fires_no_leader(s):
     through the watcher's 0, and nothing else (not Absent: the watcher reports the lock). Scaled
     up again (new pods): a new manager takes the Lease once it expires, its sidecar says yes,
     and the alert resolves. promise-overtaken stays 0 throughout: an observer makes no promise."""
-    cp = s.control_plane()
-    ns = fresh_namespace(s, cp, "prom-observe")
+    ns = fresh_namespace(s, "prom-observe")
     binary = manager_binary()
-    watcher = agent(s, ns, "leasehold-watch-0", extra=("--agent-mode=observe",), timings=MIXED,
-                    env={"POD_NAME": "leasehold-watch-7f9c4-x2v8k",
-                         "POD_NAMESPACE": ns.name}).start()
+    watcher = observer(s, ns, "leasehold-watch-0", "leasehold-watch-7f9c4-x2v8k")
     agents, managers = observing_pods(s, ns, binary, ("op-0", "op-1", "op-2"), 0)
     holder = wait_observed_holder(ns, agents, 4 * MIXED.lease + 20)
     log(f"{lease_holder(ns)} holds the Lease; {holder.name} says yes; the watcher "
@@ -587,20 +568,11 @@ def observed_operator_stopped_fires_no_leader(s):
     assert overtaken and float(overtaken[0]["value"][1]) == 0, overtaken
     leader = prom.query(f'max(leasehold_is_leader{{lock_name="{ns.lock_name}"}})')
     assert leader and float(leader[0]["value"][1]) == 1, leader
-    measured(s, f"observed operator scaled to 0: LeaseholdNoLeader fired {dt_fire:.1f}s after "
-                f"(bound {bound:.1f}s), through the watcher's 0 alone; scaled up: {new.name} "
-                f"said yes {t_led - t_restore:.1f}s after the restore, NoLeader resolved "
-                f"{dt_res:.1f}s after the restore; promise-overtaken 0; no other alert")
-
-
-def main():
-    t = time.monotonic()
-    rc = SCENARIOS.main(context=PromScenario)
-    for name, text in RESULTS:
-        print(f"MEASURED {name}: {text}")
-    print(f"module took {time.monotonic() - t:.1f}s")
-    return rc
+    measured(f"observed operator scaled to 0: LeaseholdNoLeader fired {dt_fire:.1f}s after "
+             f"(bound {bound:.1f}s), through the watcher's 0 alone; scaled up: {new.name} "
+             f"said yes {t_led - t_restore:.1f}s after the restore, NoLeader resolved "
+             f"{dt_res:.1f}s after the restore; promise-overtaken 0; no other alert")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(SCENARIOS.main(context=PromScenario))
