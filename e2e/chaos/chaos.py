@@ -2,7 +2,7 @@
 """Chaos suite: N leasehold agents (and optionally client-go peers) on a real etcd +
 kube-apiserver, each agent's API traffic through its own fault-injecting proxy, faults injected
 at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
-two leasehold "yes" answers.
+two leasehold "yes" answers and on any definite break of a leasehold validUntil promise.
 
     python3 -m e2e.chaos.chaos                  short form (~2.5 min), seed from
                                                 $LEASEHOLD_CHAOS_SEED or random
@@ -562,6 +562,28 @@ def audit_summary(path, ns):
     return {"requests": dict(sorted(by.items())), "releases": releases}
 
 
+def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
+    """The promise rule as every tier judges it (analysis.promise_violations; the Python interop
+    tier too): a break of a leasehold leader's validUntil that the leader did not give up (a
+    release with `immediate`, its lease blanked by a client-go peer) fails the run when definite
+    (the new leader's first yes arrived before the validUntil) and is reported when possible
+    (asked before it, answered after it). term_imm: {slot: [SIGTERMs with `immediate`]};
+    blanked: identities whose lease a client-go peer blanked. Returns the report's fields."""
+    listed, counts = [], collections.Counter()
+    for p in analysis.promise_violations({}, claim, [], term_imm, to_wall):
+        race = p["old"]["identity"] in blanked
+        if kinds.get(p["old"]["slot"]) == "leasehold" and not (
+                p["exempt_immediate_release"] or race):
+            counts[p["definite"]] += 1
+        listed.append({"old": analysis.fmt_span(p["old"], t0),
+                       "new": analysis.fmt_span(p["new"], t0), "by_s": p["by_s"],
+                       "definite": p["definite"],
+                       "exempt_immediate_release": p["exempt_immediate_release"],
+                       "client_go_release_race": race})
+    return {"promise_violations_leasehold": counts[True],
+            "promise_possible_leasehold": counts[False], "promise_violations": listed}
+
+
 def report(out, meta=None):
     out = Path(out)
     meta = meta or json.loads((out / "run.json").read_text())
@@ -598,7 +620,6 @@ def report(out, meta=None):
     for f in faults:
         if f["kind"] == "term" and f["params"].get("release") == "immediate":
             term_imm.setdefault(f["target"], []).append(f["t"])
-    promises = analysis.promise_violations(lead, claim, faults, term_imm, to_wall)
     # The peers log the same race themselves (e2e/interop: "RELEASE-RACE ... BLANKED <lock> held
     # by "<holder>""); either source counts.
     for f in sorted((out / "logs").glob("cg*.log")):
@@ -607,11 +628,6 @@ def report(out, meta=None):
             if m and not any(r.get("overwrote_holder") == m.group(1) for r in foreign):
                 foreign.append({"user": f.stem, "overwrote_holder": m.group(1),
                                 "source": "peer log", "line": line[:300]})
-    blanked = {r["overwrote_holder"] for r in foreign}
-    for p in promises:
-        p["blanked_by_client_go"] = p["old"]["identity"] in blanked
-    promises_lh = [p for p in promises if kinds.get(p["old"]["slot"]) == "leasehold"
-                   and not p["exempt_immediate_release"] and not p["blanked_by_client_go"]]
 
     # Classify overlaps: one that a client-go peer began stale is client-go's (no time-bounded
     # yes); one that follows a foreign release of a leasehold lease is the client-go release race.
@@ -658,12 +674,8 @@ def report(out, meta=None):
         "overlaps": [{"why": c["why"], "overlap_s": c["overlap_s"],
                       "old": analysis.fmt_span(c["old"], t0),
                       "new": analysis.fmt_span(c["new"], t0)} for c in classified],
-        "promise_violations_leasehold": len(promises_lh),
-        "promise_violations": [{"old": analysis.fmt_span(p["old"], t0),
-                                "new": analysis.fmt_span(p["new"], t0), "by_s": p["by_s"],
-                                "exempt_immediate_release": p["exempt_immediate_release"],
-                                "client_go_release_race": p["blanked_by_client_go"]}
-                               for p in promises],
+        **promise_findings(claim, kinds, term_imm, {r["overwrote_holder"] for r in foreign},
+                           to_wall, t0),
         "leader_changes": len(hand),
         "handover_gap_s": analysis.dist([g for _, _, g in hand]),
         "handover_gap_by_fault_s": {k: analysis.dist(v) for k, v in sorted(gap_by_cause.items())},
@@ -736,7 +748,10 @@ def print_report(rep, out):
     log(f"OVERLAPS: {rep['overlaps_leasehold']} leasehold, {rep['overlaps_total']} total")
     for o in rep["overlaps"]:
         log(f"  {o['why']}: {o['overlap_s']}s  old {o['old']}  new {o['new']}")
-    log(f"promise violations (leasehold, not exempt): {rep['promise_violations_leasehold']}")
+    log(f"promise breaks (leasehold, not given up): {rep['promise_violations_leasehold']} "
+        f"definite, {rep['promise_possible_leasehold']} possible (reported, not failed)")
+    for p in rep["promise_violations"]:
+        log(f"  {p}")
     log(f"promises overtaken (the agents' own log, not exempt): "
         f"{len(rep['promise_overtaken_leasehold'])} (logged by {rep['promise_overtaken_logged']})")
     for line in rep["promise_overtaken_leasehold"]:
@@ -818,8 +833,9 @@ def main(argv=None):
 
 
 def failed(rep):
-    """The verdict: an overlap of a leasehold leader's answers, a promise overtaken (seen by
-    the sampler or logged by the agent), a slot not sampled as stated, or no leader at the end."""
+    """The verdict: an overlap of a leasehold leader's answers, a definite break of its promise
+    (seen by the sampler; or logged by the agent, whose witness is definite), a slot not sampled
+    as stated, or no leader at the end. A possible break is reported (promise_findings)."""
     return bool(rep["overlaps_leasehold"] or rep["promise_violations_leasehold"] or
                 rep["promise_overtaken_leasehold"] or rep["coverage_failures"] or
                 rep["final_leader"] is None)

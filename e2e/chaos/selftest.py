@@ -13,6 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from e2e.chaos import chaos
 from e2e.lib import analysis, sampler_process
 from e2e.lib.common import free_port
 from e2e.lib.faultproxy import ProxyLoop
@@ -186,11 +187,13 @@ def test_detector():
 
 # The chaos verdict (chaos.failed) on reports: name, the report's findings, must it fail.
 CLEAN = {"overlaps_leasehold": 0, "promise_violations_leasehold": 0,
-         "promise_overtaken_leasehold": [], "coverage_failures": [], "final_leader": "lh0"}
+         "promise_possible_leasehold": 0, "promise_overtaken_leasehold": [],
+         "coverage_failures": [], "final_leader": "lh0"}
 VERDICTS = [
     ("a clean run", {}, False),
     ("a leasehold overlap", {"overlaps_leasehold": 1}, True),
-    ("a promise overtaken, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a definite promise break, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a possible promise break only", {"promise_possible_leasehold": 1}, False),
     ("a promise overtaken, logged by the agent", {"promise_overtaken_leasehold": ["lh1-1"]}, True),
     ("a slot not sampled as stated", {"coverage_failures": ["lh0: the sampler stopped"]}, True),
     ("no leader at the end", {"final_leader": None}, True),
@@ -198,14 +201,43 @@ VERDICTS = [
 
 
 def test_verdict():
-    from e2e.chaos.chaos import failed
     for name, findings, must_fail in VERDICTS:
         check(f"verdict: {name} {'fails' if must_fail else 'passes'}",
-              failed({**CLEAN, **findings}) == must_fail)
+              chaos.failed({**CLEAN, **findings}) == must_fail)
+
+
+# Promise breaks, judged as report() judges them: lh0 promised until 10.0 (validUntil); lh1's
+# first yes was asked at 9.95 and answered at `answered`. (what, lh1's answer, lh0's SIGTERMs
+# with `immediate`, identities blanked by a client-go peer, leasehold's definite and possible
+# breaks: a definite one fails the run)
+PROMISES = [
+    ("definite: answered before the validUntil", 9.96, [], set(), 1, 0),
+    ("possible: answered after it", 10.05, [], set(), 0, 1),
+    ("definite, after a release with immediate", 9.96, [9.9], set(), 0, 0),
+    ("definite, after a client-go peer blanked the lease", 9.96, [], {"lh0-1"}, 0, 0),
+]
+
+
+def span(slot, start, first_recv, max_vu=None):
+    """A claim span (e2e/lib/analysis.py) of one answer."""
+    return {"slot": slot, "identity": f"{slot}-1", "term": 1, "start": start,
+            "first_recv": first_recv, "end": first_recv, "n": 1, "max_vu": max_vu}
+
+
+def test_promises():
+    kinds = {"lh0": "leasehold", "lh1": "leasehold"}
+    for what, answered, terms, blanked, definite, possible in PROMISES:
+        claim = {"lh0": [span("lh0", 0.0, 0.01, 10.0)], "lh1": [span("lh1", 9.95, answered)]}
+        found = chaos.promise_findings(claim, kinds, {"lh0": terms}, blanked, lambda t: t, 0.0)
+        counted = (found["promise_violations_leasehold"], found["promise_possible_leasehold"])
+        check(f"promise: {what} {'fails' if definite else 'passes, reported'}",
+              counted == (definite, possible) and len(found["promise_violations"]) == 1
+              and chaos.failed({**CLEAN, **found}) == bool(definite), str(counted))
 
 
 def main():
     test_verdict()
+    test_promises()
     test_proxy()
     test_detector()
     passed = sum(RESULTS)

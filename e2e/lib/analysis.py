@@ -26,6 +26,9 @@ leaderless    the time between the first lead span's start and the end of sampli
 promise       a leasehold "yes" carries validUntil. For every handover the new leader's first "yes"
               (sent, wall clock) must come after the largest validUntil the old leader handed out,
               unless the old leader was released on purpose with --release-on-shutdown=immediate.
+              A break is definite when that yes also arrived before the validUntil (it held while
+              the promise ran), else possible; the tiers fail on definite ones and report the
+              others (e2e/lib/judge.py keeps the two apart the same way).
 """
 
 import collections
