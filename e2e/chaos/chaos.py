@@ -9,7 +9,7 @@ two leasehold "yes" answers and on any definite break of a leasehold validUntil 
     python3 -m e2e.chaos.chaos --long           long form: 30 min of faults (or
                                                 LEASEHOLD_CHAOS_LONG=1)
     python3 -m e2e.chaos.chaos --duration 600 --seed 42 --peers 2 --peer-release on
-    python3 -m e2e.chaos.chaos --replay OUT_DIR re-analyse a finished run (report, PNG) without
+    python3 -m e2e.chaos.chaos --replay OUT_DIR re-analyse a finished run (report, timeline) without
                                                 running it
 
 See e2e/chaos/README.md for the faults, the definitions of the figures and how to reproduce a run.
@@ -29,7 +29,6 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.chaos import pngplot
 from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
@@ -584,6 +583,29 @@ def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
             "promise_possible_leasehold": counts[False], "promise_violations": listed}
 
 
+# The timeline's marks, one character a second (timeline.txt); the faults' in FAULTS' order.
+MARKS = "# leads, ~ said yes late, ! no leader, X overlap"
+FAULT_MARKS = dict(zip({**FAULTS, **MIXED_FAULTS}, "kstpldrAEPcI"))
+
+
+def timeline(rows, t1, width=100):
+    """rows [(label, [(start, end, mark)])], seconds from the run's start, as text: one
+    character a second (a later bar draws over an earlier one), in strips of `width` s."""
+    n = int(t1) + 1
+    grid = []
+    for label, bars in rows:
+        cells = [" "] * n
+        for a, b, mark in bars:
+            i, j = min(n, max(0, int(a))), min(n, int(b) + 1)
+            cells[i:j] = mark * (j - i)
+        grid.append((label, cells))
+    lines = []
+    for k in range(0, n, width):
+        lines.append(f"{'':14}|{k}s")
+        lines += [f"{label:14}|{''.join(cells[k:k + width])}" for label, cells in grid]
+    return "\n".join(lines) + "\n"
+
+
 def report(out, meta=None):
     out = Path(out)
     meta = meta or json.loads((out / "run.json").read_text())
@@ -713,22 +735,20 @@ def report(out, meta=None):
     rep["slots_judged"] = judged
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
 
-    # Timeline PNG.
     rows = []
-    for i, s in enumerate(meta["slots"]):
-        colour = pngplot.PALETTE[i % len(pngplot.PALETTE)]
-        bars = [(x["start"] - t0, x["end"] - t0, colour) for x in lead.get(s["name"], [])]
-        late = [(x["start"] - t0, x["end"] - t0, (250, 200, 200))
-                for x in claim.get(s["name"], [])]
-        rows.append((f"{s['name']} {'LH' if s['kind'] == 'leasehold' else 'CG'}", late + bars))
-    rows.append(("NO LEADER", [(a - t0, b - t0, pngplot.RED) for a, b in gaps]))
-    fl = [(f["t"] - t0, (f.get("t_heal") or f["t"] + 0.3) - t0, f["kind"]) for f in faults]
-    ol = [(max(c["old"]["start"], c["new"]["start"]) - t0,
-           min(c["old"]["end"], c["new"]["end"]) - t0) for c in classified]
-    title = (f"leasehold chaos seed {meta['seed']}: {len(faults)} faults, "
-             f"{len(lh_overlaps)} overlaps, {len(hand)} leader changes, "
-             f"leaderless {no_leader:.0f}s of {t_last - first_lead:.0f}s")
-    pngplot.timeline_png(out / "timeline.png", rows, fl, ol, 0.0, t_last - t0, title)
+    for s in meta["slots"]:
+        late = [(x["start"] - t0, x["end"] - t0, "~") for x in claim.get(s["name"], [])]
+        led = [(x["start"] - t0, x["end"] - t0, "#") for x in lead.get(s["name"], [])]
+        rows.append((f"{s['name']} {s['kind']}", late + led))
+    rows.append(("no leader", [(a - t0, b - t0, "!") for a, b in gaps]))
+    rows.append(("faults", [(f["t"] - t0, (f.get("t_heal") or f["t"]) - t0,
+                             FAULT_MARKS[f["kind"]]) for f in faults]))
+    rows.append(("overlaps", [(max(c["old"]["start"], c["new"]["start"]) - t0,
+                               min(c["old"]["end"], c["new"]["end"]) - t0, "X")
+                              for c in classified]))
+    legend = ", ".join(f"{m} {k}" for k, m in FAULT_MARKS.items())
+    (out / "timeline.txt").write_text(f"leasehold chaos seed {meta['seed']}: {MARKS}; faults: "
+                                      f"{legend}\n" + timeline(rows, t_last - t0))
     return rep
 
 
@@ -765,7 +785,7 @@ def print_report(rep, out):
         f"longest {rep['longest_leaderless_s']}s; final leader {rep['final_leader']}")
     if rep["notes"]:
         log(f"notes: {rep['notes']}")
-    log(f"report: {out}/report.json, timeline: {out}/timeline.png")
+    log(f"report: {out}/report.json, timeline: {out}/timeline.txt")
 
 
 def main(argv=None):
