@@ -6,10 +6,12 @@ resumed (a detector that cannot fail proves nothing). Prints `N passed, N failed
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -26,32 +28,21 @@ def check(name, cond, detail=""):
     print(f"{'ok  ' if cond else 'FAIL'} {name} {detail}", flush=True)
 
 
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        try:
+            while d := self.request.recv(65536):
+                self.request.sendall(d)
+        except OSError:
+            pass  # the reset fault's RST
+
+
 def echo_server():
     """A TCP echo server in a thread; returns its port."""
-    import threading
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
-
-    def serve(c):
-        try:
-            while True:
-                d = c.recv(65536)
-                if not d:
-                    break
-                c.sendall(d)
-        except OSError:
-            pass
-        finally:
-            c.close()
-
-    def accept():
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=serve, args=(c,), daemon=True).start()
-    threading.Thread(target=accept, daemon=True).start()
-    return srv.getsockname()[1]
+    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv.server_address[1]
 
 
 def roundtrip(port, payload=b"hello", timeout=3.0):
@@ -90,7 +81,6 @@ def test_proxy():
     check("blackhole: accepted, never answered", got == "TimeoutError" or got == "timeout",
           f"{got} after {dt:.2f} s")
     # A connection opened during the blackhole is answered once it heals.
-    import threading
     res = {}
     th = threading.Thread(target=lambda: res.update(r=roundtrip(p.port, timeout=5)))
     th.start()
@@ -128,7 +118,7 @@ FAKE = textwrap.dedent("""
         def do_GET(self):
             yes = os.path.exists(flag)
             b = json.dumps({"isLeader": yes, "term": 1, "identity": ident}).encode()
-            self.send_response(200 if yes else 200)
+            self.send_response(200)
             self.send_header("Content-Length", str(len(b)))
             self.send_header("Connection", "close")
             self.end_headers()
@@ -178,7 +168,8 @@ def test_detector():
     ov = analysis.overlaps(samples)
     check("detector: stale yes after resume counts as overlap", len(ov) >= 1,
           f"{len(ov)} overlaps")
-    check("detector: in-time answers alone show no overlap", not analysis.overlaps(samples, timeout=0.15))
+    check("detector: in-time answers alone show no overlap",
+          not analysis.overlaps(samples, timeout=0.15))
     # Two lead spans of A (before/after) and one of B: the handover list sees A->B->A.
     hs = analysis.handovers(lead)
     check("handovers A->B->A", [(a["slot"], b["slot"]) for a, b, _ in hs] ==
