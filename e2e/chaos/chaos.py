@@ -2,11 +2,8 @@
 """Chaos suite: N leasehold agents (and optionally client-go peers) on a real etcd +
 kube-apiserver, each agent's API traffic through its own fault-injecting proxy, faults injected
 at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
-two leasehold "yes" answers and on any definite break of a leasehold validUntil promise.
-
-    python3 -m e2e.chaos.chaos [--long] [--seed N] [--peers N] [--replay OUT_DIR]
-
-e2e/chaos/README.md has every option, the faults, the figures and how to reproduce a run.
+two leasehold "yes" answers and on any definite break of a leasehold validUntil promise. How to
+run and reproduce it, the faults and the figures: e2e/chaos/README.md (and --help).
 """
 
 import argparse
@@ -63,8 +60,7 @@ class Slot:
     apiserver, and the kind of member each incarnation runs ("leasehold" or "clientgo")."""
 
     def __init__(self, drv, name, kind, release):
-        self.drv, self.fleet, self.name, self.kind = drv, drv.fleet, name, kind
-        self.release = release
+        self.drv, self.name, self.kind, self.release = drv, name, kind, release
         self.proxy = drv.loop.proxy(name, drv.cp.host, drv.cp.port)
         self.sa = "leasehold" if kind == "leasehold" else f"peer-{name}"
         if kind != "leasehold":
@@ -76,7 +72,7 @@ class Slot:
                                f"--serviceaccount={drv.ns.name}:{self.sa}", "-n", drv.ns.name)
         self.sa_dir = drv.ns.sa_dir(name, sa=self.sa)
         self.busy = threading.Lock()
-        self.fleet.add(name, self.make, start=False)
+        drv.fleet.add(name, self.make, start=False)
 
     def make(self, identity, port, _generation):
         """The Fleet's factory: this slot's kind of member, its API traffic through the proxy."""
@@ -91,11 +87,11 @@ class Slot:
 
     @property
     def member(self):
-        return self.fleet.member(self.name)
+        return self.drv.fleet.member(self.name)
 
     @property
     def identities(self):
-        return [m.identity for m in self.fleet.members if m.slot == self.name]
+        return [m.identity for m in self.drv.fleet.members if m.slot == self.name]
 
     def restart(self, new_identity=True):
         """The member stopped and started again: as the Fleet's next incarnation (a new pod's
@@ -103,28 +99,25 @@ class Slot:
         m = self.member
         m.stop()
         if new_identity:
-            self.fleet.start(self.name)
+            self.drv.fleet.start(self.name)
         else:
             m.start()
 
     def says_leader(self):
         """A paused member is left out (its answer would come only once it is resumed)."""
-        m = self.member
-        return m not in self.fleet.paused and m.view(0.3).is_leader
+        return self.member not in self.drv.fleet.paused and self.member.view(0.3).is_leader
 
 
 # ------------------------------------------------------------------------------------ the driver
 class Chaos:
     def __init__(self, args):
         self.args = args
-        self.seed = args.seed
-        self.rng = random.Random(self.seed)
+        self.rng = random.Random(args.seed)
         self.out = Path(args.out)
         if (self.out / "run.json").exists() or (self.out / "samples.txt").exists():
             shutil.rmtree(self.out)  # a previous run's directory
-        self.out.mkdir(parents=True, exist_ok=True)
         self.logdir = self.out / "logs"
-        self.logdir.mkdir(exist_ok=True)
+        self.logdir.mkdir(parents=True, exist_ok=True)
         self.faults = []
         self.faults_lock = threading.Lock()
         self.cp_busy = threading.Lock()
@@ -152,7 +145,7 @@ class Chaos:
                                  " or LEASEHOLD_INTEROP_BIN")
         policy = self.out / "audit-policy.yaml"
         self.audit_log = self.out / "audit.log"
-        self.ns_name = f"chaos-{self.seed % 100000}-{int(time.time()) % 100000}"
+        self.ns_name = f"chaos-{self.args.seed % 100000}-{int(time.time()) % 100000}"
         policy.write_text(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
             "- level: RequestResponse\n  namespaces: [\"%s\"]\n"
@@ -164,9 +157,8 @@ class Chaos:
         self.cp.start()
         self.ns = Namespace(self.cp, self.ns_name, lock_name=LOCK)
         self.loop = ProxyLoop()
-        n = a.agents
-        for i in range(n):
-            release = "immediate" if (a.immediate and i == n - 1) else "safe"
+        for i in range(a.agents):
+            release = "immediate" if (a.immediate and i == a.agents - 1) else "safe"
             self.slots.append(Slot(self, f"lh{i}", "leasehold", release))
         for i in range(a.peers):
             on = a.peer_release == "on" or (a.peer_release == "mixed" and i % 2 == 1)
@@ -176,10 +168,7 @@ class Chaos:
                                                CLIENT_TIMEOUT, self.fleet.sampler_slots())
         self.t0 = time.monotonic()
         for s in self.slots:
-            self.fleet.start(s.name)
-        log(f"{len(self.slots)} agents started: " +
-            ", ".join(f"{s.name}({s.kind}, {s.release}, proxy :{s.proxy.port})"
-                      for s in self.slots))
+            self.fleet.start(s.name)  # logs what it started
 
     def leaders(self):
         return [s for s in self.slots if s.says_leader()]
@@ -201,23 +190,23 @@ class Chaos:
         with self.faults_lock:
             self.faults.append(ev)
 
-    def pick_target(self, p_leader, idx):
-        """The leader with probability p_leader (decided by the pre-drawn idx), else slot idx."""
+    def pick_target(self, p_leader, r):
+        """The leader with probability p_leader (decided by the pre-drawn r[0]), else the free
+        slot that r[1] picks."""
         free = [s for s in self.slots if not s.busy.locked()]
         if not free:
             return None
-        u, i = idx
-        if p_leader and u < p_leader:
+        if r[0] < p_leader:
             ls = [s for s in self.leaders() if not s.busy.locked()]
             if ls:
                 return ls[0]
-        return free[i % len(free)]
+        return free[int(r[1] * 1000) % len(free)]
 
     def run_fault(self, kind, r):
         """r: pre-drawn random numbers (so the fault sequence depends on the seed only)."""
         p_leader = {**FAULTS, **MIXED_FAULTS}[kind][1]
         if p_leader is not None:
-            s = self.pick_target(p_leader, (r[0], int(r[1] * 1000)))
+            s = self.pick_target(p_leader, r)
             if s is None or not s.busy.acquire(blocking=False):
                 return
             try:
@@ -332,10 +321,9 @@ class Chaos:
     def f_conflicts(self, r):
         """Concurrent writers that bump the lease's resourceVersion without touching its spec
         (an annotation changes), so every agent's next conditional write gets 409."""
-        dur = 1 + 4 * r[2]
-        writers = 3 + int(3 * r[3])
+        dur, writers = 1 + 4 * r[2], 3 + int(3 * r[3])
         path = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns_name}/leases/{LOCK}"
-        counts = {}
+        counts = collections.Counter()
         lock = threading.Lock()
         stop = time.monotonic() + dur
 
@@ -354,22 +342,20 @@ class Chaos:
                 except (OSError, http.client.HTTPException) as e:
                     code = type(e).__name__
                 with lock:
-                    counts[str(code)] = counts.get(str(code), 0) + 1
+                    counts[str(code)] += 1
         t = time.monotonic()
         for th in start_threads(writer, [(k,) for k in range(writers)]):
             th.join(dur + 10)
         self.record("conflicts", "lease", t, {"writers": writers, "for_s": round(dur, 2)},
-                    results=counts)
+                    results=dict(counts))
 
     # ------------------------------------------------------------------ the run
     def run(self):
         a = self.args
         first = self.wait_leader(40)
+        log(f"first leader {first and first.name} after {time.monotonic() - self.t0:.1f}s")
         if not first:
             self.notes.append("no leader within 40 s of the start")
-            log("no leader within 40 s of the start")
-        else:
-            log(f"first leader {first.name} after {time.monotonic() - self.t0:.1f}s")
         self.t_chaos = time.monotonic()
         t_end = self.t_chaos + a.duration
         mixed = any(x.kind == "clientgo" for x in self.slots)
@@ -388,9 +374,7 @@ class Chaos:
             if time.monotonic() >= t_end:
                 break
             threads = [th for th in threads if th.is_alive()]
-            th = threading.Thread(target=self._fault_thread, args=(kind, r), daemon=True)
-            th.start()
-            threads.append(th)
+            threads += start_threads(self._fault_thread, [(kind, r)])
             if time.monotonic() - last_report > 60:
                 last_report = time.monotonic()
                 log(f"{time.monotonic() - self.t_chaos:.0f}s: {len(self.faults)} faults done")
@@ -400,10 +384,11 @@ class Chaos:
         log(f"chaos over: {len(self.faults)} faults in {self.t_chaos_end - self.t_chaos:.0f}s")
         self.heal_all()
         self.t_healed = time.monotonic()
-        final = self.wait_leader(TIMINGS.lease * 4 + 10)
+        timeout = TIMINGS.lease * 4 + 10
+        final = self.wait_leader(timeout)
         self.final_leader = final.name if final else None
         if not final:
-            self.notes.append("no single leader within 26 s after every fault was healed")
+            self.notes.append(f"no single leader within {timeout:g} s after every fault was healed")
         log(f"after healing: leader {self.final_leader} in {time.monotonic() - self.t_healed:.1f}s")
         time.sleep(3)
 
@@ -446,7 +431,7 @@ class Chaos:
 
     def save_meta(self):
         meta = {
-            "seed": self.seed, "argv": sys.argv, "namespace": self.ns_name,
+            "seed": self.args.seed, "argv": sys.argv, "namespace": self.ns_name,
             "duration": self.args.duration, "t0": self.t0, "t_chaos": self.t_chaos,
             "t_chaos_end": self.t_chaos_end, "t_healed": self.t_healed,
             "final_leader": self.final_leader, "clock_pairs": self.clock_pairs,
@@ -496,9 +481,8 @@ def audit_summary(path, ns):
     for e in events:
         req = e.get("requestObject") or {}
         code = (e.get("responseStatus") or {}).get("code")
-        if e.get("verb") != "update" or req.get("kind") != "Lease" or code != 200:
-            continue
-        if (req.get("spec") or {}).get("holderIdentity"):
+        if (e.get("verb") != "update" or req.get("kind") != "Lease" or code != 200
+                or (req.get("spec") or {}).get("holderIdentity")):
             continue
         prev = holder_at_rv.get((req.get("metadata") or {}).get("resourceVersion"))
         releases.append({"user": (e.get("user") or {}).get("username"),
@@ -655,7 +639,6 @@ def report(out, meta=None):
         if f["kind"] == "term" and f["params"].get("release") == "immediate":
             term_imm.setdefault(f["target"], []).append(f["t"])
     classified = classify(analysis.overlaps(samples, to_wall), kinds, foreign, t0)
-    lh_overlaps = [c for c in classified if c["why"].startswith("leasehold")]
 
     def cause(end):
         """The last fault injected by `end` and healed at most 15 s before it, or "none"."""
@@ -672,8 +655,8 @@ def report(out, meta=None):
         "faults_by_kind": dict(collections.Counter(f["kind"] for f in faults)),
         "samples": sum(len(v) for v in samples.values()), "late_yes_answers": late_yes,
         "answer_rtt_ms": analysis.dist(rtts),
-        "overlaps_total": len(classified), "overlaps_leasehold": len(lh_overlaps),
-        "overlaps": classified,
+        "overlaps_total": len(classified), "overlaps": classified,
+        "overlaps_leasehold": sum(c["why"].startswith("leasehold") for c in classified),
         **promise_findings(claim, kinds, term_imm, {r["overwrote_holder"] for r in foreign},
                            to_wall, t0),
         "leader_changes": len(hand),
@@ -685,11 +668,9 @@ def report(out, meta=None):
         "leaderless_fraction": round(no_leader / max(1e-9, t_last - first_lead), 4),
         "longest_leaderless_s": round(max((b - a for a, b in gaps), default=0), 2),
         "final_leader": meta["final_leader"], "notes": meta["notes"],
-        "foreign_releases": foreign,
-        "api_requests": aud.get("requests", {}),
+        "foreign_releases": foreign, "api_requests": aud.get("requests", {}),
         **overtaken(out, meta, kinds, foreign, term_imm, to_wall),
-        "coverage_failures": [m for _, m in uncovered],
-        "slots_judged": judged,
+        "coverage_failures": [m for _, m in uncovered], "slots_judged": judged,
     }
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
 
@@ -750,19 +731,13 @@ def main(argv=None):
         return verdict(a.replay)
     if a.duration is None:
         a.duration = 1800.0 if a.long else 120.0
-    if a.peers_if_available:
-        if peer_binary(required=False):
-            a.peers = a.peers_if_available
-        else:
-            log("client-go interop peer not available (e2e/interop): leasehold agents only")
+    if a.peers_if_available and peer_binary(required=False):  # else it logs why not
+        a.peers = a.peers_if_available
     a.out = a.out or str(REPO / "e2e" / "out" / f"chaos-{time.strftime('%Y%m%d-%H%M%S')}-"
                                                  f"seed{a.seed}")
-    log(f"chaos: seed {a.seed}, {a.duration:.0f}s of faults, {a.agents} leasehold agents, "
-        f"{a.peers} client-go peers (release {a.peer_release}); out {a.out}")
-    log(f"reproduce: {sys.executable} -m e2e.chaos.chaos --seed {a.seed}"
-        f" --duration {a.duration:.0f} --agents {a.agents} --peers {a.peers}"
-        f" --peer-release {a.peer_release}"
-        + ("" if a.immediate else " --no-immediate"))
+    log(f"chaos: seed {a.seed}, out {a.out}; reproduce: {sys.executable} -m e2e.chaos.chaos "
+        f"--seed {a.seed} --duration {a.duration:.0f} --agents {a.agents} --peers {a.peers} "
+        f"--peer-release {a.peer_release}" + ("" if a.immediate else " --no-immediate"))
     drv = Chaos(a)
     try:
         drv.setup()

@@ -52,10 +52,7 @@ def roundtrip(port, payload=b"hello", timeout=3.0):
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             s.sendall(payload)
             got = b""
-            while len(got) < len(payload):
-                d = s.recv(65536)
-                if not d:
-                    break
+            while len(got) < len(payload) and (d := s.recv(65536)):
                 got += d
             return time.monotonic() - t, got
     except OSError as e:
@@ -113,21 +110,19 @@ def test_proxy():
 
 FAKE = textwrap.dedent("""
     import http.server, json, os, sys
-    flag, ident = sys.argv[1], sys.argv[2]
-    class H(http.server.BaseHTTPRequestHandler):
+    flag, ident, port = sys.argv[1:]
+    class H(http.server.BaseHTTPRequestHandler):  # HTTP/1.0: closes after each answer
         def do_GET(self):
             yes = os.path.exists(flag)
             b = json.dumps({"isLeader": yes, "term": 1, "identity": ident}).encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(b)))
-            self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(b)
         def log_message(self, *a):
             pass
-    class S(http.server.ThreadingHTTPServer):
-        request_queue_size = 128
-    S(("127.0.0.1", int(sys.argv[3])), H).serve_forever()
+    http.server.ThreadingHTTPServer.request_queue_size = 128  # the questions of a pause
+    http.server.ThreadingHTTPServer(("127.0.0.1", int(port)), H).serve_forever()
 """)
 
 
