@@ -2,17 +2,8 @@
 """Chaos suite: N leasehold agents (and optionally client-go peers) on a real etcd +
 kube-apiserver, each agent's API traffic through its own fault-injecting proxy, faults injected
 at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
-two leasehold "yes" answers.
-
-    python3 -m e2e.chaos.chaos                  short form (~2.5 min), seed from
-                                                $LEASEHOLD_CHAOS_SEED or random
-    python3 -m e2e.chaos.chaos --long           long form: 30 min of faults (or
-                                                LEASEHOLD_CHAOS_LONG=1)
-    python3 -m e2e.chaos.chaos --duration 600 --seed 42 --peers 2 --peer-release on
-    python3 -m e2e.chaos.chaos --replay OUT_DIR re-analyse a finished run (report, PNG) without
-                                                running it
-
-See e2e/chaos/README.md for the faults, the definitions of the figures and how to reproduce a run.
+two leasehold "yes" answers and on any definite break of a leasehold validUntil promise. How to
+run and reproduce it, the faults and the figures: e2e/chaos/README.md (and --help).
 """
 
 import argparse
@@ -27,14 +18,14 @@ import shutil
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
-from e2e.chaos import pngplot
 from e2e.lib import analysis, sampler_process
 from e2e.lib.faultproxy import ProxyLoop
 from e2e.lib.agent import Agent
-from e2e.lib.members import GoPeer, peer_binary
-from e2e.lib.common import REPO, free_port, log, parse_rfc3339, start_threads
+from e2e.lib.members import Fleet, GoPeer, peer_binary
+from e2e.lib.common import REPO, log, parse_rfc3339, start_threads
 from e2e.lib.controlplane import ControlPlane, Namespace
 from e2e.lib.timings import FAST, Timings
 
@@ -51,19 +42,12 @@ SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
 COVERAGE_INTERVAL = 0.100
 LOCK = "chaos-lock"
 
-# kind: (weight, targets the leader with this probability)
+# kind: (weight, targets the leader with this probability; None: a fault of the control plane)
 FAULTS = {
-    "kill": (3.0, 0.75),
-    "stop": (2.0, 0.8),
-    "term": (1.5, 0.8),
-    "partition": (2.0, 0.8),
-    "latency": (1.5, 0.8),
-    "drip": (1.0, 0.8),
-    "reset": (1.0, 0.6),
-    "apiserver-restart": (1.0, None),
-    "etcd-restart": (1.0, None),
-    "apiserver-pause": (1.0, None),
-    "conflicts": (1.5, None),
+    "kill": (3.0, 0.75), "stop": (2.0, 0.8), "term": (1.5, 0.8), "partition": (2.0, 0.8),
+    "latency": (1.5, 0.8), "drip": (1.0, 0.8), "reset": (1.0, 0.6),
+    "apiserver-restart": (1.0, None), "etcd-restart": (1.0, None),
+    "apiserver-pause": (1.0, None), "conflicts": (1.5, None),
 }
 # Mixed fleets only: cut every leasehold agent off at once, so that a client-go peer takes over
 # (leasehold followers, who watch the lock and wake at the exact expiry, otherwise win nearly
@@ -72,96 +56,84 @@ MIXED_FAULTS = {"isolate-leasehold": (2.0, None)}
 
 
 class Slot:
-    """One place in the fleet: a proxy, a fixed /leader port, and successive processes."""
+    """One place in the driver's Fleet (e2e.lib.members): a proxy of its own in front of the
+    apiserver, and the kind of member each incarnation runs ("leasehold" or "clientgo")."""
 
     def __init__(self, drv, name, kind, release):
         self.drv, self.name, self.kind, self.release = drv, name, kind, release
         self.proxy = drv.loop.proxy(name, drv.cp.host, drv.cp.port)
-        self.port = free_port()
         self.sa = "leasehold" if kind == "leasehold" else f"peer-{name}"
+        if kind != "leasehold":
+            # The peer's own ServiceAccount (so the audit log tells its writes apart) with the
+            # shipped Roles (deploy/rbac: `leasehold`, and `leasehold-create` where present).
+            drv.cp.ensure_sa(drv.ns.name, self.sa)
+            for role in ("leasehold", "leasehold-create"):
+                drv.cp.kubectl("create", "rolebinding", f"{role}-{self.sa}", f"--role={role}",
+                               f"--serviceaccount={drv.ns.name}:{self.sa}", "-n", drv.ns.name)
         self.sa_dir = drv.ns.sa_dir(name, sa=self.sa)
-        self.incarnation = 0
-        self.proc = None
         self.busy = threading.Lock()
-        self.identities = []
-        self.paused = False
+        drv.fleet.add(name, self.make, start=False)
+
+    def make(self, identity, port, _generation):
+        """The Fleet's factory: this slot's kind of member, its API traffic through the proxy."""
+        d = self.drv
+        if self.kind == "leasehold":
+            return Agent(d.ns, identity, release=self.release, sa_dir=self.sa_dir, port=port,
+                         timings=TIMINGS, api=("127.0.0.1", self.proxy.port), logdir=d.logdir)
+        return GoPeer(d.ns, identity, timings=TIMINGS,
+                      release_on_cancel=self.release == "release-on-cancel",
+                      server=f"127.0.0.1:{self.proxy.port}", port=port, sa_dir=self.sa_dir,
+                      binary=d.peer_bin, logdir=d.logdir)
 
     @property
-    def identity(self):
-        return f"{self.name}-{self.incarnation}"
+    def member(self):
+        return self.drv.fleet.member(self.name)
 
-    def start(self, new_identity=True):
-        if self.proc is not None:
-            self.proc.stop()
-        if new_identity or not self.identities:
-            self.incarnation += 1
-        if self.kind == "leasehold":
-            self.proc = Agent(self.drv.ns, self.identity, release=self.release,
-                              sa_dir=self.sa_dir, port=self.port, timings=TIMINGS,
-                              api=("127.0.0.1", self.proxy.port), logdir=self.drv.logdir)
+    @property
+    def identities(self):
+        return [m.identity for m in self.drv.fleet.members if m.slot == self.name]
+
+    def restart(self, new_identity=True):
+        """The member stopped and started again: as the Fleet's next incarnation (a new pod's
+        identity), or as the same identity."""
+        m = self.member
+        m.stop()
+        if new_identity:
+            self.drv.fleet.start(self.name)
         else:
-            self.proc = GoPeer(self.drv.ns, self.identity, timings=TIMINGS,
-                               release_on_cancel=self.release == "release-on-cancel",
-                               server=f"127.0.0.1:{self.proxy.port}", port=self.port,
-                               sa_dir=self.sa_dir, binary=self.drv.peer_bin,
-                               logdir=self.drv.logdir)
-        if self.identity not in self.identities:
-            self.identities.append(self.identity)
-        self.proc.start()
-        self.paused = False
-        return self
+            m.start()
 
     def says_leader(self):
-        return self.proc is not None and self.proc.view(0.3).is_leader
-
-    # The member's own signals; `paused` keeps a stopped slot out of leaders().
-    def pause(self):
-        if self.proc and self.proc.alive():
-            self.proc.pause()
-            self.paused = True
-
-    def resume(self):
-        if self.proc and self.proc.alive():
-            self.proc.resume()
-            self.paused = False
-
-    def stop(self):
-        if self.proc:
-            self.proc.stop()
+        """A paused member is left out (its answer would come only once it is resumed)."""
+        return self.member not in self.drv.fleet.paused and self.member.view(0.3).is_leader
 
 
 # ------------------------------------------------------------------------------------ the driver
 class Chaos:
     def __init__(self, args):
         self.args = args
-        self.seed = args.seed
-        self.rng = random.Random(self.seed)
+        self.rng = random.Random(args.seed)
         self.out = Path(args.out)
         if (self.out / "run.json").exists() or (self.out / "samples.txt").exists():
             shutil.rmtree(self.out)  # a previous run's directory
-        self.out.mkdir(parents=True, exist_ok=True)
         self.logdir = self.out / "logs"
-        self.logdir.mkdir(exist_ok=True)
+        self.logdir.mkdir(parents=True, exist_ok=True)
         self.faults = []
         self.faults_lock = threading.Lock()
         self.cp_busy = threading.Lock()
         self.slots = []
+        self.fleet = Fleet()
         self.notes = []
         self.peer_bin = None
-        self.mono_to_wall = [time.time() - time.monotonic()]
         self.clock_pairs = []
-        self._clock_stop = threading.Event()
         threading.Thread(target=self._clock, daemon=True).start()
 
     def _clock(self):
         """Records (monotonic, wall) every 5 s: validUntil is wall clock, samples monotonic."""
         while True:
-            m0 = time.monotonic()
-            w = time.time()
-            m1 = time.monotonic()
-            self.clock_pairs.append(((m0 + m1) / 2, w))
-            if self._clock_stop.wait(5.0):
-                return
+            m0, w = time.monotonic(), time.time()
+            self.clock_pairs.append(((m0 + time.monotonic()) / 2, w))
+            time.sleep(5.0)
 
     # ------------------------------------------------------------------ setup
     def setup(self):
@@ -173,7 +145,7 @@ class Chaos:
                                  " or LEASEHOLD_INTEROP_BIN")
         policy = self.out / "audit-policy.yaml"
         self.audit_log = self.out / "audit.log"
-        self.ns_name = f"chaos-{self.seed % 100000}-{int(time.time()) % 100000}"
+        self.ns_name = f"chaos-{self.args.seed % 100000}-{int(time.time()) % 100000}"
         policy.write_text(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
             "- level: RequestResponse\n  namespaces: [\"%s\"]\n"
@@ -185,39 +157,21 @@ class Chaos:
         self.cp.start()
         self.ns = Namespace(self.cp, self.ns_name, lock_name=LOCK)
         self.loop = ProxyLoop()
-        n = a.agents
-        for i in range(n):
-            release = "immediate" if (a.immediate and i == n - 1) else "safe"
+        for i in range(a.agents):
+            release = "immediate" if (a.immediate and i == a.agents - 1) else "safe"
             self.slots.append(Slot(self, f"lh{i}", "leasehold", release))
         for i in range(a.peers):
-            if a.peer_release == "mixed":
-                rel = "release-on-cancel" if i % 2 else "plain"
-            else:
-                rel = "release-on-cancel" if a.peer_release == "on" else "plain"
-            sa = f"peer-cg{i}"
-            self.cp.ensure_sa(self.ns_name, sa)
-            # The peer's own ServiceAccount (so the audit log tells its writes apart) with the
-            # shipped Roles (deploy/rbac: `leasehold`, and `leasehold-create` where present).
-            self.cp.apply("\n---\n".join(json.dumps({
-                "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                "metadata": {"name": f"{role}-{sa}"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
-                            "name": role},
-                "subjects": [{"kind": "ServiceAccount", "name": sa,
-                              "namespace": self.ns_name}]})
-                for role in ("leasehold", "leasehold-create")), self.ns_name)
+            on = a.peer_release == "on" or (a.peer_release == "mixed" and i % 2 == 1)
+            rel = "release-on-cancel" if on else "plain"
             self.slots.append(Slot(self, f"cg{i}", "clientgo", rel))
         self.sampler = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
-                                               CLIENT_TIMEOUT, {s.name: s.port for s in self.slots})
+                                               CLIENT_TIMEOUT, self.fleet.sampler_slots())
         self.t0 = time.monotonic()
         for s in self.slots:
-            s.start()
-        log(f"{len(self.slots)} agents started: " +
-            ", ".join(f"{s.name}({s.kind}, {s.release}, proxy :{s.proxy.port}, http :{s.port})"
-                      for s in self.slots))
+            self.fleet.start(s.name)  # logs what it started
 
     def leaders(self):
-        return [s for s in self.slots if not s.paused and s.says_leader()]
+        return [s for s in self.slots if s.says_leader()]
 
     def wait_leader(self, timeout):
         deadline = time.monotonic() + timeout
@@ -230,33 +184,33 @@ class Chaos:
 
     # ------------------------------------------------------------------ faults
     def record(self, kind, target, t, params, **kw):
-        ev = {"kind": kind, "target": target, "t": t, "params": params}
-        ev.update(kw)
+        """Called once the fault is healed: t_heal is now."""
+        ev = {"kind": kind, "target": target, "t": t, "params": params,
+              "t_heal": time.monotonic(), **kw}
         with self.faults_lock:
             self.faults.append(ev)
-        return ev
 
-    def pick_target(self, p_leader, idx):
-        """The leader with probability p_leader (decided by the pre-drawn idx), else slot idx."""
+    def pick_target(self, p_leader, r):
+        """The leader with probability p_leader (decided by the pre-drawn r[0]), else the free
+        slot that r[1] picks."""
         free = [s for s in self.slots if not s.busy.locked()]
         if not free:
             return None
-        u, i = idx
-        if p_leader and u < p_leader:
+        if r[0] < p_leader:
             ls = [s for s in self.leaders() if not s.busy.locked()]
             if ls:
                 return ls[0]
-        return free[i % len(free)]
+        return free[int(r[1] * 1000) % len(free)]
 
     def run_fault(self, kind, r):
         """r: pre-drawn random numbers (so the fault sequence depends on the seed only)."""
-        weight, p_leader = dict(FAULTS, **MIXED_FAULTS)[kind]
+        p_leader = {**FAULTS, **MIXED_FAULTS}[kind][1]
         if p_leader is not None:
-            s = self.pick_target(p_leader, (r[0], int(r[1] * 1000)))
+            s = self.pick_target(p_leader, r)
             if s is None or not s.busy.acquire(blocking=False):
                 return
             try:
-                was_leader = s.says_leader() if not s.paused else False
+                was_leader = s.says_leader()
                 getattr(self, "f_" + kind.replace("-", "_"))(s, r, was_leader)
             finally:
                 s.busy.release()
@@ -271,54 +225,49 @@ class Chaos:
             finally:
                 self.cp_busy.release()
 
-    def f_kill(self, s, r, was_leader):
-        delay = 0.5 + 4.5 * r[2]
-        same = r[3] < 0.3
-        old = s.identity
+    def hold(self, kind, target, dur, start, end, params, **kw):
+        """start(), `dur` s, end(), then recorded (kw: the record's own fields)."""
         t = time.monotonic()
-        s.proc.kill()
-        time.sleep(delay)
-        s.start(new_identity=not same)
-        self.record("kill", s.name, t, {"restart_after_s": round(delay, 2),
-                                        "same_identity": same},
-                    identity=old, was_leader=was_leader, t_heal=time.monotonic())
+        start()
+        time.sleep(dur)
+        end()
+        self.record(kind, target, t, params, **kw)
+
+    def f_kill(self, s, r, was_leader):
+        delay, same = 0.5 + 4.5 * r[2], r[3] < 0.3
+        self.hold("kill", s.name, delay, s.member.kill, lambda: s.restart(new_identity=not same),
+                  {"restart_after_s": round(delay, 2), "same_identity": same},
+                  identity=s.member.identity, was_leader=was_leader)
 
     def f_term(self, s, r, was_leader):
         delay = 0.5 + 3 * r[2]
-        old = s.identity
+        old = s.member.identity
         t = time.monotonic()
-        s.proc.term()
-        rc = s.proc.wait(TIMINGS.renew + 8)
+        s.member.term()
+        rc = s.member.wait(TIMINGS.renew + 8)
         note = None
         if rc is None:
             note = f"did not exit within {TIMINGS.renew + 8}s of SIGTERM; killed"
             self.notes.append(f"{s.name} ({old}): {note}")
-            s.proc.kill()
+            s.member.kill()
         t_exit = time.monotonic()
         time.sleep(delay)
-        s.start(new_identity=True)
+        s.restart()
         self.record("term", s.name, t, {"restart_after_s": round(delay, 2),
                                         "release": s.release},
                     identity=old, was_leader=was_leader, exit_code=rc,
-                    exit_after_s=round(t_exit - t, 3), note=note, t_heal=time.monotonic())
+                    exit_after_s=round(t_exit - t, 3), note=note)
 
     def f_stop(self, s, r, was_leader):
         dur = TIMINGS.lease + 0.5 + 2.5 * r[2]
-        t = time.monotonic()
-        s.pause()
-        time.sleep(dur)
-        s.resume()
-        self.record("stop", s.name, t, {"paused_s": round(dur, 2)}, identity=s.identity,
-                    was_leader=was_leader, t_heal=time.monotonic())
+        m = s.member
+        self.hold("stop", s.name, dur, lambda: self.fleet.pause(m), lambda: self.fleet.resume(m),
+                  {"paused_s": round(dur, 2)}, identity=m.identity, was_leader=was_leader)
 
     def proxy_fault(self, kind, s, was_leader, apply, dur, params):
-        """apply() on slot s's proxy, held `dur` s, then healed and recorded."""
-        t = time.monotonic()
-        apply()
-        time.sleep(dur)
-        self.loop.heal(s.proxy)
-        self.record(kind, s.name, t, params, identity=s.identity, was_leader=was_leader,
-                    t_heal=time.monotonic())
+        """apply() on slot s's proxy, held `dur` s, then healed."""
+        self.hold(kind, s.name, dur, apply, lambda: self.loop.heal(s.proxy), params,
+                  identity=s.member.identity, was_leader=was_leader)
 
     def f_partition(self, s, r, was_leader):
         dur = 2 + 8 * r[2]
@@ -349,36 +298,32 @@ class Chaos:
         except RuntimeError as e:
             note = f"restart failed: {str(e)[-300:]}"
             self.notes.append(note)
-        self.record(f"{component}-restart", component, t, {}, t_heal=time.monotonic(), note=note)
+        self.record(f"{component}-restart", component, t, {}, note=note)
 
     def f_apiserver_pause(self, r):
         dur = 1 + 5 * r[2]
-        t = time.monotonic()
-        self.cp._sh("pause-apiserver", str(self.cp.dir))
-        time.sleep(dur)
-        self.cp._sh("resume-apiserver", str(self.cp.dir))
-        self.record("apiserver-pause", "apiserver", t, {"paused_s": round(dur, 2)},
-                    t_heal=time.monotonic())
+        self.hold("apiserver-pause", "apiserver", dur,
+                  lambda: self.cp._sh("pause-apiserver", str(self.cp.dir)),
+                  lambda: self.cp._sh("resume-apiserver", str(self.cp.dir)),
+                  {"paused_s": round(dur, 2)})
 
     def f_isolate_leasehold(self, r):
         dur = TIMINGS.lease + 1 + 3 * r[2]
-        lh = [x for x in self.slots if x.kind == "leasehold"]
+        lh = [x.proxy for x in self.slots if x.kind == "leasehold"]
         t = time.monotonic()
-        for x in lh:
-            self.loop.blackhole(x.proxy)
+        for p in lh:
+            self.loop.blackhole(p)
         time.sleep(dur)
-        for x in lh:
-            self.loop.heal(x.proxy)
-        self.record("isolate-leasehold", "all leasehold", t, {"blackhole_s": round(dur, 2)},
-                    t_heal=time.monotonic())
+        for p in lh:
+            self.loop.heal(p)
+        self.record("isolate-leasehold", "all leasehold", t, {"blackhole_s": round(dur, 2)})
 
     def f_conflicts(self, r):
         """Concurrent writers that bump the lease's resourceVersion without touching its spec
         (an annotation changes), so every agent's next conditional write gets 409."""
-        dur = 1 + 4 * r[2]
-        writers = 3 + int(3 * r[3])
+        dur, writers = 1 + 4 * r[2], 3 + int(3 * r[3])
         path = f"/apis/coordination.k8s.io/v1/namespaces/{self.ns_name}/leases/{LOCK}"
-        counts = {}
+        counts = collections.Counter()
         lock = threading.Lock()
         stop = time.monotonic() + dur
 
@@ -397,48 +342,39 @@ class Chaos:
                 except (OSError, http.client.HTTPException) as e:
                     code = type(e).__name__
                 with lock:
-                    counts[str(code)] = counts.get(str(code), 0) + 1
+                    counts[str(code)] += 1
         t = time.monotonic()
         for th in start_threads(writer, [(k,) for k in range(writers)]):
             th.join(dur + 10)
         self.record("conflicts", "lease", t, {"writers": writers, "for_s": round(dur, 2)},
-                    results=counts, t_heal=time.monotonic())
+                    results=dict(counts))
 
     # ------------------------------------------------------------------ the run
     def run(self):
         a = self.args
         first = self.wait_leader(40)
+        log(f"first leader {first and first.name} after {time.monotonic() - self.t0:.1f}s")
         if not first:
             self.notes.append("no leader within 40 s of the start")
-            log("no leader within 40 s of the start")
-        else:
-            log(f"first leader {first.name} after {time.monotonic() - self.t0:.1f}s")
         self.t_chaos = time.monotonic()
         t_end = self.t_chaos + a.duration
-        table = dict(FAULTS, **(MIXED_FAULTS if any(x.kind == "clientgo" for x in self.slots)
-                                else {}))
-        kinds = list(table)
-        weights = [table[k][0] for k in kinds]
+        mixed = any(x.kind == "clientgo" for x in self.slots)
+        table = {**FAULTS, **(MIXED_FAULTS if mixed else {})}
+        kinds, weights = list(table), [w for w, _ in table.values()]
         threads = []
-        n = 0
         last_report = time.monotonic()
         while time.monotonic() < t_end:
             gap = a.gap_min + (a.gap_max - a.gap_min) * self.rng.random()
             kind = self.rng.choices(kinds, weights)[0]
             r = [self.rng.random() for _ in range(4)]
-            concurrent = self.rng.random() < a.concurrency
-            if not concurrent:
+            if self.rng.random() >= a.concurrency:  # else it may start while others run
                 for th in threads:
                     th.join()
-                threads = [th for th in threads if th.is_alive()]
             time.sleep(gap)
             if time.monotonic() >= t_end:
                 break
             threads = [th for th in threads if th.is_alive()]
-            th = threading.Thread(target=self._fault_thread, args=(kind, r), daemon=True)
-            th.start()
-            threads.append(th)
-            n += 1
+            threads += start_threads(self._fault_thread, [(kind, r)])
             if time.monotonic() - last_report > 60:
                 last_report = time.monotonic()
                 log(f"{time.monotonic() - self.t_chaos:.0f}s: {len(self.faults)} faults done")
@@ -448,10 +384,11 @@ class Chaos:
         log(f"chaos over: {len(self.faults)} faults in {self.t_chaos_end - self.t_chaos:.0f}s")
         self.heal_all()
         self.t_healed = time.monotonic()
-        final = self.wait_leader(TIMINGS.lease * 4 + 10)
+        timeout = TIMINGS.lease * 4 + 10
+        final = self.wait_leader(timeout)
         self.final_leader = final.name if final else None
         if not final:
-            self.notes.append("no single leader within 26 s after every fault was healed")
+            self.notes.append(f"no single leader within {timeout:g} s after every fault was healed")
         log(f"after healing: leader {self.final_leader} in {time.monotonic() - self.t_healed:.1f}s")
         time.sleep(3)
 
@@ -459,17 +396,16 @@ class Chaos:
         try:
             self.run_fault(kind, r)
         except Exception as e:  # noqa: BLE001 - a failed fault is reported, the run goes on
-            import traceback
             self.notes.append(f"fault {kind} raised {e!r}")
             traceback.print_exc()
 
     def heal_all(self):
         for s in self.slots:
             self.loop.heal(s.proxy)
-            if s.proc and s.proc.alive():
-                s.resume()
+            if s.member.alive():
+                self.fleet.resume(s.member)
             else:
-                s.start(new_identity=True)
+                s.restart()
         if not self.cp._sh("status", str(self.cp.dir), check=False).returncode == 0:
             self.notes.append("control plane not running at the end; restarting the apiserver")
             self.cp._sh("resume-apiserver", str(self.cp.dir), check=False)
@@ -477,14 +413,13 @@ class Chaos:
     def teardown(self):
         if getattr(self, "sampler", None):
             self.sampler.stop()
-        for s in self.slots:
+        for m in self.fleet.current():
             try:
-                s.stop()
+                m.stop()
             except Exception:  # noqa: BLE001
                 pass
         if getattr(self, "loop", None):
             self.loop.close()
-        self.mono_to_wall.append(time.time() - time.monotonic())
         if getattr(self, "cp", None):
             for f in ("apiserver.log", "etcd.log"):
                 p = self.cp.dir / f
@@ -496,12 +431,11 @@ class Chaos:
 
     def save_meta(self):
         meta = {
-            "seed": self.seed, "argv": sys.argv, "namespace": self.ns_name, "duration": self.args.duration,
-            "t0": self.t0, "t_chaos": self.t_chaos, "t_chaos_end": self.t_chaos_end,
-            "t_healed": self.t_healed, "final_leader": self.final_leader,
-            "mono_to_wall": self.mono_to_wall, "clock_pairs": self.clock_pairs,
-            "notes": self.notes,
-            "timings": TIMINGS.strings(), "interval": SAMPLE_INTERVAL,
+            "seed": self.args.seed, "argv": sys.argv, "namespace": self.ns_name,
+            "duration": self.args.duration, "t0": self.t0, "t_chaos": self.t_chaos,
+            "t_chaos_end": self.t_chaos_end, "t_healed": self.t_healed,
+            "final_leader": self.final_leader, "clock_pairs": self.clock_pairs,
+            "notes": self.notes, "timings": TIMINGS.strings(), "interval": SAMPLE_INTERVAL,
             "client_timeout": CLIENT_TIMEOUT,
             "slots": [{"name": s.name, "kind": s.kind, "release": s.release,
                        "identities": s.identities, "sa": s.sa,
@@ -518,11 +452,11 @@ def audit_summary(path, ns):
     with the holder it overwrote (a release by someone who no longer held the lock is the
     client-go release race)."""
     path = Path(path)
-    if not path.exists() and Path(str(path) + ".gz").exists():
-        path = Path(str(path) + ".gz")
+    if not path.exists():
+        path = path.with_name(path.name + ".gz")  # compressed once the run was over
     if not path.exists():
         return {}
-    by = {}
+    by = collections.Counter()
     holder_at_rv = {}
     releases = []
     events = []
@@ -533,15 +467,11 @@ def audit_summary(path, ns):
                 e = json.loads(line)
             except ValueError:
                 continue
-            if e.get("stage") != "ResponseComplete":
-                continue
             ref = e.get("objectRef") or {}
-            if ref.get("namespace") != ns:
+            if e.get("stage") != "ResponseComplete" or ref.get("namespace") != ns:
                 continue
             user = (e.get("user") or {}).get("username", "?").rsplit(":", 1)[-1]
-            code = (e.get("responseStatus") or {}).get("code")
-            key = f"{user} {e.get('verb')} {code}"
-            by[key] = by.get(key, 0) + 1
+            by[f"{user} {e.get('verb')} {(e.get('responseStatus') or {}).get('code')}"] += 1
             events.append(e)
     for e in events:
         resp = e.get("responseObject") or {}
@@ -551,15 +481,137 @@ def audit_summary(path, ns):
     for e in events:
         req = e.get("requestObject") or {}
         code = (e.get("responseStatus") or {}).get("code")
-        if e.get("verb") != "update" or req.get("kind") != "Lease" or code != 200:
-            continue
-        if (req.get("spec") or {}).get("holderIdentity"):
+        if (e.get("verb") != "update" or req.get("kind") != "Lease" or code != 200
+                or (req.get("spec") or {}).get("holderIdentity")):
             continue
         prev = holder_at_rv.get((req.get("metadata") or {}).get("resourceVersion"))
         releases.append({"user": (e.get("user") or {}).get("username"),
                          "time": e.get("stageTimestamp"), "overwrote_holder": prev,
                          "rv": req["metadata"].get("resourceVersion")})
     return {"requests": dict(sorted(by.items())), "releases": releases}
+
+
+def log_lines(out, needle):
+    """[(log file's stem, line)]: the lines of the run's logs (logs/IDENTITY.log, apiserver, etcd)
+    that hold `needle`."""
+    return [(p.stem, line) for p in sorted((Path(out) / "logs").glob("*.log"))
+            for line in p.read_text(errors="replace").splitlines() if needle in line]
+
+
+def foreign_releases(out, slots, aud):
+    """Release writes by a member that no longer held the lock (client-go's release race): from
+    the audit log, and from the peers' own lines (e2e/interop: "RELEASE-RACE ... BLANKED <lock>
+    held by "<holder>" at <RFC3339>"); either source counts. `time`: when the lease was blanked,
+    where either says."""
+    ident_of_sa = {}
+    for s in slots:
+        ident_of_sa.setdefault(s["sa"], set()).update(s["identities"])
+    foreign = [r for r in aud.get("releases", []) if r["overwrote_holder"] not in
+               ident_of_sa.get((r["user"] or "").rsplit(":", 1)[-1], set()) | {"", None}]
+    for stem, line in log_lines(out, "RELEASE-RACE"):
+        m = re.search(r'RELEASE-RACE .* BLANKED \S+ held by "([^"]*)"', line)
+        if m and not any(r.get("overwrote_holder") == m.group(1) for r in foreign):
+            at = re.search(r" at (\S+Z)$", line)
+            foreign.append({"user": stem, "overwrote_holder": m.group(1),
+                            "time": at and at.group(1), "source": "peer log", "line": line[:300]})
+    return foreign
+
+
+def classify(ovs, kinds, foreign, t0):
+    """The sampler's overlaps [(span, span)], each with why: one that a client-go peer began
+    stale is client-go's (its yes is not time-bounded); one that follows a foreign release of a
+    leasehold lease is the client-go release race; any other is leasehold's."""
+    out = []
+    for a, b in ovs:
+        old, new = (a, b) if a["start"] <= b["start"] else (b, a)
+        why = "leasehold"
+        if kinds.get(old["slot"]) == "clientgo":
+            why = "client-go stale leader (client-go's yes is not time-bounded)"
+        elif any(r["overwrote_holder"] == old["identity"] for r in foreign):
+            why = "client-go release race (a client-go peer blanked this leader's lease)"
+        elif foreign:
+            why = "leasehold (check: a foreign release happened during the run)"
+        lo, hi = max(a["start"], b["start"]), min(a["end"], b["end"])
+        out.append({"why": why, "overlap_s": round(hi - lo, 4),
+                    "at_s": [round(lo - t0, 3), round(hi - t0, 3)],
+                    "old": analysis.fmt_span(old, t0), "new": analysis.fmt_span(new, t0)})
+    return out
+
+
+def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
+    """The promise rule as every tier judges it (analysis.promise_violations; the Python interop
+    tier too): a break of a leasehold leader's validUntil that the leader did not give up (a
+    release with `immediate`, its lease blanked by a client-go peer) fails the run when definite
+    (the new leader's first yes arrived before the validUntil) and is reported when possible
+    (asked before it, answered after it). term_imm: {slot: [SIGTERMs with `immediate`]};
+    blanked: identities whose lease a client-go peer blanked. Returns the report's fields."""
+    listed, counts = [], collections.Counter()
+    for p in analysis.promise_violations({}, claim, [], term_imm, to_wall):
+        race = p["old"]["identity"] in blanked
+        if kinds.get(p["old"]["slot"]) == "leasehold" and not (
+                p["exempt_immediate_release"] or race):
+            counts[p["definite"]] += 1
+        listed.append({"old": analysis.fmt_span(p["old"], t0),
+                       "new": analysis.fmt_span(p["new"], t0), "by_s": p["by_s"],
+                       "definite": p["definite"],
+                       "exempt_immediate_release": p["exempt_immediate_release"],
+                       "client_go_release_race": race})
+    return {"promise_violations_leasehold": counts[True],
+            "promise_possible_leasehold": counts[False], "promise_violations": listed}
+
+
+def overtaken(out, meta, kinds, foreign, term_imm, to_wall):
+    """leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's
+    own witness of an overlap, whatever the sampler saw. Each logged line fails the run, unless
+    it follows, by at most renew-deadline + retry-period (its promise runs at most
+    renew-deadline past its last renew; it reads the record again within a retry period), its
+    own release with `immediate` or a client-go peer's blanking of its lease (the peer's release
+    race). Returns the report's fields."""
+    slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
+    given_up = [(r["overwrote_holder"], r.get("time") and parse_rfc3339(r["time"]))
+                for r in foreign]
+    given_up += [(i, to_wall(t)) for i, slot in slot_of.items() for t in term_imm.get(slot, [])]
+    logged, unexplained = set(), []
+    for ident, line in log_lines(out, "took the lock while this replica's promise to lead runs"):
+        logged.add(ident)
+        t = parse_rfc3339(line.split(" ", 1)[0])
+        if kinds.get(slot_of.get(ident)) == "leasehold" and not any(
+                i == ident and tg is not None and tg <= t <= tg + TIMINGS.renew + TIMINGS.retry
+                for i, tg in given_up):
+            unexplained.append(line[:300])
+    return {"promise_overtaken_logged": sorted(logged),
+            "promise_overtaken_leasehold": unexplained}
+
+
+# The timeline's marks, one character a second (timeline.txt); the faults' in FAULTS' order.
+MARKS = "# leads, ~ said yes late, ! no leader, X overlap"
+FAULT_MARKS = dict(zip({**FAULTS, **MIXED_FAULTS}, "kstpldrAEPcI"))
+
+
+def timeline(rows, t1, width=100):
+    """rows [(label, [(start, end, mark)])], seconds from the run's start, as text: one
+    character a second (a later bar draws over an earlier one), in strips of `width` s."""
+    n = int(t1) + 1
+    grid = []
+    for label, bars in rows:
+        cells = [" "] * n
+        for a, b, mark in bars:
+            i, j = min(n, max(0, int(a))), min(n, int(b) + 1)
+            cells[i:j] = mark * (j - i)
+        grid.append((label, cells))
+    lines = []
+    for k in range(0, n, width):
+        lines.append(f"{'':14}|{k}s")
+        lines += [f"{label:14}|{''.join(cells[k:k + width])}" for label, cells in grid]
+    return "\n".join(lines) + "\n"
+
+
+def dists(pairs):
+    """{key: analysis.dist of its values} of [(key, value)], keys sorted."""
+    by = {}
+    for k, v in pairs:
+        by.setdefault(k, []).append(v)
+    return {k: analysis.dist(v) for k, v in sorted(by.items())}
 
 
 def report(out, meta=None):
@@ -571,9 +623,7 @@ def report(out, meta=None):
     claim = analysis.spans(samples, by_term=False)
     lead = analysis.spans(samples, meta["client_timeout"])
     t_last = max((s[1] for ss in samples.values() for s in ss), default=te)
-    pairs = meta.get("clock_pairs") or [(0.0, o) for o in meta["mono_to_wall"]]
-    to_wall = analysis.mono_to_wall_fn(pairs)
-    ovs = analysis.overlaps(samples, to_wall)
+    to_wall = analysis.mono_to_wall_fn(meta["clock_pairs"])
     # Non-vacuity: every slot asked at least every 2 x COVERAGE_INTERVAL from its first answer (the
     # sampler asks on its own clock whatever the agent does: a gap is the sampler's).
     uncovered, judged = analysis.coverage(samples, tc, te, COVERAGE_INTERVAL)
@@ -583,174 +633,75 @@ def report(out, meta=None):
     faults = meta["faults"]
     ff = analysis.fault_failovers(lead, faults)
     aud = audit_summary(out / "audit.log", meta.get("namespace") or "")
-    # Which release writes were foreign (the writer no longer held the lock)?
-    foreign = []
-    if aud:
-        ident_of_sa = {}
-        for s in meta["slots"]:
-            ident_of_sa.setdefault(s["sa"], set()).update(s["identities"])
-        for r in aud.get("releases", []):
-            sa = (r["user"] or "").rsplit(":", 1)[-1]
-            mine = ident_of_sa.get(sa, set())
-            if r["overwrote_holder"] not in mine and r["overwrote_holder"] not in ("", None):
-                foreign.append(r)
+    foreign = foreign_releases(out, meta["slots"], aud)
     term_imm = {}
     for f in faults:
         if f["kind"] == "term" and f["params"].get("release") == "immediate":
             term_imm.setdefault(f["target"], []).append(f["t"])
-    promises = analysis.promise_violations(lead, claim, faults, term_imm, to_wall)
-    # The peers log the same race themselves (e2e/interop: "RELEASE-RACE ... BLANKED <lock> held
-    # by "<holder>""); either source counts.
-    for f in sorted((out / "logs").glob("cg*.log")):
-        for line in f.read_text(errors="replace").splitlines():
-            m = re.search(r'RELEASE-RACE .* BLANKED \S+ held by "([^"]*)"', line)
-            if m and not any(r.get("overwrote_holder") == m.group(1) for r in foreign):
-                foreign.append({"user": f.stem, "overwrote_holder": m.group(1),
-                                "source": "peer log", "line": line[:300]})
-    blanked = {r["overwrote_holder"] for r in foreign}
-    for p in promises:
-        p["blanked_by_client_go"] = p["old"]["identity"] in blanked
-    promises_lh = [p for p in promises if kinds.get(p["old"]["slot"]) == "leasehold"
-                   and not p["exempt_immediate_release"] and not p["blanked_by_client_go"]]
+    classified = classify(analysis.overlaps(samples, to_wall), kinds, foreign, t0)
 
-    # Classify overlaps: one that a client-go peer began stale is client-go's (no time-bounded
-    # yes); one that follows a foreign release of a leasehold lease is the client-go release race.
-    classified = []
-    for a, b in ovs:
-        old, new = (a, b) if a["start"] <= b["start"] else (b, a)
-        why = "leasehold"
-        if kinds.get(old["slot"]) == "clientgo":
-            why = "client-go stale leader (client-go's yes is not time-bounded)"
-        elif foreign and kinds.get(old["slot"]) == "leasehold":
-            why = "leasehold (check: a foreign release happened during the run)"
-            for r in foreign:
-                if r["overwrote_holder"] == old["identity"]:
-                    why = "client-go release race (a client-go peer blanked this leader's lease)"
-        classified.append({"old": old, "new": new, "why": why,
-                           "overlap_s": round(min(a["end"], b["end"]) - max(a["start"],
-                                                                         b["start"]), 4)})
-    lh_overlaps = [c for c in classified if c["why"].startswith("leasehold")]
+    def cause(end):
+        """The last fault injected by `end` and healed at most 15 s before it, or "none"."""
+        return next((f["kind"] for f in reversed(faults) if f["t"] <= end + 0.05
+                     and (f.get("t_heal") or f["t"]) >= end - 15), "none")
 
-    # Figures.
-    by_kind = {}
-    for f, old, new, secs in ff:
-        by_kind.setdefault(f["kind"], []).append(secs)
-    gap_by_cause = {}
-    for a, b, g in hand:
-        cause = "none"
-        for f in faults:
-            if f["t"] <= a["end"] + 0.05 and (f.get("t_heal") or f["t"]) >= a["end"] - 15:
-                cause = f["kind"]
-        gap_by_cause.setdefault(cause, []).append(g)
-    fault_counts = dict(collections.Counter(f["kind"] for f in faults))
-    total_samples = sum(len(v) for v in samples.values())
     late_yes = sum(1 for ss in samples.values() for s in ss
                    if s[3] and s[1] - s[0] > meta["client_timeout"])
-    rtts = sorted(s[1] - s[0] for ss in samples.values() for s in ss if s[2] == 200)
+    rtts = [1000 * (s[1] - s[0]) for ss in samples.values() for s in ss if s[2] == 200]
     rep = {
         "seed": meta["seed"], "duration_s": round(te - tc, 1),
-        "agents": {k: sum(1 for v in kinds.values() if v == k) for k in set(kinds.values())},
-        "faults": len(faults), "faults_by_kind": fault_counts,
-        "samples": total_samples, "late_yes_answers": late_yes,
-        "answer_rtt_ms": {"p50": round(1000 * analysis.pct(rtts, 50), 2) if rtts else None,
-                          "p99": round(1000 * analysis.pct(rtts, 99), 2) if rtts else None},
-        "overlaps_total": len(classified), "overlaps_leasehold": len(lh_overlaps),
-        "overlaps": [{"why": c["why"], "overlap_s": c["overlap_s"],
-                      "old": analysis.fmt_span(c["old"], t0),
-                      "new": analysis.fmt_span(c["new"], t0)} for c in classified],
-        "promise_violations_leasehold": len(promises_lh),
-        "promise_violations": [{"old": analysis.fmt_span(p["old"], t0),
-                                "new": analysis.fmt_span(p["new"], t0), "by_s": p["by_s"],
-                                "exempt_immediate_release": p["exempt_immediate_release"],
-                                "client_go_release_race": p["blanked_by_client_go"]}
-                               for p in promises],
+        "agents": dict(collections.Counter(kinds.values())),
+        "faults": len(faults),
+        "faults_by_kind": dict(collections.Counter(f["kind"] for f in faults)),
+        "samples": sum(len(v) for v in samples.values()), "late_yes_answers": late_yes,
+        "answer_rtt_ms": analysis.dist(rtts),
+        "overlaps_total": len(classified), "overlaps": classified,
+        "overlaps_leasehold": sum(c["why"].startswith("leasehold") for c in classified),
+        **promise_findings(claim, kinds, term_imm, {r["overwrote_holder"] for r in foreign},
+                           to_wall, t0),
         "leader_changes": len(hand),
         "handover_gap_s": analysis.dist([g for _, _, g in hand]),
-        "handover_gap_by_fault_s": {k: analysis.dist(v) for k, v in sorted(gap_by_cause.items())},
+        "handover_gap_by_fault_s": dists((cause(a["end"]), g) for a, _, g in hand),
         "fault_to_new_leader_s": analysis.dist([x[3] for x in ff]),
-        "fault_to_new_leader_by_kind_s": {k: analysis.dist(v) for k, v in sorted(by_kind.items())},
+        "fault_to_new_leader_by_kind_s": dists((f["kind"], secs) for f, _, _, secs in ff),
         "leaderless_s": round(no_leader, 2),
         "leaderless_fraction": round(no_leader / max(1e-9, t_last - first_lead), 4),
         "longest_leaderless_s": round(max((b - a for a, b in gaps), default=0), 2),
         "final_leader": meta["final_leader"], "notes": meta["notes"],
-        "foreign_releases": foreign,
-        "api_requests": aud.get("requests", {}),
+        "foreign_releases": foreign, "api_requests": aud.get("requests", {}),
+        **overtaken(out, meta, kinds, foreign, term_imm, to_wall),
+        "coverage_failures": [m for _, m in uncovered], "slots_judged": judged,
     }
-    # leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's own
-    # witness of an overlap, whatever the sampler saw. Each logged line fails the run, unless it
-    # follows, by at most renew-deadline + retry-period (its promise runs at most renew-deadline
-    # past its last renew; it reads the record again within a retry period), its own release
-    # with `immediate` or a client-go peer's blanking of its lease (the peer's release race).
-    slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
-    given_up = [(r["overwrote_holder"], blank_time(r)) for r in foreign]
-    given_up += [(i, to_wall(t)) for i, slot in slot_of.items() for t in term_imm.get(slot, [])]
-    logged, unexplained = [], []
-    for p in sorted((out / "logs").glob("*.log")):
-        for line in p.read_text(errors="replace").splitlines():
-            if "took the lock while this replica's promise to lead runs" not in line:
-                continue
-            logged.append(p.stem)
-            t = parse_rfc3339(line.split(" ", 1)[0])
-            if kinds.get(slot_of.get(p.stem)) == "leasehold" and not any(
-                    i == p.stem and tg is not None and tg <= t <= tg + TIMINGS.renew + TIMINGS.retry
-                    for i, tg in given_up):
-                unexplained.append(line[:300])
-    rep["promise_overtaken_logged"] = sorted(set(logged))
-    rep["promise_overtaken_leasehold"] = unexplained
-    rep["coverage_failures"] = [m for _, m in uncovered]
-    rep["slots_judged"] = judged
     (out / "report.json").write_text(json.dumps(rep, indent=1, default=str))
 
-    # Timeline PNG.
     rows = []
-    for i, s in enumerate(meta["slots"]):
-        colour = pngplot.PALETTE[i % len(pngplot.PALETTE)]
-        bars = [(x["start"] - t0, x["end"] - t0, colour) for x in lead.get(s["name"], [])]
-        late = [(x["start"] - t0, x["end"] - t0, (250, 200, 200))
-                for x in claim.get(s["name"], [])]
-        rows.append((f"{s['name']} {'LH' if s['kind'] == 'leasehold' else 'CG'}", late + bars))
-    rows.append(("NO LEADER", [(a - t0, b - t0, pngplot.RED) for a, b in gaps]))
-    fl = [(f["t"] - t0, (f.get("t_heal") or f["t"] + 0.3) - t0, f["kind"]) for f in faults]
-    ol = [(max(c["old"]["start"], c["new"]["start"]) - t0,
-           min(c["old"]["end"], c["new"]["end"]) - t0) for c in classified]
-    title = (f"leasehold chaos seed {meta['seed']}: {len(faults)} faults, "
-             f"{len(lh_overlaps)} overlaps, {len(hand)} leader changes, "
-             f"leaderless {no_leader:.0f}s of {t_last - first_lead:.0f}s")
-    pngplot.timeline_png(out / "timeline.png", rows, fl, ol, 0.0, t_last - t0, title)
+    for s in meta["slots"]:
+        late = [(x["start"] - t0, x["end"] - t0, "~") for x in claim.get(s["name"], [])]
+        led = [(x["start"] - t0, x["end"] - t0, "#") for x in lead.get(s["name"], [])]
+        rows.append((f"{s['name']} {s['kind']}", late + led))
+    rows.append(("no leader", [(a - t0, b - t0, "!") for a, b in gaps]))
+    rows.append(("faults", [(f["t"] - t0, (f.get("t_heal") or f["t"]) - t0,
+                             FAULT_MARKS[f["kind"]]) for f in faults]))
+    rows.append(("overlaps", [(*c["at_s"], "X") for c in classified]))
+    legend = ", ".join(f"{m} {k}" for k, m in FAULT_MARKS.items())
+    (out / "timeline.txt").write_text(f"leasehold chaos seed {meta['seed']}: {MARKS}; faults: "
+                                      f"{legend}\n" + timeline(rows, t_last - t0))
     return rep
 
 
-def blank_time(release):
-    """When a foreign release blanked the lease (wall clock): the audit's stamp, or the peer's
-    own "... at RFC3339" in its log line; None if neither says."""
-    if release.get("time"):
-        return parse_rfc3339(release["time"])
-    m = re.search(r" at (\S+Z)$", release.get("line", ""))
-    return parse_rfc3339(m.group(1)) if m else None
-
-
 def print_report(rep, out):
-    log(f"seed {rep['seed']}: {rep['faults']} faults {rep['faults_by_kind']}")
-    log(f"samples {rep['samples']}, answer rtt {rep['answer_rtt_ms']}, "
-        f"late yes {rep['late_yes_answers']}")
-    log(f"OVERLAPS: {rep['overlaps_leasehold']} leasehold, {rep['overlaps_total']} total")
-    for o in rep["overlaps"]:
-        log(f"  {o['why']}: {o['overlap_s']}s  old {o['old']}  new {o['new']}")
-    log(f"promise violations (leasehold, not exempt): {rep['promise_violations_leasehold']}")
-    log(f"promises overtaken (the agents' own log, not exempt): "
-        f"{len(rep['promise_overtaken_leasehold'])} (logged by {rep['promise_overtaken_logged']})")
-    for line in rep["promise_overtaken_leasehold"]:
-        log(f"  {line}")
-    log(f"judged slots {rep['slots_judged']}; sampling gaps: {rep['coverage_failures'] or 'none'}")
-    log(f"leader changes {rep['leader_changes']}; handover gap {rep['handover_gap_s']}")
-    log(f"fault -> new leader {rep['fault_to_new_leader_s']}")
-    for k, v in rep["fault_to_new_leader_by_kind_s"].items():
-        log(f"    {k}: {v}")
-    log(f"leaderless {rep['leaderless_s']}s ({100 * rep['leaderless_fraction']:.1f}%), "
-        f"longest {rep['longest_leaderless_s']}s; final leader {rep['final_leader']}")
-    if rep["notes"]:
-        log(f"notes: {rep['notes']}")
-    log(f"report: {out}/report.json, timeline: {out}/timeline.png")
+    """The report's headlines, then every overlap, promise break and promise overtaken."""
+    for key in ("seed", "faults_by_kind", "samples", "answer_rtt_ms", "late_yes_answers",
+                "overlaps_leasehold", "overlaps_total", "promise_violations_leasehold",
+                "promise_possible_leasehold", "promise_overtaken_logged", "slots_judged",
+                "coverage_failures", "leader_changes", "handover_gap_s", "fault_to_new_leader_s",
+                "fault_to_new_leader_by_kind_s", "leaderless_s", "longest_leaderless_s",
+                "final_leader", "notes"):
+        log(f"{key}: {rep[key]}")
+    for key in ("overlaps", "promise_violations", "promise_overtaken_leasehold"):
+        for finding in rep[key]:
+            log(f"  {key}: {finding}")
+    log(f"report: {out}/report.json, timeline: {out}/timeline.txt")
 
 
 def main(argv=None):
@@ -777,49 +728,43 @@ def main(argv=None):
     p.add_argument("--replay", default=None, help="re-analyse a finished run directory")
     a = p.parse_args(argv)
     if a.replay:
-        rep = report(a.replay)
-        print_report(rep, a.replay)
-        return 1 if failed(rep) else 0
+        return verdict(a.replay)
     if a.duration is None:
         a.duration = 1800.0 if a.long else 120.0
-    if a.peers_if_available:
-        if peer_binary(required=False):
-            a.peers = a.peers_if_available
-        else:
-            log("client-go interop peer not available (e2e/interop): leasehold agents only")
+    if a.peers_if_available and peer_binary(required=False):  # else it logs why not
+        a.peers = a.peers_if_available
     a.out = a.out or str(REPO / "e2e" / "out" / f"chaos-{time.strftime('%Y%m%d-%H%M%S')}-"
                                                  f"seed{a.seed}")
-    log(f"chaos: seed {a.seed}, {a.duration:.0f}s of faults, {a.agents} leasehold agents, "
-        f"{a.peers} client-go peers (release {a.peer_release}); out {a.out}")
-    log(f"reproduce: {sys.executable} -m e2e.chaos.chaos --seed {a.seed}"
-        f" --duration {a.duration:.0f} --agents {a.agents} --peers {a.peers}"
-        f" --peer-release {a.peer_release}"
-        + ("" if a.immediate else " --no-immediate"))
+    log(f"chaos: seed {a.seed}, out {a.out}; reproduce: {sys.executable} -m e2e.chaos.chaos "
+        f"--seed {a.seed} --duration {a.duration:.0f} --agents {a.agents} --peers {a.peers} "
+        f"--peer-release {a.peer_release}" + ("" if a.immediate else " --no-immediate"))
     drv = Chaos(a)
-    ok = False
     try:
         drv.setup()
         drv.run()
-        ok = True
     finally:
         drv.teardown()
-    if not ok:
-        return 1
-    meta = drv.save_meta()
-    rep = report(drv.out, meta)
-    print_report(rep, drv.out)
+    status = verdict(drv.out, drv.save_meta())
     if drv.audit_log.exists():
         with open(drv.audit_log, "rb") as src, gzip.open(str(drv.audit_log) + ".gz", "wb") as dst:
             shutil.copyfileobj(src, dst)
         drv.audit_log.unlink()
+    return status
+
+
+def verdict(out, meta=None):
+    """Reports the run in `out` and prints it; the exit status (1: failed)."""
+    rep = report(out, meta)
+    print_report(rep, out)
     bad = failed(rep)
     print(f"{0 if bad else 1} passed, {1 if bad else 0} failed")
     return 1 if bad else 0
 
 
 def failed(rep):
-    """The verdict: an overlap of a leasehold leader's answers, a promise overtaken (seen by
-    the sampler or logged by the agent), a slot not sampled as stated, or no leader at the end."""
+    """The verdict: an overlap of a leasehold leader's answers, a definite break of its promise
+    (seen by the sampler; or logged by the agent, whose witness is definite), a slot not sampled
+    as stated, or no leader at the end. A possible break is reported (promise_findings)."""
     return bool(rep["overlaps_leasehold"] or rep["promise_violations_leasehold"] or
                 rep["promise_overtaken_leasehold"] or rep["coverage_failures"] or
                 rep["final_leader"] is None)

@@ -6,13 +6,16 @@ resumed (a detector that cannot fail proves nothing). Prints `N passed, N failed
 import os
 import signal
 import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
+from e2e.chaos import chaos
 from e2e.lib import analysis, sampler_process
 from e2e.lib.common import free_port
 from e2e.lib.faultproxy import ProxyLoop
@@ -25,32 +28,21 @@ def check(name, cond, detail=""):
     print(f"{'ok  ' if cond else 'FAIL'} {name} {detail}", flush=True)
 
 
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        try:
+            while d := self.request.recv(65536):
+                self.request.sendall(d)
+        except OSError:
+            pass  # the reset fault's RST
+
+
 def echo_server():
     """A TCP echo server in a thread; returns its port."""
-    import threading
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(64)
-
-    def serve(c):
-        try:
-            while True:
-                d = c.recv(65536)
-                if not d:
-                    break
-                c.sendall(d)
-        except OSError:
-            pass
-        finally:
-            c.close()
-
-    def accept():
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=serve, args=(c,), daemon=True).start()
-    threading.Thread(target=accept, daemon=True).start()
-    return srv.getsockname()[1]
+    srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv.server_address[1]
 
 
 def roundtrip(port, payload=b"hello", timeout=3.0):
@@ -60,10 +52,7 @@ def roundtrip(port, payload=b"hello", timeout=3.0):
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             s.sendall(payload)
             got = b""
-            while len(got) < len(payload):
-                d = s.recv(65536)
-                if not d:
-                    break
+            while len(got) < len(payload) and (d := s.recv(65536)):
                 got += d
             return time.monotonic() - t, got
     except OSError as e:
@@ -89,7 +78,6 @@ def test_proxy():
     check("blackhole: accepted, never answered", got == "TimeoutError" or got == "timeout",
           f"{got} after {dt:.2f} s")
     # A connection opened during the blackhole is answered once it heals.
-    import threading
     res = {}
     th = threading.Thread(target=lambda: res.update(r=roundtrip(p.port, timeout=5)))
     th.start()
@@ -122,21 +110,19 @@ def test_proxy():
 
 FAKE = textwrap.dedent("""
     import http.server, json, os, sys
-    flag, ident = sys.argv[1], sys.argv[2]
-    class H(http.server.BaseHTTPRequestHandler):
+    flag, ident, port = sys.argv[1:]
+    class H(http.server.BaseHTTPRequestHandler):  # HTTP/1.0: closes after each answer
         def do_GET(self):
             yes = os.path.exists(flag)
             b = json.dumps({"isLeader": yes, "term": 1, "identity": ident}).encode()
-            self.send_response(200 if yes else 200)
+            self.send_response(200)
             self.send_header("Content-Length", str(len(b)))
-            self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(b)
         def log_message(self, *a):
             pass
-    class S(http.server.ThreadingHTTPServer):
-        request_queue_size = 128
-    S(("127.0.0.1", int(sys.argv[3])), H).serve_forever()
+    http.server.ThreadingHTTPServer.request_queue_size = 128  # the questions of a pause
+    http.server.ThreadingHTTPServer(("127.0.0.1", int(port)), H).serve_forever()
 """)
 
 
@@ -177,7 +163,8 @@ def test_detector():
     ov = analysis.overlaps(samples)
     check("detector: stale yes after resume counts as overlap", len(ov) >= 1,
           f"{len(ov)} overlaps")
-    check("detector: in-time answers alone show no overlap", not analysis.overlaps(samples, timeout=0.15))
+    check("detector: in-time answers alone show no overlap",
+          not analysis.overlaps(samples, timeout=0.15))
     # Two lead spans of A (before/after) and one of B: the handover list sees A->B->A.
     hs = analysis.handovers(lead)
     check("handovers A->B->A", [(a["slot"], b["slot"]) for a, b, _ in hs] ==
@@ -186,11 +173,13 @@ def test_detector():
 
 # The chaos verdict (chaos.failed) on reports: name, the report's findings, must it fail.
 CLEAN = {"overlaps_leasehold": 0, "promise_violations_leasehold": 0,
-         "promise_overtaken_leasehold": [], "coverage_failures": [], "final_leader": "lh0"}
+         "promise_possible_leasehold": 0, "promise_overtaken_leasehold": [],
+         "coverage_failures": [], "final_leader": "lh0"}
 VERDICTS = [
     ("a clean run", {}, False),
     ("a leasehold overlap", {"overlaps_leasehold": 1}, True),
-    ("a promise overtaken, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a definite promise break, seen by the sampler", {"promise_violations_leasehold": 1}, True),
+    ("a possible promise break only", {"promise_possible_leasehold": 1}, False),
     ("a promise overtaken, logged by the agent", {"promise_overtaken_leasehold": ["lh1-1"]}, True),
     ("a slot not sampled as stated", {"coverage_failures": ["lh0: the sampler stopped"]}, True),
     ("no leader at the end", {"final_leader": None}, True),
@@ -198,14 +187,43 @@ VERDICTS = [
 
 
 def test_verdict():
-    from e2e.chaos.chaos import failed
     for name, findings, must_fail in VERDICTS:
         check(f"verdict: {name} {'fails' if must_fail else 'passes'}",
-              failed({**CLEAN, **findings}) == must_fail)
+              chaos.failed({**CLEAN, **findings}) == must_fail)
+
+
+# Promise breaks, judged as report() judges them: lh0 promised until 10.0 (validUntil); lh1's
+# first yes was asked at 9.95 and answered at `answered`. (what, lh1's answer, lh0's SIGTERMs
+# with `immediate`, identities blanked by a client-go peer, leasehold's definite and possible
+# breaks: a definite one fails the run)
+PROMISES = [
+    ("definite: answered before the validUntil", 9.96, [], set(), 1, 0),
+    ("possible: answered after it", 10.05, [], set(), 0, 1),
+    ("definite, after a release with immediate", 9.96, [9.9], set(), 0, 0),
+    ("definite, after a client-go peer blanked the lease", 9.96, [], {"lh0-1"}, 0, 0),
+]
+
+
+def span(slot, start, first_recv, max_vu=None):
+    """A claim span (e2e/lib/analysis.py) of one answer."""
+    return {"slot": slot, "identity": f"{slot}-1", "term": 1, "start": start,
+            "first_recv": first_recv, "end": first_recv, "n": 1, "max_vu": max_vu}
+
+
+def test_promises():
+    kinds = {"lh0": "leasehold", "lh1": "leasehold"}
+    for what, answered, terms, blanked, definite, possible in PROMISES:
+        claim = {"lh0": [span("lh0", 0.0, 0.01, 10.0)], "lh1": [span("lh1", 9.95, answered)]}
+        found = chaos.promise_findings(claim, kinds, {"lh0": terms}, blanked, lambda t: t, 0.0)
+        counted = (found["promise_violations_leasehold"], found["promise_possible_leasehold"])
+        check(f"promise: {what} {'fails' if definite else 'passes, reported'}",
+              counted == (definite, possible) and len(found["promise_violations"]) == 1
+              and chaos.failed({**CLEAN, **found}) == bool(definite), str(counted))
 
 
 def main():
     test_verdict()
+    test_promises()
     test_proxy()
     test_detector()
     passed = sum(RESULTS)

@@ -26,8 +26,12 @@ leaderless    the time between the first lead span's start and the end of sampli
 promise       a leasehold "yes" carries validUntil. For every handover the new leader's first "yes"
               (sent, wall clock) must come after the largest validUntil the old leader handed out,
               unless the old leader was released on purpose with --release-on-shutdown=immediate.
+              A break is definite when that yes also arrived before the validUntil (it held while
+              the promise ran), else possible; the tiers fail on definite ones and report the
+              others (e2e/lib/judge.py keeps the two apart the same way).
 """
 
+import bisect
 import collections
 
 from e2e.lib import judge
@@ -75,8 +79,7 @@ def spans(samples, timeout=None, by_term=True):
                 cur = None
             if yes:
                 cur = {"slot": slot, "identity": name, "term": term, "start": sent,
-                       "first_recv": recv, "end": recv,
-                       "n": 1, "max_vu": vu}
+                       "first_recv": recv, "end": recv, "n": 1, "max_vu": vu}
         if cur is not None:
             res.append(cur)
         out[slot] = res
@@ -191,7 +194,6 @@ def mono_to_wall_fn(pairs):
     def f(t):
         if len(pairs) == 1:
             return t + pairs[0][1] - pairs[0][0]
-        import bisect
         i = min(max(bisect.bisect_left([p[0] for p in pairs], t), 1), len(pairs) - 1)
         (m0, w0), (m1, w1) = pairs[i - 1], pairs[i]
         off0, off1 = w0 - m0, w1 - m1
@@ -211,9 +213,7 @@ def promise_violations(lead, claim, faults, exempt_slots_after_term, to_wall):
     flat = sorted((s for ss in claim.values() for s in ss), key=lambda s: s["start"])
     for i, b in enumerate(flat):
         for a in flat[:i]:
-            if a["slot"] == b["slot"] or a["max_vu"] is None:
-                continue
-            if a["start"] >= b["start"]:
+            if a["slot"] == b["slot"] or a["max_vu"] is None or a["start"] >= b["start"]:
                 continue
             new_first = to_wall(b["start"])
             if new_first < a["max_vu"] - 0.010:
