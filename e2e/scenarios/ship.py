@@ -90,13 +90,8 @@ def kustomized(s, cp, ns, resource, components=()):
     return dry_run(cp, cp.kubectl("kustomize", str(resource)), ns)
 
 
-def of_kind(objs, kind, name=None):
-    return [o for o in objs
-            if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
-
-
 def one(objs, kind, name=None):
-    found = of_kind(objs, kind, name)
+    found = [o for o in objs if o["kind"] == kind and name in (None, o["metadata"]["name"])]
     assert len(found) == 1, \
         f"want one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
     return found[0]
@@ -146,14 +141,14 @@ def sidecar(dep, name="leasehold"):
     raise AssertionError(f"no container {name} in Deployment {dep['metadata']['name']}")
 
 
-def assert_args(objs, where, want, deployment=None):
+def assert_args(objs, where, deployment=None, **want):
     """The sidecar of Deployment `deployment` (by default the one) of `objs` is in `where` (None:
-    either) and has each flag of `want` set to its value there (None: unset). Returns its args
-    ({flag: value})."""
+    either) and has each flag of `want` (lock_type: --lock-type) set to its value there (None:
+    unset). Returns its args ({flag: value})."""
     c, w = sidecar(one(objs, "Deployment", deployment))
     assert where in (None, w), (where, w)
     args = args_of(c)
-    assert_has(args, want)
+    assert_has(args, {"--" + k.replace("_", "-"): v for k, v in want.items()})
     return args
 
 
@@ -194,14 +189,15 @@ def assert_restricted(dep, where=None):
     return c
 
 
-def assert_settings(objs, where, want, absent=(), deployment=None):
+def assert_settings(objs, where, absent=(), deployment=None, **want):
     """A Kustomize rendering: Deployment `deployment` (by default the one) restricted, its
     sidecar in `where` (assert_restricted), the settings (its envFrom ConfigMap) as in `want`
-    (assert_has), and none of `absent` (assert_absent). Returns (the Deployment, the settings)."""
+    (LOCK_TYPE: LEASEHOLD_LOCK_TYPE; None: unset), and none of `absent` (assert_absent).
+    Returns (the Deployment, the settings)."""
     dep = one(objs, "Deployment", deployment)
     ref = assert_restricted(dep, where)["envFrom"][0]["configMapRef"]["name"]
     data = one(objs, "ConfigMap", ref)["data"]
-    assert_has(data, want)
+    assert_has(data, {"LEASEHOLD_" + k: v for k, v in want.items()})
     assert_absent(objs, *absent)
     return dep, data
 
@@ -224,45 +220,6 @@ def assert_gated(dep, container, command_tail):
         assert c["name"] == "leasehold-install" or inits.index(inst) < inits.index(c), inits
 
 
-def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=None):
-    """An Agent of the leasehold container of a rendered Deployment, run as the kubelet would run
-    it: its args and env (envFrom ConfigMaps from the same rendering, downward API values filled
-    in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts none. Test
-    overrides (flags win over env): the local API and the probe listener on free ports."""
-    dep = one(objs, "Deployment", deployment)
-    c, _ = sidecar(dep, name)
-    spec = pod_spec(dep)
-    env = {}
-    for ef in c.get("envFrom", []):
-        ref = ef["configMapRef"]["name"]
-        env.update(one(objs, "ConfigMap", ref).get("data", {}))
-    for e in c.get("env", []):
-        if "value" in e:
-            env[e["name"]] = e["value"]
-        else:
-            path = e["valueFrom"]["fieldRef"]["fieldPath"]
-            env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
-    args = c.get("args", [])
-    probe = env.get("LEASEHOLD_PROBE_ADDRESS") or any(
-        a.startswith("--probe-address=") for a in args)
-    port, probe_port = free_port(), free_port() if probe else None
-    args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
-    args.append(f"--http-address=127.0.0.1:{port}")
-    if probe:
-        args.append(f"--probe-address=127.0.0.1:{probe_port}")
-    sa_dir = Path(tmp) / f"sa-{pod_name}"
-    if spec.get("automountServiceAccountToken") is False:
-        # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
-        # token; here they point at a closed port, so any API call would fail.
-        sa_dir.mkdir(parents=True, exist_ok=True)
-        api = ("127.0.0.1", free_port())
-    else:
-        cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
-        api = (cp.host, cp.port)
-    return Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir,
-                            tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
-
-
 class Ship(Scenario):
     """Scenario plus rendered sidecars (stopped, and judged, as its agents) and a temp dir."""
 
@@ -270,10 +227,45 @@ class Ship(Scenario):
         super().__init__(name)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-ship-{name}-"))
 
-    def sidecar(self, *a, **kw):
-        sc = rendered_sidecar(*a, **kw)
+    def sidecar(self, cp, ns, objs, pod_name, deployment=None):
+        """The leasehold container of a rendered Deployment, started as the kubelet would run
+        it: its args and env (envFrom ConfigMaps from the same rendering, downward API values
+        filled in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts
+        none. Test overrides (flags win over env): the local API and the probe listener on free
+        ports."""
+        dep = one(objs, "Deployment", deployment)
+        c, _ = sidecar(dep)
+        spec = pod_spec(dep)
+        env = {}
+        for ef in c.get("envFrom", []):
+            env.update(one(objs, "ConfigMap", ef["configMapRef"]["name"]).get("data", {}))
+        for e in c.get("env", []):
+            if "value" in e:
+                env[e["name"]] = e["value"]
+            else:
+                path = e["valueFrom"]["fieldRef"]["fieldPath"]
+                env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
+        args = c.get("args", [])
+        probe = env.get("LEASEHOLD_PROBE_ADDRESS") or any(
+            a.startswith("--probe-address=") for a in args)
+        port, probe_port = free_port(), free_port() if probe else None
+        args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
+        args.append(f"--http-address=127.0.0.1:{port}")
+        if probe:
+            args.append(f"--probe-address=127.0.0.1:{probe_port}")
+        sa_dir = self.tmp / f"sa-{pod_name}"
+        if spec.get("automountServiceAccountToken") is False:
+            # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
+            # token; here they point at a closed port, so any API call would fail.
+            sa_dir.mkdir(parents=True, exist_ok=True)
+            api = ("127.0.0.1", free_port())
+        else:
+            cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
+            api = (cp.host, cp.port)
+        sc = Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir,
+                              self.tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
         self.agents.append(sc)
-        return sc
+        return sc.start()
 
     def __exit__(self, exc_type, exc, tb):
         r = super().__exit__(exc_type, exc, tb)
@@ -341,7 +333,7 @@ def run_and_release(s, cp, ns, objs, pod, lock_kind, leading=None, exit_within=2
     a released lock."""
     apply_for_real(cp, objs, ns)
     assert_can(cp, ns, can)
-    sc = s.sidecar(cp, ns, objs, s.tmp, pod).start()
+    sc = s.sidecar(cp, ns, objs, pod)
     body = sc.wait_leader()
     log(f"{pod}: leads, lock {body['lock']}")
     sc.check_probes()
@@ -389,23 +381,20 @@ def kustomize(s):
     # deletion cost is on by default, with its Role.
     ns = "ship-k-native"
     objs = kustomized(s, cp, ns, NATIVE)
-    assert_settings(objs, "initContainers", {"LEASEHOLD_RELEASE_ON_SHUTDOWN": "safe",
-                                             "LEASEHOLD_LOCK_TYPE": "auto",
-                                             "LEASEHOLD_DELETION_COST": "10000"})
+    assert_settings(objs, "initContainers", RELEASE_ON_SHUTDOWN="safe", LOCK_TYPE="auto",
+                    DELETION_COST="10000")
     assert one(objs, "Role", "leasehold-create")
     assert rules_of(one(objs, "Role", "leasehold-pod")) == {("", "pods", ()): {"get", "patch"}}
     # Switched off: neither the setting nor the Role (pods get/patch) is left.
     assert_settings(kustomized(s, cp, ns, NATIVE, [COMPONENTS / "no-deletion-cost"]), None,
-                    {"LEASEHOLD_DELETION_COST": None},
-                    absent=("Role/leasehold-pod", "RoleBinding/leasehold-pod"))
+                    ("Role/leasehold-pod", "RoleBinding/leasehold-pod"), DELETION_COST=None)
     run_and_release(s, cp, ns, objs, "native-0", "leases", can=(
         ("create", "leases", True), ("get", "leases/other", False), ("patch", "pods", True)))
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
     ns = "ship-k-classic"
     objs = kustomized(s, cp, ns, CLASSIC)
-    dep, _ = assert_settings(objs, "containers", {"LEASEHOLD_LOCK_TYPE": "configmaps",
-                                                  "LEASEHOLD_RELEASE_ON_SHUTDOWN": "safe"})
+    dep, _ = assert_settings(objs, "containers", LOCK_TYPE="configmaps", RELEASE_ON_SHUTDOWN="safe")
     hook = " ".join(container(dep, "app")["lifecycle"]["preStop"]["exec"]["command"])
     assert "/release" in hook and "--post-data" in hook, hook
     role = one(objs, "Role", "leasehold")
@@ -424,7 +413,7 @@ def kustomize(s):
     # Leader election off: none, no RBAC, no token, no API server needed.
     ns = "ship-k-off"
     objs = kustomized(s, cp, ns, DEPLOY / "overlays" / "no-leader-election")
-    dep, _ = assert_settings(objs, None, {}, absent=("Role", "RoleBinding", "ServiceAccount"))
+    dep, _ = assert_settings(objs, None, ("Role", "RoleBinding", "ServiceAccount"))
     spec = pod_spec(dep)
     assert spec["automountServiceAccountToken"] is False and dep["spec"]["replicas"] == 1, spec
     assert spec.get("serviceAccountName", "default") == "default", spec
@@ -434,8 +423,7 @@ def kustomize(s):
     ns, pod = "ship-k-precreated", "precreated-0"
     objs = kustomized(s, cp, ns, NATIVE,
                       [COMPONENTS / "precreated-lease", DEPLOY / "rbac" / "leader-label"])
-    assert_settings(objs, "initContainers", {"LEASEHOLD_LEADER_LABEL": "leasehold.io/role"},
-                    absent=creates)
+    assert_settings(objs, "initContainers", creates, LEADER_LABEL="leasehold.io/role")
     assert one(objs, "Lease", LOCK)
     apply_for_real(cp, objs, ns)  # its ServiceAccount first: the Pod object names it
     create_pods(cp, ns, [pod], "leasehold")  # for the label (no kubelet will run it)
@@ -453,7 +441,7 @@ def kustomize(s):
     # Classic + the ConfigMap created at install time.
     ns = "ship-k-precreated-cm"
     objs = kustomized(s, cp, ns, CLASSIC, [COMPONENTS / "precreated-configmap"])
-    assert_settings(objs, "containers", {}, absent=creates[:1])
+    assert_settings(objs, "containers", creates[:1])
     run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps",
                     can=(("create", "configmaps", False),))
 
@@ -461,8 +449,8 @@ def kustomize(s):
     # The gate's headroom: a renew every retry-period, not auto's longer interval.
     for variant, where in ((NATIVE, "initContainers"), (CLASSIC, "containers")):
         objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant, [COMPONENTS / "gate"])
-        dep, _ = assert_settings(objs, where, {"LEASEHOLD_RELEASE_ON_SHUTDOWN": "safe",
-                                               "LEASEHOLD_RENEW_INTERVAL": "retry-period"})
+        dep, _ = assert_settings(objs, where, RELEASE_ON_SHUTDOWN="safe",
+                                 RENEW_INTERVAL="retry-period")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
         log(f"components/gate on {variant.name}: accepted, app gated, release safe")
 
@@ -478,7 +466,7 @@ def classic_shutdown(s):
     ns = "ship-classic-stop"
     objs = kustomized(s, cp, ns, CLASSIC)
     apply_for_real(cp, objs, ns)
-    sc = s.sidecar(cp, ns, objs, s.tmp, "classic-stop-0").start()
+    sc = s.sidecar(cp, ns, objs, "classic-stop-0")
     sc.wait_leader()
     app = container(one(objs, "Deployment"), "app")
     with app_process(s, app["args"][0], sc.port) as (proc, applog, state):
@@ -528,7 +516,7 @@ def native_pair(s, tag):
     log(f"native overlay: --release-on-shutdown={cfg['LEASEHOLD_RELEASE_ON_SHUTDOWN']}, "
         f"lease {cfg['LEASEHOLD_LEASE_DURATION']}, renew-deadline "
         f"{cfg['LEASEHOLD_RENEW_DEADLINE']}, retry {cfg['LEASEHOLD_RETRY_PERIOD']}")
-    pods = [s.sidecar(cp, ns, objs, s.tmp, f"{tag}-{i}").start() for i in range(2)]
+    pods = [s.sidecar(cp, ns, objs, f"{tag}-{i}") for i in range(2)]
     leader = wait_single_leader(pods, 30)
     rival = next(p for p in pods if p is not leader)
     wait_until(lambda: rival.request("GET", "/leader")[0] == 200, 10, what="the rival's first read")
@@ -700,31 +688,28 @@ def assert_one_copy(app, classic=False):
             "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
 
 
-def sets(*values):
-    """helm's --set arguments, one for each of `values`."""
-    return [x for v in values for x in ("--set", v)]
-
-
-def template(cp, *args, check=True, validate=False):
-    """helm template of the chart, release `t`: offline, or with `validate` against the real
+def template(cp, *values, ns="default", kube=None, validate=False, check=True):
+    """helm template of the chart, release `t`, in namespace `ns`, with `values` (each --set):
+    offline (for Kubernetes `kube`: --kube-version), or with `validate` against the real
     apiserver (its API groups and version)."""
-    real = ("--validate", "--kubeconfig", cp.env["ADMIN_KUBECONFIG"]) if validate else ()
-    return helm(cp, "template", "t", str(CHART), *real, *args, check=check)
+    args = [x for v in values for x in ("--set", v)]
+    if kube:
+        args += ["--kube-version", kube]
+    if validate:
+        args += ["--validate", "--kubeconfig", cp.env["ADMIN_KUBECONFIG"]]
+    return helm(cp, "template", "t", str(CHART), "-n", ns, *args, check=check)
 
 
-def refused(cp, words, *args, validate=False):
-    """helm template with `args` fails, and its stderr says each of `words` (a tuple)."""
-    r = template(cp, *args, check=False, validate=validate)
-    assert r.returncode != 0 and all(w in r.stderr for w in words), (args, r.stderr)
+def refused(cp, words, *values, **kw):
+    """template(`values`, `kw`) fails, and its stderr says each of `words` (a tuple)."""
+    r = template(cp, *values, check=False, **kw)
+    assert r.returncode != 0 and all(w in r.stderr for w in words), (values, r.stderr)
     return r.stderr
 
 
-def chart(cp, ns, *values, kube=None, validate=False):
-    """The chart with `values` (each --set) in namespace `ns`, rendered for Kubernetes `kube`
-    (offline: --kube-version) or as `template` says, as the apiserver accepts it."""
-    version = ("--kube-version", kube) if kube else ()
-    return dry_run(cp, template(cp, "-n", ns, *version, *sets(*values),
-                                validate=validate).stdout, ns)
+def chart(cp, ns, *values, **kw):
+    """template(`values`, `kw`) in namespace `ns`, as the apiserver accepts it there."""
+    return dry_run(cp, template(cp, *values, ns=ns, **kw).stdout, ns)
 
 
 @scenario
@@ -734,51 +719,49 @@ def helm_offline(s):
     ns = ensure_ns(cp, "ship-helm-offline")
     out = helm(cp, "lint", str(CHART), "--strict")
     assert "0 chart(s) failed" in out.stdout, out.stdout
-    helm(cp, "lint", str(CHART), "--strict", *sets(EXAMPLE))
+    helm(cp, "lint", str(CHART), "--strict", "--set", EXAMPLE)
 
     # Off: none, no RBAC, no token; and more than one replica is refused.
     objs = chart(cp, ns, "leaderElection.enabled=false", "replicas=1", EXAMPLE)
-    assert_args(objs, None, {"--lock-type": "none", "--lease-duration": None,
-                             "--leader-label": None, "--deletion-cost": None})
+    assert_args(objs, None, lock_type="none", lease_duration=None, leader_label=None,
+                deletion_cost=None)
     assert_absent(objs, "Role", "ServiceAccount")
     assert pod_spec(one(objs, "Deployment"))["automountServiceAccountToken"] is False
     err = refused(cp, ("leaderElection.enabled=false", "replicas=2"),
-                  *sets("leaderElection.enabled=false", "replicas=2"))
+                  "leaderElection.enabled=false", "replicas=2")
     log("refused as it should: " + next(line for line in err.splitlines() if "replicas=2" in line))
 
     # A new cluster: native sidecar, safe (a sidecar stopped alone keeps its promises), and the
     # example's app POSTs /release at SIGTERM itself (no preStop: the kubelet stops it first).
     objs = chart(cp, ns, EXAMPLE, kube="1.34.0")
-    assert_args(objs, "initContainers", {"--release-on-shutdown": "safe"})
+    assert_args(objs, "initContainers", release_on_shutdown="safe")
     app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "lifecycle" not in app and "trap on_term TERM" in app["args"][0] and \
         "--post-data= http://localhost:4040/release" in app["args"][0], app
     assert_one_copy(app)
-    r = template(cp, "--kube-version", "1.34.0",
-                 *sets(EXAMPLE, "leaderElection.releaseOnShutdown=immediate"))
+    r = template(cp, EXAMPLE, "leaderElection.releaseOnShutdown=immediate", kube="1.34.0")
     assert "--release-on-shutdown=immediate" in r.stdout, "immediate is still an option"
 
     # An old cluster (offline: --kube-version): classic sidecar, safe, preStop /release.
     objs = chart(cp, ns, EXAMPLE, kube="1.28.9")
-    assert_args(objs, "containers", {"--release-on-shutdown": "safe"})
+    assert_args(objs, "containers", release_on_shutdown="safe")
     app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "/release" in " ".join(app["lifecycle"]["preStop"]["exec"]["command"]), app
     assert_one_copy(app, classic=True)
-    refused(cp, ("1.29",), "--kube-version", "1.28.9", "--set", "sidecar.mode=native")
+    refused(cp, ("1.29",), "sidecar.mode=native", kube="1.28.9")
 
     # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants with the
     # gate's headroom (a renew every retry-period), no preStop (the gate POSTs /release
     # itself); immediate is refused.
     for kube, where in (("1.34.0", "initContainers"), ("1.28.9", "containers")):
         objs = chart(cp, ns, EXAMPLE, "gate.enabled=true", kube=kube)
-        assert_args(objs, None, {"--release-on-shutdown": "safe",
-                                 "--renew-interval": "retry-period"})
+        assert_args(objs, None, release_on_shutdown="safe", renew_interval="retry-period")
         dep = one(objs, "Deployment")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
         assert_restricted(dep, where)
         assert "lifecycle" not in pod_spec(dep)["containers"][0]
-    refused(cp, ("gate.enabled",),
-            *sets("gate.enabled=true", "leaderElection.releaseOnShutdown=immediate"))
+    refused(cp, ("gate.enabled",), "gate.enabled=true",
+            "leaderElection.releaseOnShutdown=immediate")
     log("gate.enabled: app gated, release safe on both variants; immediate refused")
 
     # Explicit lock types: that lock's RBAC alone, and pods get/patch for the deletion cost (on
@@ -790,8 +773,8 @@ def helm_offline(s):
                      f"deletionCost.enabled={'true' if cost else 'false'}")
         rules = rules_of(one(objs, "Role"))
         assert {res for (_, res, _) in rules} == resources, rules
-        assert_args(objs, None, {"--lock-type": lock, "--deletion-cost": cost})
-    refused(cp, ("lockType",), "--set", "leaderElection.lockType=bogus")
+        assert_args(objs, None, lock_type=lock, deletion_cost=cost)
+    refused(cp, ("lockType",), "leaderElection.lockType=bogus")
 
     # The lock created at install time: no create rule. The leader label: pods get/patch.
     objs = chart(cp, ns, "leaderElection.precreateLock=true", "leaderLabel.enabled=true", EXAMPLE)
@@ -800,7 +783,7 @@ def helm_offline(s):
                    for (_, res, _), v in rules.items()), rules
     assert rules[("", "pods", ())] == {"get", "patch"}, rules
     assert one(objs, "Lease", "t-leasehold")
-    assert_args(objs, None, {"--leader-label": "leasehold.io/role"})
+    assert_args(objs, None, leader_label="leasehold.io/role")
 
     # For an existing Deployment's ServiceAccount (e.g. K8up's): no ServiceAccount rendered.
     objs = chart(cp, ns, "serviceAccount.create=false", "serviceAccount.name=k8up")
@@ -837,7 +820,7 @@ spec:
         {{- end }}
 """)
     objs = dry_run(cp, helm(cp, "template", "op", str(parent), "-n", ns).stdout, ns)
-    assert_args(objs, "initContainers", {"--lock-name": "op-lock"})
+    assert_args(objs, "initContainers", lock_name="op-lock")
     assert one(objs, "Role")["rules"][0]["resourceNames"] == ["op-lock"]
 
 
@@ -845,7 +828,7 @@ def helm_on_cluster(s, cp, ns, lease_api):
     """The chart rendered against this apiserver: RBAC and args as detected, accepted, and the
     rendered sidecar leads."""
     objs = chart(cp, ensure_ns(cp, ns), EXAMPLE, validate=True)
-    assert_args(objs, None, {"--lock-type": "auto", "--release-on-shutdown": "safe"})
+    assert_args(objs, None, lock_type="auto", release_on_shutdown="safe")
     assert_restricted(one(objs, "Deployment"), "initContainers")  # v1.34.4: a native sidecar
     rules = rules_of(one(objs, "Role"))
     named = {res for (_, res, names), v in rules.items() if names == ("t-leasehold",)}
@@ -857,7 +840,7 @@ def helm_on_cluster(s, cp, ns, lease_api):
         f"create {sorted(created)}")
     # helm install --dry-run=server agrees.
     r = helm(cp, "install", "t", str(CHART), "-n", ns, "--dry-run=server", "--kubeconfig",
-             cp.env["ADMIN_KUBECONFIG"], *sets(EXAMPLE))
+             cp.env["ADMIN_KUBECONFIG"], "--set", EXAMPLE)
     assert ("resources: [\"leases\"]" in r.stdout) == lease_api, r.stdout
     run_and_release(s, cp, ns, objs, f"{ns}-0", lock, lock_name="t-leasehold")
 
@@ -873,18 +856,19 @@ def helm_no_lease_api(s):
     assert not cp.kubectl("api-versions").count("coordination.k8s.io/v1\n")
     helm_on_cluster(s, cp, "ship-helm-nolease", lease_api=False)
     # Asking for Leases where there are none is refused at render time.
-    refused(cp, ("does not serve",), "--set", "leaderElection.lockType=leases", validate=True)
+    refused(cp, ("does not serve",), "leaderElection.lockType=leases", validate=True)
 
 
 def operator_crds():
-    """The PodMonitor and PrometheusRule CRDs of the pinned Prometheus Operator module
-    (e2e/controlplane/prometheus-operator/go.mod, checked against its go.sum)."""
+    """kubectl's -f arguments of the PodMonitor and PrometheusRule CRDs of the pinned Prometheus
+    Operator module (e2e/controlplane/prometheus-operator/go.mod, checked against its go.sum)."""
     d = REPO / "e2e" / "controlplane" / "prometheus-operator"
     r = subprocess.run(["go", "mod", "download", "-json",
                         "github.com/prometheus-operator/prometheus-operator"],
                        cwd=d, capture_output=True, text=True, check=True)
     crds = Path(json.loads(r.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
-    return [crds / f"monitoring.coreos.com_{k}.yaml" for k in ("podmonitors", "prometheusrules")]
+    return [a for k in ("podmonitors", "prometheusrules")
+            for a in ("-f", str(crds / f"monitoring.coreos.com_{k}.yaml"))]
 
 
 @scenario
@@ -893,12 +877,11 @@ def monitoring_dry_run(s):
     accepted by the apiserver (server-side dry run) with the pinned operator's CRDs installed.
     The CRDs are removed afterwards: other scenarios share the control plane."""
     cp = s.control_plane()
-    files = operator_crds()
-    for f in files:
-        cp.kubectl("apply", "--server-side", "-f", str(f))
+    crds = operator_crds()
+    cp.kubectl("apply", "--server-side", *crds)
     try:
-        for name in ("podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"):
-            cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{name}")
+        cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                   *[f"crd/{k}.monitoring.coreos.com" for k in ("podmonitors", "prometheusrules")])
         ns = "ship-monitoring"
         objs = kustomized(s, cp, ns, DEPLOY / "base", [COMPONENTS / "monitoring"])
         pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
@@ -915,8 +898,7 @@ def monitoring_dry_run(s):
         assert f'lock_namespace="{ns}"' in absent["expr"], absent
         log("chart: PodMonitor and PrometheusRule accepted")
     finally:
-        for f in files:
-            cp.kubectl("delete", "--ignore-not-found", "-f", str(f))
+        cp.kubectl("delete", "--ignore-not-found", *crds)
 
 
 def post_rendered(s, cp, ns, variant):
@@ -945,10 +927,8 @@ def k8up(s):
                                  ("no-lease", "configmaps", "containers")):
         objs = kustomized(s, cp, ns, K8UP / variant)
         # With a gate, release-on-shutdown is always safe.
-        dep, _ = assert_settings(objs, where, {"LEASEHOLD_LOCK_TYPE": kind,
-                                               "LEASEHOLD_LOCK_NAME": "k8up-leader",
-                                               "LEASEHOLD_RELEASE_ON_SHUTDOWN": "safe"},
-                                 deployment="k8up")
+        dep, _ = assert_settings(objs, where, deployment="k8up", LOCK_TYPE=kind,
+                                 LOCK_NAME="k8up-leader", RELEASE_ON_SHUTDOWN="safe")
         assert dep["spec"]["replicas"] == 2
         assert_gated(dep, "k8up-operator", ["k8up"])
         op = container(dep, "k8up-operator")
@@ -977,7 +957,7 @@ def gate(tmp, name, agent, command=None):
     runs: `leasehold gate` as the rendered command runs it (`command`, with the emptyDir's
     binary and `k8up` replaced), or the fallback deploy/examples/k8up/leasehold/leader-gate.sh.
     Yields (its process, the marker)."""
-    marker = Path(tmp) / f"{name}.running"
+    marker = tmp / f"{name}.running"
     fake = f"touch {marker}; trap 'rm -f {marker}; exit 0' TERM; while :; do sleep 0.1; done"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
     if command:
@@ -986,11 +966,11 @@ def gate(tmp, name, agent, command=None):
         # The e2e timings (renew-deadline 3s, retry-period 1s) allow at most 750ms.
         env.update(LEASEHOLD_GATE_ADDRESS=f"127.0.0.1:{agent.port}",
                    LEASEHOLD_GATE_STOP_GRACE="500ms",
-                   LEASEHOLD_GATE_STATUS_FILE=str(Path(tmp) / f"{name}.status.json"))
+                   LEASEHOLD_GATE_STATUS_FILE=str(tmp / f"{name}.status.json"))
     else:
         argv = ["bash", str(K8UP / "leasehold" / "leader-gate.sh"), "bash", "-c", fake]
         env["LEADER_GATE_URL"] = f"http://127.0.0.1:{agent.port}"
-    with session(argv, Path(tmp) / f"{name}.gate.log", env) as proc:
+    with session(argv, tmp / f"{name}.gate.log", env) as proc:
         yield proc, marker
 
 
@@ -999,8 +979,7 @@ def k8up_gates(s, cp, tag, command):
     when the leader's sidecar dies, its operator stops and the other's starts; a gate's SIGTERM
     stops its operator, then releases the lock. Never both at once."""
     ns2 = Namespace(cp, f"ship-k8up-{tag}", lock_name="k8up-leader")
-    a = s.agent(ns2, f"k8up-{tag}-a", release="safe").start()
-    b = s.agent(ns2, f"k8up-{tag}-b", release="safe").start()
+    a, b = (s.agent(ns2, f"k8up-{tag}-{x}", release="safe").start() for x in "ab")
     with gate(s.tmp, f"{tag}-a", a, command) as ga, gate(s.tmp, f"{tag}-b", b, command) as gb:
         gates = {a.name: ga, b.name: gb}
         both = Watch(lambda: ga[1].exists() and gb[1].exists(), 0.02)
@@ -1082,8 +1061,8 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
     watch_pod = f"{watcher}-7f9c4-x2v8k"
     create_pods(cp, ns, [*pods, watch_pod], sa)
     with StandInHolder(cp, ns, lock, pods[0]) as holder:
-        side = {p: s.sidecar(cp, ns, objs, s.tmp, p, deployment=main).start() for p in pods}
-        watch = s.sidecar(cp, ns, objs, s.tmp, watch_pod, deployment=watcher).start()
+        side = {p: s.sidecar(cp, ns, objs, p, main) for p in pods}
+        watch = s.sidecar(cp, ns, objs, watch_pod, watcher)
         wait_until(lambda: watch.view().holder == holder.identity, 15,
                    what="the watcher to name the holder")
         for step, pod in enumerate(pods[:2]):
@@ -1172,13 +1151,10 @@ def observe_helm(s):
     lock = "op-lock"
     values = ("agentMode=observe", f"leaderElection.lockName={lock}", EXAMPLE,
               "leaderLabel.enabled=true")
-
-    def observe(*more, check=True):
-        return template(cp, "-n", ns, *sets(*values, *more), check=check)
     objs = chart(cp, ns, *values, validate=True)
-    args = assert_args(objs, "initContainers", {
-        "--agent-mode": "observe", "--observe-identity": "pod", "--lock-name": lock,
-        "--release-on-shutdown": None, "--renew-interval": None}, "t-leasehold-example")
+    args = assert_args(objs, "initContainers", "t-leasehold-example", agent_mode="observe",
+                       observe_identity="pod", lock_name=lock, release_on_shutdown=None,
+                       renew_interval=None)
     watch = one(objs, "Deployment", "t-leasehold-watch")
     wc = assert_restricted(watch)
     assert "restartPolicy" not in wc and watch["spec"]["replicas"] == 1, wc
@@ -1196,8 +1172,8 @@ def observe_helm(s):
         choices = para.group(1).split("|")
         assert len(choices) >= 2, para.group(0)
         for choice in choices:
-            observe(f"{value}={choice}")
-        refused(cp, ("bogus",), "-n", ns, *sets(*values, f"{value}=bogus"))
+            template(cp, *values, f"{value}={choice}", ns=ns)
+        refused(cp, ("bogus",), *values, f"{value}=bogus")
         log(f"chart {value}: renders {choices} (--{flag}'s choices), refuses others")
     # Refused combinations.
     for extra, words in ((("leaderElection.lockName=",), "needs leaderElection.lockName"),
@@ -1207,15 +1183,16 @@ def observe_helm(s):
                          (("leaderElection.enabled=false", "replicas=1"),
                           "leaderElection.enabled=true"),
                          (("sidecar.probes.enabled=false",), "sidecar.probes.enabled")):
-        refused(cp, (words,), *sets(*values, *extra))
+        refused(cp, (words,), *values, *extra)
     log("chart, agentMode=observe: lockName, gate, precreateLock, releaseOnShutdown, election "
         "off, a watcher without probes: each refused")
     # The watcher off; monitoring on: a second PodMonitor for the watcher.
-    assert "t-leasehold-watch" not in observe("observe.watcher.enabled=false").stdout
-    mon = observe("monitoring.podMonitor.enabled=true").stdout
+    off = template(cp, *values, "observe.watcher.enabled=false", ns=ns).stdout
+    assert "t-leasehold-watch" not in off
+    mon = template(cp, *values, "monitoring.podMonitor.enabled=true", ns=ns).stdout
     assert mon.count("kind: PodMonitor") == 2 and "name: t-leasehold-watch" in mon, mon
     # Elect mode is unchanged by the new values: no watcher, no observe flags.
-    elect = template(cp, "-n", ns, *sets(EXAMPLE)).stdout
+    elect = template(cp, EXAMPLE, ns=ns).stdout
     assert "agent-mode" not in elect and "-watch" not in elect
 
     observers_follow(s, cp, ns, objs, lock, ("op-0", "op-1"), "t-leasehold-example",
@@ -1231,10 +1208,8 @@ def k8up_observe(s):
     cp = s.control_plane()
     ns, lock = "ship-k8up-observe", "d2ab61da.syn.tools"
     objs = kustomized(s, cp, ns, K8UP / "observe")
-    dep, _ = assert_settings(objs, "initContainers", {
-        "LEASEHOLD_AGENT_MODE": "observe", "LEASEHOLD_LOCK_NAME": lock,
-        "LEASEHOLD_OBSERVE_IDENTITY": "pod", "LEASEHOLD_RELEASE_ON_SHUTDOWN": None},
-        deployment="k8up")
+    dep, _ = assert_settings(objs, "initContainers", deployment="k8up", AGENT_MODE="observe",
+                             LOCK_NAME=lock, OBSERVE_IDENTITY="pod", RELEASE_ON_SHUTDOWN=None)
     assert dep["spec"]["replicas"] == 2
     op = container(dep, "k8up-operator")
     assert {e["name"]: e.get("value") for e in op["env"]}["BACKUP_ENABLE_LEADER_ELECTION"] \
