@@ -824,9 +824,15 @@ spec:
     assert one(objs, "Role")["rules"][0]["resourceNames"] == ["op-lock"]
 
 
-def helm_on_cluster(s, cp, ns, lease_api):
-    """The chart rendered against this apiserver: RBAC and args as detected, accepted, and the
-    rendered sidecar leads."""
+def helm_on_cluster(s, ns, lease_api):
+    """The chart rendered against an apiserver with or without the Lease API: RBAC and args as
+    detected, accepted, and the rendered sidecar leads. Asking for Leases where there are none
+    is refused at render time."""
+    cp = s.control_plane(extra_args="" if lease_api else NO_LEASE_API)
+    assert cp.kubectl("api-versions").count("coordination.k8s.io/v1\n") == lease_api
+    r = template(cp, "leaderElection.lockType=leases", validate=True, check=False)
+    assert (r.returncode == 0) == lease_api, r.stderr
+    assert ("does not serve" in r.stderr) != lease_api, r.stderr
     objs = chart(cp, ensure_ns(cp, ns), EXAMPLE, validate=True)
     assert_args(objs, None, lock_type="auto", release_on_shutdown="safe")
     assert_restricted(one(objs, "Deployment"), "initContainers")  # v1.34.4: a native sidecar
@@ -845,18 +851,8 @@ def helm_on_cluster(s, cp, ns, lease_api):
     run_and_release(s, cp, ns, objs, f"{ns}-0", lock, lock_name="t-leasehold")
 
 
-@scenario
-def helm_lease_api(s):
-    helm_on_cluster(s, s.control_plane(), "ship-helm-lease", lease_api=True)
-
-
-@scenario
-def helm_no_lease_api(s):
-    cp = s.control_plane(extra_args=NO_LEASE_API)
-    assert not cp.kubectl("api-versions").count("coordination.k8s.io/v1\n")
-    helm_on_cluster(s, cp, "ship-helm-nolease", lease_api=False)
-    # Asking for Leases where there are none is refused at render time.
-    refused(cp, ("does not serve",), "leaderElection.lockType=leases", validate=True)
+SCENARIOS.bind(helm_on_cluster, "ship-helm-lease", True, name="helm_lease_api")
+SCENARIOS.bind(helm_on_cluster, "ship-helm-nolease", False, name="helm_no_lease_api")
 
 
 def operator_crds():
