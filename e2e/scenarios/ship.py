@@ -82,12 +82,11 @@ def overlay(tmp, resource, components):
 
 
 def kustomized(s, cp, ns, resource, components=()):
-    """The kustomization `resource` (a deploy/ directory, with `components` on top) as the
-    apiserver accepts it in namespace `ns`, which is created if need be."""
+    """(ns, the kustomization `resource` (a deploy/ directory, with `components` on top) as the
+    apiserver accepts it in namespace `ns`, which is created if need be)."""
     if components:
         resource = overlay(s.tmp, resource, components)
-    ensure_ns(cp, ns)
-    return dry_run(cp, cp.kubectl("kustomize", str(resource)), ns)
+    return ensure_ns(cp, ns), dry_run(cp, cp.kubectl("kustomize", str(resource)), ns)
 
 
 def one(objs, kind, name=None):
@@ -102,11 +101,6 @@ def assert_absent(objs, *refs):
     found = [f"{o['kind']}/{o['metadata']['name']}" for o in objs
              if o["kind"] in refs or f"{o['kind']}/{o['metadata']['name']}" in refs]
     assert not found, f"must be gone: {found}"
-
-
-def assert_has(d, want):
-    """Dict `d` holds each key of `want` with its value there (None: `d` lacks the key)."""
-    assert {k: d.get(k) for k in want} == want, (want, d)
 
 
 def pod_spec(dep):
@@ -148,7 +142,8 @@ def assert_args(objs, where, deployment=None, **want):
     c, w = sidecar(one(objs, "Deployment", deployment))
     assert where in (None, w), (where, w)
     args = args_of(c)
-    assert_has(args, {"--" + k.replace("_", "-"): v for k, v in want.items()})
+    want = {"--" + k.replace("_", "-"): v for k, v in want.items()}
+    assert {k: args.get(k) for k in want} == want, (want, args)
     return args
 
 
@@ -197,7 +192,8 @@ def assert_settings(objs, where, absent=(), deployment=None, **want):
     dep = one(objs, "Deployment", deployment)
     ref = assert_restricted(dep, where)["envFrom"][0]["configMapRef"]["name"]
     data = one(objs, "ConfigMap", ref)["data"]
-    assert_has(data, {"LEASEHOLD_" + k: v for k, v in want.items()})
+    want = {"LEASEHOLD_" + k: v for k, v in want.items()}
+    assert {k: data.get(k) for k in want} == want, (want, data)
     assert_absent(objs, *absent)
     return dep, data
 
@@ -379,21 +375,19 @@ def kustomize(s):
     # Native sidecar, Lease (auto), safe: a sidecar stopped alone keeps its promises
     # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast. The
     # deletion cost is on by default, with its Role.
-    ns = "ship-k-native"
-    objs = kustomized(s, cp, ns, NATIVE)
+    ns, objs = kustomized(s, cp, "ship-k-native", NATIVE)
     assert_settings(objs, "initContainers", RELEASE_ON_SHUTDOWN="safe", LOCK_TYPE="auto",
                     DELETION_COST="10000")
     assert one(objs, "Role", "leasehold-create")
     assert rules_of(one(objs, "Role", "leasehold-pod")) == {("", "pods", ()): {"get", "patch"}}
     # Switched off: neither the setting nor the Role (pods get/patch) is left.
-    assert_settings(kustomized(s, cp, ns, NATIVE, [COMPONENTS / "no-deletion-cost"]), None,
+    assert_settings(kustomized(s, cp, ns, NATIVE, [COMPONENTS / "no-deletion-cost"])[1], None,
                     ("Role/leasehold-pod", "RoleBinding/leasehold-pod"), DELETION_COST=None)
     run_and_release(s, cp, ns, objs, "native-0", "leases", can=(
         ("create", "leases", True), ("get", "leases/other", False), ("patch", "pods", True)))
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
-    ns = "ship-k-classic"
-    objs = kustomized(s, cp, ns, CLASSIC)
+    ns, objs = kustomized(s, cp, "ship-k-classic", CLASSIC)
     dep, _ = assert_settings(objs, "containers", LOCK_TYPE="configmaps", RELEASE_ON_SHUTDOWN="safe")
     hook = " ".join(container(dep, "app")["lifecycle"]["preStop"]["exec"]["command"])
     assert "/release" in hook and "--post-data" in hook, hook
@@ -411,8 +405,7 @@ def kustomize(s):
                     can=(("get", f"leases.coordination.k8s.io/{LOCK}", False),))
 
     # Leader election off: none, no RBAC, no token, no API server needed.
-    ns = "ship-k-off"
-    objs = kustomized(s, cp, ns, DEPLOY / "overlays" / "no-leader-election")
+    ns, objs = kustomized(s, cp, "ship-k-off", DEPLOY / "overlays" / "no-leader-election")
     dep, _ = assert_settings(objs, None, ("Role", "RoleBinding", "ServiceAccount"))
     spec = pod_spec(dep)
     assert spec["automountServiceAccountToken"] is False and dep["spec"]["replicas"] == 1, spec
@@ -420,8 +413,8 @@ def kustomize(s):
     run_and_release(s, cp, ns, objs, "off-0", "none")
 
     # Native + the Lease created at install time + the leader label: no namespace-wide create.
-    ns, pod = "ship-k-precreated", "precreated-0"
-    objs = kustomized(s, cp, ns, NATIVE,
+    pod = "precreated-0"
+    ns, objs = kustomized(s, cp, "ship-k-precreated", NATIVE,
                       [COMPONENTS / "precreated-lease", DEPLOY / "rbac" / "leader-label"])
     assert_settings(objs, "initContainers", creates, LEADER_LABEL="leasehold.io/role")
     assert one(objs, "Lease", LOCK)
@@ -439,8 +432,8 @@ def kustomize(s):
         ("create", "leases", False), ("create", "configmaps", False), ("patch", "pods", True)))
 
     # Classic + the ConfigMap created at install time.
-    ns = "ship-k-precreated-cm"
-    objs = kustomized(s, cp, ns, CLASSIC, [COMPONENTS / "precreated-configmap"])
+    ns, objs = kustomized(s, cp, "ship-k-precreated-cm", CLASSIC,
+                          [COMPONENTS / "precreated-configmap"])
     assert_settings(objs, "containers", creates[:1])
     run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps",
                     can=(("create", "configmaps", False),))
@@ -448,7 +441,8 @@ def kustomize(s):
     # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.
     # The gate's headroom: a renew every retry-period, not auto's longer interval.
     for variant, where in ((NATIVE, "initContainers"), (CLASSIC, "containers")):
-        objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant, [COMPONENTS / "gate"])
+        _, objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant,
+                             [COMPONENTS / "gate"])
         dep, _ = assert_settings(objs, where, RELEASE_ON_SHUTDOWN="safe",
                                  RENEW_INTERVAL="retry-period")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
@@ -463,8 +457,7 @@ def classic_shutdown(s):
     POSTs /release: the lock must be free right after the work stopped, long before the
     renew-deadline (10 s) that --release-on-shutdown=safe would wait without it."""
     cp = s.control_plane()
-    ns = "ship-classic-stop"
-    objs = kustomized(s, cp, ns, CLASSIC)
+    ns, objs = kustomized(s, cp, "ship-classic-stop", CLASSIC)
     apply_for_real(cp, objs, ns)
     sc = s.sidecar(cp, ns, objs, "classic-stop-0")
     sc.wait_leader()
@@ -508,8 +501,8 @@ def native_pair(s, tag):
     in namespace `tag`, and two of its sidecars run with its settings (pods TAG-0 and TAG-1, no
     kubelet: the test plays it). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
     and retry-period in s)."""
-    cp, ns = s.control_plane(), tag
-    objs = kustomized(s, cp, ns, NATIVE)
+    cp = s.control_plane()
+    ns, objs = kustomized(s, cp, tag, NATIVE)
     cp.kubectl("delete", "lease,configmap", LOCK, "-n", ns, "--ignore-not-found")
     apply_for_real(cp, objs, ns)
     cfg = one(objs, "ConfigMap")["data"]
@@ -878,8 +871,8 @@ def monitoring_dry_run(s):
     try:
         cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
                    *[f"crd/{k}.monitoring.coreos.com" for k in ("podmonitors", "prometheusrules")])
-        ns = "ship-monitoring"
-        objs = kustomized(s, cp, ns, DEPLOY / "base", [COMPONENTS / "monitoring"])
+        ns, objs = kustomized(s, cp, "ship-monitoring", DEPLOY / "base",
+                              [COMPONENTS / "monitoring"])
         pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
         assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "probes", pm
         alerts = [r["alert"] for r in pr["spec"]["groups"][0]["rules"]]
@@ -921,7 +914,7 @@ def k8up(s):
     commands = {}
     for variant, kind, where in (("lease", "auto", "initContainers"),
                                  ("no-lease", "configmaps", "containers")):
-        objs = kustomized(s, cp, ns, K8UP / variant)
+        _, objs = kustomized(s, cp, ns, K8UP / variant)
         # With a gate, release-on-shutdown is always safe.
         dep, _ = assert_settings(objs, where, deployment="k8up", LOCK_TYPE=kind,
                                  LOCK_NAME="k8up-leader", RELEASE_ON_SHUTDOWN="safe")
@@ -1100,23 +1093,20 @@ def observe_components(s):
     cp = s.control_plane()
     comps = [COMPONENTS / "observe", COMPONENTS / "observe-watch"]
     for ov in ("native-sidecar", "no-leader-election"):
-        ns = f"ship-obs-{ov.split('-')[0]}"
         # With the leader label, so that it is checked too.
-        objs = kustomized(s, cp, ns, DEPLOY / "overlays" / ov,
-                          comps + [DEPLOY / "rbac" / "leader-label"])
-        cm = one(objs, "ConfigMap")
-        assert_has(cm["data"], {"LEASEHOLD_AGENT_MODE": "observe",
-                                "LEASEHOLD_OBSERVE_IDENTITY": "pod"})
-        w = one(objs, "Deployment", "leasehold-watch")
-        c = assert_restricted(w)
+        ns, objs = kustomized(s, cp, f"ship-obs-{ov.split('-')[0]}", DEPLOY / "overlays" / ov,
+                              comps + [DEPLOY / "rbac" / "leader-label"])
+        w, cm = assert_settings(objs, None, deployment="leasehold-watch", AGENT_MODE="observe",
+                                OBSERVE_IDENTITY="pod")
+        one(objs, "ConfigMap")  # the watcher's settings are the only ones, the sidecar's
+        c = container(w, "leasehold")
         assert c["ports"] == [{"name": "probes", "containerPort": 8081, "protocol": "TCP"}], c
-        assert c["envFrom"][0]["configMapRef"]["name"] == cm["metadata"]["name"], c
         assert w["spec"]["replicas"] == 1, w["spec"]
         if ov == "no-leader-election":
             assert_absent(objs, "Role")
-            assert cm["data"]["LEASEHOLD_LOCK_TYPE"] == "none", cm
+            assert cm["LEASEHOLD_LOCK_TYPE"] == "none", cm
             env = {**{k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")},
-                   **cm["data"], "POD_NAME": "example-0", "POD_NAMESPACE": ns}
+                   **cm, "POD_NAME": "example-0", "POD_NAMESPACE": ns}
             r = subprocess.run([leasehold_binary()], env=env, capture_output=True, text=True,
                                timeout=10)
             assert r.returncode == 2 and "observe needs a lock to read" in r.stderr, r
@@ -1202,8 +1192,8 @@ def k8up_observe(s):
     ServiceAccount and the watcher's own; accepted; then the sidecars of two K8up pods and the
     watcher beside a stand-in K8up holding that Lease."""
     cp = s.control_plane()
-    ns, lock = "ship-k8up-observe", "d2ab61da.syn.tools"
-    objs = kustomized(s, cp, ns, K8UP / "observe")
+    lock = "d2ab61da.syn.tools"
+    ns, objs = kustomized(s, cp, "ship-k8up-observe", K8UP / "observe")
     dep, _ = assert_settings(objs, "initContainers", deployment="k8up", AGENT_MODE="observe",
                              LOCK_NAME=lock, OBSERVE_IDENTITY="pod", RELEASE_ON_SHUTDOWN=None)
     assert dep["spec"]["replicas"] == 2
