@@ -415,7 +415,7 @@ def kustomize(s):
     # Native + the Lease created at install time + the leader label: no namespace-wide create.
     pod = "precreated-0"
     ns, objs = kustomized(s, cp, "ship-k-precreated", NATIVE,
-                      [COMPONENTS / "precreated-lease", DEPLOY / "rbac" / "leader-label"])
+                          [COMPONENTS / "precreated-lease", DEPLOY / "rbac" / "leader-label"])
     assert_settings(objs, "initContainers", creates, LEADER_LABEL="leasehold.io/role")
     assert one(objs, "Lease", LOCK)
     apply_for_real(cp, objs, ns)  # its ServiceAccount first: the Pod object names it
