@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from e2e.lib.agent import Agent, wait_single_leader
-from e2e.lib.common import (MONO_TO_WALL, REPO, Watch, free_port, leasehold_binary, log,
+from e2e.lib.common import (DEPLOY, MONO_TO_WALL, REPO, Watch, free_port, leasehold_binary, log,
                              parse_rfc3339, wait_until)
 from e2e.lib.controlplane import ANNOTATION, Namespace, can_i
 from e2e.lib.operator import LABEL, create_pods, labels
@@ -32,9 +32,13 @@ from e2e.lib.runner import Registry, Scenario
 from e2e.lib.sampler import Sampler
 from e2e.lib.standin import StandInHolder
 
-DEPLOY = REPO / "deploy"
 CHART = DEPLOY / "helm" / "leasehold"
 K8UP = DEPLOY / "examples" / "k8up"
+NATIVE = DEPLOY / "overlays" / "native-sidecar"
+CLASSIC = DEPLOY / "overlays" / "classic-sidecar"
+COMPONENTS = DEPLOY / "components"
+LOCK = "leasehold-lock"  # deploy/'s lock name
+EXAMPLE = "exampleDeployment.enabled=true"
 NO_LEASE_API = "--runtime-config=coordination.k8s.io/v1=false,coordination.k8s.io/v1beta1=false"
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -42,23 +46,16 @@ scenario = SCENARIOS.add
 
 # ------------------------------------------------------------------------------------- helpers
 
-def bin_dir(cp):
-    return Path(cp.env["BIN_DIR"])
-
-
 def helm(cp, *args, check=True, env=()):
     """The pinned helm, its homes in the control plane's dir; `env`: more variables."""
-    r = subprocess.run([str(bin_dir(cp) / "helm"), *args], capture_output=True, text=True,
-                       env={**os.environ, "HELM_CACHE_HOME": str(cp.dir / "helm-cache"),
-                            "HELM_CONFIG_HOME": str(cp.dir / "helm-config"),
-                            "HELM_DATA_HOME": str(cp.dir / "helm-data"), **dict(env)})
+    homes = {f"HELM_{k.upper()}_HOME": str(cp.dir / f"helm-{k}")
+             for k in ("cache", "config", "data")}
+    r = subprocess.run([f"{cp.env['BIN_DIR']}/helm", *args], capture_output=True, text=True,
+                       env={**os.environ, **homes, **dict(env)})
     if check and r.returncode != 0:
-        raise AssertionError(f"helm {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+        raise AssertionError(f"helm {' '.join(args)} failed ({r.returncode}):\n"
+                             f"{r.stdout}\n{r.stderr}")
     return r
-
-
-def kubeconfig(cp):
-    return cp.env["ADMIN_KUBECONFIG"]
 
 
 def ensure_ns(cp, name):
@@ -74,34 +71,36 @@ def dry_run(cp, text, namespace):
     return doc["items"] if doc.get("kind") == "List" else [doc]
 
 
-def kbuild(cp, path):
-    return cp.kubectl("kustomize", str(path))
-
-
-def rendered(cp, ns, path):
-    """(ns, the kustomization at `path` as the apiserver accepts it in namespace `ns`)."""
-    return ensure_ns(cp, ns), dry_run(cp, kbuild(cp, path), ns)
-
-
-def overlay(tmp, resources=(), components=()):
-    """A kustomization in tmp that combines deploy/ directories (absolute paths)."""
+def overlay(tmp, resource, components):
+    """A kustomization in tmp: deploy/ directory `resource` with `components` on top."""
     d = Path(tempfile.mkdtemp(dir=tmp, prefix="kust-"))
-    lines = ["apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization",
-             "resources:", *[f"  - {os.path.relpath(r, d)}" for r in resources]]
-    if components:
-        lines += ["components:", *[f"  - {os.path.relpath(c, d)}" for c in components]]
-    (d / "kustomization.yaml").write_text("\n".join(lines) + "\n")
+    (d / "kustomization.yaml").write_text("\n".join([
+        "apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization",
+        f"resources: [{os.path.relpath(resource, d)}]",
+        "components:", *[f"  - {os.path.relpath(c, d)}" for c in components]]) + "\n")
     return d
 
 
-def of_kind(objs, kind, name=None):
-    return [o for o in objs if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+def kustomized(s, cp, ns, resource, components=()):
+    """(ns, the kustomization `resource` (a deploy/ directory, with `components` on top) as the
+    apiserver accepts it in namespace `ns`, which is created if need be)."""
+    if components:
+        resource = overlay(s.tmp, resource, components)
+    return ensure_ns(cp, ns), dry_run(cp, cp.kubectl("kustomize", str(resource)), ns)
 
 
 def one(objs, kind, name=None):
-    found = of_kind(objs, kind, name)
-    assert len(found) == 1, f"want one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
+    found = [o for o in objs if o["kind"] == kind and name in (None, o["metadata"]["name"])]
+    assert len(found) == 1, \
+        f"want one {kind} {name or ''}, got {[o['metadata']['name'] for o in found]}"
     return found[0]
+
+
+def assert_absent(objs, *refs):
+    """No object of `objs` is one of `refs`: a KIND, or a KIND/NAME."""
+    found = [f"{o['kind']}/{o['metadata']['name']}" for o in objs
+             if o["kind"] in refs or f"{o['kind']}/{o['metadata']['name']}" in refs]
+    assert not found, f"must be gone: {found}"
 
 
 def pod_spec(dep):
@@ -117,10 +116,13 @@ def args_of(c):
     return dict(a.split("=", 1) for a in c["args"])
 
 
-def cm_holder(cp, ns, name="leasehold-lock"):
-    """The holder named by ConfigMap lock `name`'s leader annotation."""
-    ann = cp.get_json("configmap", name, "-n", ns)["metadata"]["annotations"]
-    return json.loads(ann[ANNOTATION])["holderIdentity"]
+def holder_of(cp, ns, kind="configmaps", name=LOCK):
+    """The holder that lock `name` of `kind` names ("" when released): a Lease's
+    holderIdentity, or a ConfigMap's leader annotation."""
+    obj = cp.get_json(kind, name, "-n", ns)
+    if kind == "leases":
+        return obj["spec"].get("holderIdentity", "")
+    return json.loads(obj["metadata"]["annotations"][ANNOTATION])["holderIdentity"]
 
 
 def sidecar(dep, name="leasehold"):
@@ -131,6 +133,18 @@ def sidecar(dep, name="leasehold"):
             if c["name"] == name:
                 return c, where
     raise AssertionError(f"no container {name} in Deployment {dep['metadata']['name']}")
+
+
+def assert_args(objs, where, deployment=None, **want):
+    """The sidecar of Deployment `deployment` (by default the one) of `objs` is in `where` (None:
+    either) and has each flag of `want` (lock_type: --lock-type) set to its value there (None:
+    unset). Returns its args ({flag: value})."""
+    c, w = sidecar(one(objs, "Deployment", deployment))
+    assert where in (None, w), (where, w)
+    args = args_of(c)
+    want = {"--" + k.replace("_", "-"): v for k, v in want.items()}
+    assert {k: args.get(k) for k in want} == want, (want, args)
+    return args
 
 
 def rules_of(role):
@@ -170,6 +184,20 @@ def assert_restricted(dep, where=None):
     return c
 
 
+def assert_settings(objs, where, absent=(), deployment=None, **want):
+    """A Kustomize rendering: Deployment `deployment` (by default the one) restricted, its
+    sidecar in `where` (assert_restricted), the settings (its envFrom ConfigMap) as in `want`
+    (LOCK_TYPE: LEASEHOLD_LOCK_TYPE; None: unset), and none of `absent` (assert_absent).
+    Returns (the Deployment, the settings)."""
+    dep = one(objs, "Deployment", deployment)
+    ref = assert_restricted(dep, where)["envFrom"][0]["configMapRef"]["name"]
+    data = one(objs, "ConfigMap", ref)["data"]
+    want = {"LEASEHOLD_" + k: v for k, v in want.items()}
+    assert {k: data.get(k) for k in want} == want, (want, data)
+    assert_absent(objs, *absent)
+    return dep, data
+
+
 def assert_gated(dep, container, command_tail):
     """`container` runs through `leasehold gate`, from the binary that the init container
     leasehold-install copies into the emptyDir leasehold-bin, with gate-probe probes."""
@@ -188,47 +216,6 @@ def assert_gated(dep, container, command_tail):
         assert c["name"] == "leasehold-install" or inits.index(inst) < inits.index(c), inits
 
 
-def rendered_sidecar(cp, ns, objs, tmp, pod_name, name="leasehold", deployment=None):
-    """An Agent of the leasehold container of a rendered Deployment, run as the kubelet would run
-    it: its args and env (envFrom ConfigMaps from the same rendering, downward API values filled
-    in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts none. Test
-    overrides (flags win over env): the local API and the probe listener on free ports."""
-    dep = one(objs, "Deployment", deployment)
-    c, _ = sidecar(dep, name)
-    spec = pod_spec(dep)
-    env = {}
-    for ef in c.get("envFrom", []):
-        ref = ef["configMapRef"]["name"]
-        env.update(one(objs, "ConfigMap", ref).get("data", {}))
-    for e in c.get("env", []):
-        if "value" in e:
-            env[e["name"]] = e["value"]
-        else:
-            path = e["valueFrom"]["fieldRef"]["fieldPath"]
-            env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
-    args = list(c.get("args", []))
-    port = free_port()
-    probe_port = None
-    probe = env.get("LEASEHOLD_PROBE_ADDRESS") or next(
-        (a.split("=", 1)[1] for a in args if a.startswith("--probe-address=")), None)
-    args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
-    args.append(f"--http-address=127.0.0.1:{port}")
-    if probe:
-        probe_port = free_port()
-        args.append(f"--probe-address=127.0.0.1:{probe_port}")
-    sa_dir = Path(tmp) / f"sa-{pod_name}"
-    if spec.get("automountServiceAccountToken") is False:
-        # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
-        # token; here they point at a closed port, so any API call would fail.
-        sa_dir.mkdir(parents=True, exist_ok=True)
-        api = ("127.0.0.1", free_port())
-    else:
-        cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
-        api = (cp.host, cp.port)
-    return Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir,
-                            tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
-
-
 class Ship(Scenario):
     """Scenario plus rendered sidecars (stopped, and judged, as its agents) and a temp dir."""
 
@@ -236,15 +223,68 @@ class Ship(Scenario):
         super().__init__(name)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-ship-{name}-"))
 
-    def sidecar(self, *a, **kw):
-        sc = rendered_sidecar(*a, **kw)
+    def sidecar(self, cp, ns, objs, pod_name, deployment=None):
+        """The leasehold container of a rendered Deployment, started as the kubelet would run
+        it: its args and env (envFrom ConfigMaps from the same rendering, downward API values
+        filled in), in-cluster with a token of the pod's ServiceAccount, unless the pod mounts
+        none. Test overrides (flags win over env): the local API and the probe listener on free
+        ports."""
+        dep = one(objs, "Deployment", deployment)
+        c, _ = sidecar(dep)
+        spec = pod_spec(dep)
+        env = {}
+        for ef in c.get("envFrom", []):
+            env.update(one(objs, "ConfigMap", ef["configMapRef"]["name"]).get("data", {}))
+        for e in c.get("env", []):
+            if "value" in e:
+                env[e["name"]] = e["value"]
+            else:
+                path = e["valueFrom"]["fieldRef"]["fieldPath"]
+                env[e["name"]] = {"metadata.name": pod_name, "metadata.namespace": ns}[path]
+        args = c.get("args", [])
+        probe = env.get("LEASEHOLD_PROBE_ADDRESS") or any(
+            a.startswith("--probe-address=") for a in args)
+        port, probe_port = free_port(), free_port() if probe else None
+        args = [a for a in args if not a.startswith(("--http-address", "--probe-address"))]
+        args.append(f"--http-address=127.0.0.1:{port}")
+        if probe:
+            args.append(f"--probe-address=127.0.0.1:{probe_port}")
+        sa_dir = self.tmp / f"sa-{pod_name}"
+        if spec.get("automountServiceAccountToken") is False:
+            # As in such a pod: the kubelet still sets KUBERNETES_SERVICE_*, but there is no
+            # token; here they point at a closed port, so any API call would fail.
+            sa_dir.mkdir(parents=True, exist_ok=True)
+            api = ("127.0.0.1", free_port())
+        else:
+            cp.sa_dir(ns, spec.get("serviceAccountName") or "default", sa_dir)
+            api = (cp.host, cp.port)
+        sc = Agent.with_flags(pod_name, [*args, f"--serviceaccount-dir={sa_dir}"], port, sa_dir,
+                              self.tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
         self.agents.append(sc)
-        return sc
+        return sc.start()
 
     def __exit__(self, exc_type, exc, tb):
         r = super().__exit__(exc_type, exc, tb)
         shutil.rmtree(self.tmp, ignore_errors=True)
         return r
+
+
+@contextlib.contextmanager
+def session(argv, log_path, env=None):
+    """`argv` run in a session of its own, its output in `log_path`; yields the process. On a
+    failure, prints the log's tail; at the end, SIGKILLs the session if it still runs."""
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            yield proc
+        except BaseException:
+            print(f"----- log of {log_path.name}\n{log_path.read_text(errors='replace')[-3000:]}")
+            raise
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
 
 
 def on_host(text, state, port):
@@ -256,25 +296,17 @@ def on_host(text, state, port):
 
 @contextlib.contextmanager
 def app_process(s, script, port):
-    """The example app's `script` run on this host (on_host, its state in s.tmp/run-app), in a
-    session of its own, its output in s.tmp/app.log. Yields (process, that log's path, the state
-    dir); SIGKILLed at the end if it still runs."""
+    """The example app's `script` run on this host (on_host, its state in s.tmp/run-app) in a
+    session (its log s.tmp/app.log). Yields (process, that log's path, the state dir)."""
     state, path = s.tmp / "run-app", s.tmp / "app.log"
     state.mkdir()
-    with open(path, "ab") as applog:
-        proc = subprocess.Popen(["sh", "-c", on_host(script, state, port)], stdout=applog, stderr=subprocess.STDOUT,
-                                start_new_session=True)
-        try:
-            yield proc, path, state
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
+    with session(["sh", "-c", on_host(script, state, port)], path) as proc:
+        yield proc, path, state
 
 
-def apply_for_real(cp, objs, namespace, skip_kinds=("Deployment",)):
+def apply_for_real(cp, objs, namespace):
     """Creates the rendered objects (all but the Deployment: there is no kubelet to run it)."""
-    keep = [o for o in objs if o["kind"] not in skip_kinds]
+    keep = [o for o in objs if o["kind"] != "Deployment"]
     for o in keep:
         for k in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields"):
             o["metadata"].pop(k, None)
@@ -288,32 +320,30 @@ def assert_can(cp, ns, table, sa="leasehold"):
         assert can_i(cp, ns, verb, res, sa=sa) == want, (verb, res, want, sa)
 
 
-def run_and_release(s, cp, ns, objs, pod, lock_kind, lock_name, leading=None, exit_within=25):
-    """Runs the rendered sidecar until it leads; checks the lock object, the probes, and
+def run_and_release(s, cp, ns, objs, pod, lock_kind, leading=None, exit_within=25, can=(),
+                    lock_name=LOCK):
+    """Applies the rendering (apply_for_real), asserts its ServiceAccount `can` (assert_can), runs
+    the rendered sidecar until it leads; checks the lock object, the probes, and
     leading(sidecar, its /leader body) if given; then SIGTERM: a clean exit within
     `exit_within` s (safe with no POST /release: up to renew-deadline, 10 s) and (with a Lease)
     a released lock."""
-    sc = s.sidecar(cp, ns, objs, s.tmp, pod).start()
+    apply_for_real(cp, objs, ns)
+    assert_can(cp, ns, can)
+    sc = s.sidecar(cp, ns, objs, pod)
     body = sc.wait_leader()
     log(f"{pod}: leads, lock {body['lock']}")
     sc.check_probes()
     if lock_kind == "none":
-        assert body["lock"]["type"] == "none", body
-        assert body["name"] == body["identity"], body
+        assert body["lock"]["type"] == "none" and body["name"] == body["identity"], body
     else:
-        assert body["lock"]["type"] == lock_kind, body
-        assert body["lock"]["name"] == lock_name, body
-        if lock_kind == "leases":
-            holder = cp.get_json("lease", lock_name, "-n", ns)["spec"]["holderIdentity"]
-        else:
-            holder = cm_holder(cp, ns, lock_name)
-        assert holder == body["identity"], (holder, body)
+        assert body["lock"]["type"] == lock_kind and body["lock"]["name"] == lock_name, body
+        assert holder_of(cp, ns, lock_kind, lock_name) == body["identity"], body
     if leading:
         leading(sc, body)
     sc.term_and_wait(exit_within)
     if lock_kind == "leases":
-        holder = cp.get_json("lease", lock_name, "-n", ns)["spec"].get("holderIdentity", "")
-        assert holder == "", f"not released on SIGTERM: {holder}"
+        left = holder_of(cp, ns, lock_kind, lock_name)
+        assert left == "", f"not released on SIGTERM: {left}"
 
 
 # ------------------------------------------------------------------------------------ scenarios
@@ -340,78 +370,55 @@ def kustomize(s):
     """Each overlay, and the components on top of them: accepted by the apiserver, restricted
     security, the sidecar where the variant puts it, the RBAC it needs and no more; then run."""
     cp = s.control_plane()
-    native = DEPLOY / "overlays" / "native-sidecar"
-    classic = DEPLOY / "overlays" / "classic-sidecar"
-    off = DEPLOY / "overlays" / "no-leader-election"
-    comps = DEPLOY / "components"
-    label = DEPLOY / "rbac" / "leader-label"
-    lock = "leasehold-lock"
+    creates = ("Role/leasehold-create", "RoleBinding/leasehold-create")
 
     # Native sidecar, Lease (auto), safe: a sidecar stopped alone keeps its promises
-    # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast.
-    ns, objs = rendered(cp, "ship-k-native", native)
-    assert_restricted(one(objs, "Deployment"), "initContainers")
-    cm = one(objs, "ConfigMap")["data"]
-    assert cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe" and cm["LEASEHOLD_LOCK_TYPE"] == "auto"
-    assert cm["LEASEHOLD_DELETION_COST"] == "10000", cm  # on by default, with its Role
+    # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast. The
+    # deletion cost is on by default, with its Role.
+    ns, objs = kustomized(s, cp, "ship-k-native", NATIVE)
+    assert_settings(objs, "initContainers", RELEASE_ON_SHUTDOWN="safe", LOCK_TYPE="auto",
+                    DELETION_COST="10000")
     assert one(objs, "Role", "leasehold-create")
     assert rules_of(one(objs, "Role", "leasehold-pod")) == {("", "pods", ()): {"get", "patch"}}
     # Switched off: neither the setting nor the Role (pods get/patch) is left.
-    off_objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [native], [comps / "no-deletion-cost"])), ns)
-    assert "LEASEHOLD_DELETION_COST" not in one(off_objs, "ConfigMap")["data"], off_objs
-    assert not of_kind(off_objs, "Role", "leasehold-pod") and \
-        not of_kind(off_objs, "RoleBinding", "leasehold-pod"), [o["kind"] for o in off_objs]
-    apply_for_real(cp, objs, ns)
-    assert_can(cp, ns, (("create", "leases", True), ("get", "leases/other", False),
-                        ("patch", "pods", True)))
-    run_and_release(s, cp, ns, objs, "native-0", "leases", lock)
+    assert_settings(kustomized(s, cp, ns, NATIVE, [COMPONENTS / "no-deletion-cost"])[1], None,
+                    ("Role/leasehold-pod", "RoleBinding/leasehold-pod"), DELETION_COST=None)
+    run_and_release(s, cp, ns, objs, "native-0", "leases", can=(
+        ("create", "leases", True), ("get", "leases/other", False), ("patch", "pods", True)))
 
     # Classic sidecar, ConfigMap lock, preStop POST /release, ConfigMap-only RBAC.
-    ns, objs = rendered(cp, "ship-k-classic", classic)
-    dep = one(objs, "Deployment")
-    assert_restricted(dep, "containers")
-    cm = one(objs, "ConfigMap")["data"]
-    assert cm["LEASEHOLD_LOCK_TYPE"] == "configmaps" and cm["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe"
-    app = container(dep, "app")
-    hook = " ".join(app["lifecycle"]["preStop"]["exec"]["command"])
+    ns, objs = kustomized(s, cp, "ship-k-classic", CLASSIC)
+    dep, _ = assert_settings(objs, "containers", LOCK_TYPE="configmaps", RELEASE_ON_SHUTDOWN="safe")
+    hook = " ".join(container(dep, "app")["lifecycle"]["preStop"]["exec"]["command"])
     assert "/release" in hook and "--post-data" in hook, hook
-    assert all(res == "configmaps" or res == "events"
-               for (_, res, _) in rules_of(one(objs, "Role", "leasehold"))), one(objs, "Role", "leasehold")
-    apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "get", "leases.coordination.k8s.io/leasehold-lock")
+    role = one(objs, "Role", "leasehold")
+    assert {res for (_, res, _) in rules_of(role)} <= {"configmaps", "events"}, role
 
     def pre_stop(sc, _):
         # What the preStop hook does once the app stopped: POST /release. The safe sidecar then
         # releases at once instead of after renew-deadline.
         st, _ = sc.request("POST", "/release")
         assert st in (200, 202), st
-        wait_until(lambda: cm_holder(cp, ns, lock) == "", 5,
+        wait_until(lambda: holder_of(cp, ns) == "", 5,
                    what="the ConfigMap lock to be released after POST /release")
-    run_and_release(s, cp, ns, objs, "classic-0", "configmaps", lock, pre_stop, exit_within=15)
+    run_and_release(s, cp, ns, objs, "classic-0", "configmaps", pre_stop, exit_within=15,
+                    can=(("get", f"leases.coordination.k8s.io/{LOCK}", False),))
 
     # Leader election off: none, no RBAC, no token, no API server needed.
-    ns, objs = rendered(cp, "ship-k-off", off)
-    dep = one(objs, "Deployment")
-    assert_restricted(dep)
-    assert not of_kind(objs, "Role") and not of_kind(objs, "RoleBinding") and not of_kind(
-        objs, "ServiceAccount"), [o["kind"] for o in objs]
+    ns, objs = kustomized(s, cp, "ship-k-off", DEPLOY / "overlays" / "no-leader-election")
+    dep, _ = assert_settings(objs, None, ("Role", "RoleBinding", "ServiceAccount"))
     spec = pod_spec(dep)
     assert spec["automountServiceAccountToken"] is False and dep["spec"]["replicas"] == 1, spec
-    assert "serviceAccountName" not in spec or spec["serviceAccountName"] == "default", spec
-    run_and_release(s, cp, ns, objs, "off-0", "none", lock)
+    assert spec.get("serviceAccountName", "default") == "default", spec
+    run_and_release(s, cp, ns, objs, "off-0", "none")
 
     # Native + the Lease created at install time + the leader label: no namespace-wide create.
-    ns, objs = rendered(cp, "ship-k-precreated",
-                        overlay(s.tmp, [native], [comps / "precreated-lease", label]))
-    assert not of_kind(objs, "Role", "leasehold-create"), "create must be gone"
-    assert not of_kind(objs, "RoleBinding", "leasehold-create"), "create must be gone"
-    assert one(objs, "Lease", lock)
-    settings = one(objs, "ConfigMap")  # the sidecar's settings; the lock here is a Lease
-    assert settings["data"]["LEASEHOLD_LEADER_LABEL"] == "leasehold.io/role", settings
-    apply_for_real(cp, objs, ns)
-    assert_can(cp, ns, (("create", "leases", False), ("create", "configmaps", False),
-                        ("patch", "pods", True)))
     pod = "precreated-0"
+    ns, objs = kustomized(s, cp, "ship-k-precreated", NATIVE,
+                          [COMPONENTS / "precreated-lease", DEPLOY / "rbac" / "leader-label"])
+    assert_settings(objs, "initContainers", creates, LEADER_LABEL="leasehold.io/role")
+    assert one(objs, "Lease", LOCK)
+    apply_for_real(cp, objs, ns)  # its ServiceAccount first: the Pod object names it
     create_pods(cp, ns, [pod], "leasehold")  # for the label (no kubelet will run it)
 
     def labelled_and_reapplied(sc, body):
@@ -419,29 +426,26 @@ def kustomize(s):
         log(f"the pod is labelled {LABEL}=leader")
         apply_for_real(cp, objs, ns)  # applying the install again leaves the holder alone
         time.sleep(1)
-        assert cp.get_json("lease", lock, "-n", ns)["spec"]["holderIdentity"] == body["identity"]
+        assert holder_of(cp, ns, "leases") == body["identity"]
         assert sc.leader_body(), "still leading after the manifests were applied again"
-    run_and_release(s, cp, ns, objs, pod, "leases", lock, labelled_and_reapplied)
+    run_and_release(s, cp, ns, objs, pod, "leases", labelled_and_reapplied, can=(
+        ("create", "leases", False), ("create", "configmaps", False), ("patch", "pods", True)))
 
     # Classic + the ConfigMap created at install time.
-    ns, objs = rendered(cp, "ship-k-precreated-cm",
-                        overlay(s.tmp, [classic], [comps / "precreated-configmap"]))
-    assert not of_kind(objs, "Role", "leasehold-create")
-    apply_for_real(cp, objs, ns)
-    assert not can_i(cp, ns, "create", "configmaps")
-    run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps", lock)
+    ns, objs = kustomized(s, cp, "ship-k-precreated-cm", CLASSIC,
+                          [COMPONENTS / "precreated-configmap"])
+    assert_settings(objs, "containers", creates[:1])
+    run_and_release(s, cp, ns, objs, "precreated-cm-0", "configmaps",
+                    can=(("create", "configmaps", False),))
 
     # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.
-    for variant, where in ((native, "initContainers"), (classic, "containers")):
-        ns, objs = rendered(cp, f"ship-k-gate-{variant.name}",
-                            overlay(s.tmp, [variant], [comps / "gate"]))
-        dep = one(objs, "Deployment")
-        assert_restricted(dep, where)
+    # The gate's headroom: a renew every retry-period, not auto's longer interval.
+    for variant, where in ((NATIVE, "initContainers"), (CLASSIC, "containers")):
+        _, objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant,
+                             [COMPONENTS / "gate"])
+        dep, _ = assert_settings(objs, where, RELEASE_ON_SHUTDOWN="safe",
+                                 RENEW_INTERVAL="retry-period")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
-        data = one(objs, "ConfigMap")["data"]
-        assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data
-        # The gate's headroom: a renew every retry-period, not auto's longer interval.
-        assert data["LEASEHOLD_RENEW_INTERVAL"] == "retry-period", data
         log(f"components/gate on {variant.name}: accepted, app gated, release safe")
 
 
@@ -453,12 +457,11 @@ def classic_shutdown(s):
     POSTs /release: the lock must be free right after the work stopped, long before the
     renew-deadline (10 s) that --release-on-shutdown=safe would wait without it."""
     cp = s.control_plane()
-    ns, objs = rendered(cp, "ship-classic-stop", DEPLOY / "overlays" / "classic-sidecar")
+    ns, objs = kustomized(s, cp, "ship-classic-stop", CLASSIC)
     apply_for_real(cp, objs, ns)
-    sc = s.sidecar(cp, ns, objs, s.tmp, "classic-stop-0").start()
+    sc = s.sidecar(cp, ns, objs, "classic-stop-0")
     sc.wait_leader()
-    dep = one(objs, "Deployment")
-    app = container(dep, "app")
+    app = container(one(objs, "Deployment"), "app")
     with app_process(s, app["args"][0], sc.port) as (proc, applog, state):
         hook = [on_host(x, state, sc.port) for x in app["lifecycle"]["preStop"]["exec"]["command"]]
         wait_until(lambda: b"leading" in applog.read_bytes(), 10,
@@ -470,14 +473,15 @@ def classic_shutdown(s):
                    what="the sidecar to stop saying yes at SIGTERM")
         t_stopped = wait_until(lambda: (state / "stopped").exists() and time.monotonic(), 10,
                                what="app to stop taking work", interval=0.01)
-        wait_until(lambda: cm_holder(cp, ns) == "", 10, what="the lock to be released",
+        wait_until(lambda: holder_of(cp, ns) == "", 10, what="the lock to be released",
                    interval=0.05)
         t_released = time.monotonic()
         assert pre.wait(10) == 0
         assert sc.proc.wait(10) == 0, sc.log_tail()
         log(f"work stopped {t_stopped - t0:.1f}s and lock free {t_released - t0:.1f}s after "
             "SIGTERM (renew-deadline 10s)")
-        assert t_released - t0 < 6, "released only when the renew-deadline ran out, not on POST /release"
+        assert t_released - t0 < 6, \
+            "released only when the renew-deadline ran out, not on POST /release"
         assert b"stopped taking work" in applog.read_bytes()
         # After the hook, the kubelet sends SIGTERM to app.
         proc.send_signal(signal.SIGTERM)
@@ -495,17 +499,17 @@ def seconds(duration):
 def native_pair(s, tag):
     """The shipped native overlay (deploy/overlays/native-sidecar) rendered and its RBAC applied
     in namespace `tag`, and two of its sidecars run with its settings (pods TAG-0 and TAG-1, no
-    kubelet: the test plays it). Returns (cp, ns, objs, settings, leader, rival)."""
+    kubelet: the test plays it). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
+    and retry-period in s)."""
     cp = s.control_plane()
-    ns = ensure_ns(cp, tag)
-    cp.kubectl("delete", "lease,configmap", "leasehold-lock", "-n", ns, "--ignore-not-found")
-    objs = dry_run(cp, kbuild(cp, DEPLOY / "overlays" / "native-sidecar"), ns)
+    ns, objs = kustomized(s, cp, tag, NATIVE)
+    cp.kubectl("delete", "lease,configmap", LOCK, "-n", ns, "--ignore-not-found")
     apply_for_real(cp, objs, ns)
-    settings = one(objs, "ConfigMap")["data"]
-    log(f"native overlay: --release-on-shutdown={settings['LEASEHOLD_RELEASE_ON_SHUTDOWN']}, "
-        f"lease {settings['LEASEHOLD_LEASE_DURATION']}, renew-deadline "
-        f"{settings['LEASEHOLD_RENEW_DEADLINE']}, retry {settings['LEASEHOLD_RETRY_PERIOD']}")
-    pods = [s.sidecar(cp, ns, objs, s.tmp, f"{tag}-{i}").start() for i in range(2)]
+    cfg = one(objs, "ConfigMap")["data"]
+    log(f"native overlay: --release-on-shutdown={cfg['LEASEHOLD_RELEASE_ON_SHUTDOWN']}, "
+        f"lease {cfg['LEASEHOLD_LEASE_DURATION']}, renew-deadline "
+        f"{cfg['LEASEHOLD_RENEW_DEADLINE']}, retry {cfg['LEASEHOLD_RETRY_PERIOD']}")
+    pods = [s.sidecar(cp, ns, objs, f"{tag}-{i}") for i in range(2)]
     leader = wait_single_leader(pods, 30)
     rival = next(p for p in pods if p is not leader)
     wait_until(lambda: rival.request("GET", "/leader")[0] == 200, 10, what="the rival's first read")
@@ -513,8 +517,9 @@ def native_pair(s, tag):
     # pauses a retry-period while `auto` is unresolved); until then it polls. The bounds below
     # hold either way (a poll comes within 2.2 x retry-period); this only makes the measured
     # takeover the usual, watched one.
-    time.sleep(seconds(settings["LEASEHOLD_RETRY_PERIOD"]))
-    return cp, ns, objs, settings, leader, rival
+    retry = seconds(cfg["LEASEHOLD_RETRY_PERIOD"])
+    time.sleep(retry)
+    return cp, ns, objs, cfg, leader, rival, seconds(cfg["LEASEHOLD_RENEW_DEADLINE"]), retry
 
 
 # A candidate that polls tries again within retry-period x (1 + 1.2), the jitter of
@@ -546,8 +551,7 @@ def native_sidecar_stopped_alone(s):
     earlier than the validUntil the app was given (and, the price, no later than renew-deadline
     after the SIGTERM plus a round trip). With --release-on-shutdown=immediate in the overlay
     it fails: the sidecar released at once and the rival led ~renew-deadline too early."""
-    cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-native-alone")
-    renew, retry = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"]), seconds(cfg["LEASEHOLD_RETRY_PERIOD"])
+    _, _, _, cfg, leader, rival, renew, retry = native_pair(s, "ship-native-alone")
     with Sampler([leader, rival]) as smp:
         time.sleep(retry + 0.5)  # a renew or two: the app's yes is as long as they come
         given = leader.leader_body()  # the app's fresh yes
@@ -579,10 +583,8 @@ def native_shutdown_acknowledged(s):
     and one takeover of the app's SIGTERM (takeover_bound: 4.9 s at the shipped retry-period of
     2 s, a round trip when the rival watches), below the renew-deadline (10 s; >= 8 s left of
     the app's last yes) a sidecar without the acknowledgement waits."""
-    cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-native-ack")
-    renew, retry = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"]), seconds(cfg["LEASEHOLD_RETRY_PERIOD"])
-    dep = one(objs, "Deployment")
-    app = container(dep, "app")
+    _, _, objs, cfg, leader, rival, renew, retry = native_pair(s, "ship-native-ack")
+    app = container(one(objs, "Deployment"), "app")
     with app_process(s, app["args"][0], leader.port) as (proc, applog_path, _):
         with Sampler([leader, rival]) as smp:
             wait_until(lambda: b"leading" in applog_path.read_bytes(), 10,
@@ -597,7 +599,8 @@ def native_shutdown_acknowledged(s):
     # The POST is answered 202 and acted on by the election loop; the sidecar's SIGTERM, sent
     # here right after app exited (the kubelet waits for its next relist), may overtake it.
     # Either way the acknowledgement is honoured (StepStopping: acked -> release at once).
-    before_term = 0 <= text.find("main container released the lock") < text.find("received SIGTERM")
+    before_term = \
+        0 <= text.find("main container released the lock") < text.find("received SIGTERM")
     log(f"native pod shutdown ({cfg['LEASEHOLD_RELEASE_ON_SHUTDOWN']}): app exited "
         f"{t_app_exit - t_term:.3f}s after its SIGTERM; the rival's first yes {took:.3f}s after "
         f"it (retry-period {retry}s, renew-deadline {renew}s); released "
@@ -630,10 +633,8 @@ def example_app_valid_until(s):
     The unit must end before that validUntil (<= the last renewTime the apiserver stored +
     renew-deadline), and no unit may start while the sidecar stays silent. The example before
     this (GET /is-leader, then an unbounded unit) ran the unit to its end."""
-    cp, ns, objs, cfg, leader, rival = native_pair(s, "ship-app-valid")
-    renew = seconds(cfg["LEASEHOLD_RENEW_DEADLINE"])
-    dep = one(objs, "Deployment")
-    script = container(dep, "app")["args"][0]
+    cp, ns, objs, _, leader, _, renew, _ = native_pair(s, "ship-app-valid")
+    script = container(one(objs, "Deployment"), "app")["args"][0]
     assert script.count("sleep 2 &") == 1, "the example's unit is no longer `sleep 2 &`"
     unit = ["sleep", "60"]
     with app_process(s, script.replace("sleep 2 &", "sleep 60 &"), leader.port) as \
@@ -643,7 +644,7 @@ def example_app_valid_until(s):
         t_start = time.time()
         leader.signal(signal.SIGSTOP)  # Ship's exit stops it with SIGCONT + SIGKILL
         time.sleep(0.5)  # a renew in flight at the SIGSTOP lands, or not
-        spec = cp.get_json("lease", "leasehold-lock", "-n", ns)["spec"]
+        spec = cp.get_json("lease", LOCK, "-n", ns)["spec"]
         assert spec["holderIdentity"].startswith(leader.name + "_"), spec  # identity: NAME_suffix
         valid_until = parse_rfc3339(spec["renewTime"]) + renew + 0.01  # an upper bound
         wait_until(lambda: not session_has(proc.pid, unit), renew + 5, interval=0.01,
@@ -673,41 +674,35 @@ def assert_one_copy(app, classic=False):
     assert app["args"] == container(base, "app")["args"], \
         "the chart's example app script differs from deploy/base/deployment.yaml's"
     if classic:
-        kust = yaml.safe_load((DEPLOY / "overlays" / "classic-sidecar" / "kustomization.yaml").read_text())
+        kust = yaml.safe_load((CLASSIC / "kustomization.yaml").read_text())
         patch = next(yaml.safe_load(p["patch"]) for p in kust["patches"]
                      if p["target"]["kind"] == "Deployment")
         assert app["lifecycle"] == container(patch, "app")["lifecycle"], \
             "the chart's classic preStop hook differs from deploy/overlays/classic-sidecar's"
 
 
-def helm_render(cp, ns, *args, validate=True):
-    """helm template against the real apiserver (--validate: its API groups and version)."""
-    cmd = ["template", "t", str(CHART), "-n", ns]
+def template(cp, *values, ns="default", kube=None, validate=False, check=True):
+    """helm template of the chart, release `t`, in namespace `ns`, with `values` (each --set):
+    offline (for Kubernetes `kube`: --kube-version), or with `validate` against the real
+    apiserver (its API groups and version)."""
+    args = [x for v in values for x in ("--set", v)]
+    if kube:
+        args += ["--kube-version", kube]
     if validate:
-        cmd += ["--validate", "--kubeconfig", kubeconfig(cp)]
-    return helm(cp, *cmd, *args).stdout
+        args += ["--validate", "--kubeconfig", cp.env["ADMIN_KUBECONFIG"]]
+    return helm(cp, "template", "t", str(CHART), "-n", ns, *args, check=check)
 
 
-def sets(*values):
-    """helm's --set arguments, one for each of `values`."""
-    return [x for v in values for x in ("--set", v)]
-
-
-def template(cp, *args, check=True):
-    """helm template of the chart, release `t`, offline."""
-    return helm(cp, "template", "t", str(CHART), *args, check=check)
-
-
-def refused(cp, words, *args):
-    """helm template with `args` fails, and its stderr says each of `words` (a tuple)."""
-    r = template(cp, *args, check=False)
-    assert r.returncode != 0 and all(w in r.stderr for w in words), (args, r.stderr)
+def refused(cp, words, *values, **kw):
+    """template(`values`, `kw`) fails, and its stderr says each of `words` (a tuple)."""
+    r = template(cp, *values, check=False, **kw)
+    assert r.returncode != 0 and all(w in r.stderr for w in words), (values, r.stderr)
     return r.stderr
 
 
-def sidecar_args(objs):
-    c, where = sidecar(one(objs, "Deployment"))
-    return args_of(c), where
+def chart(cp, ns, *values, **kw):
+    """template(`values`, `kw`) in namespace `ns`, as the apiserver accepts it there."""
+    return dry_run(cp, template(cp, *values, ns=ns, **kw).stdout, ns)
 
 
 @scenario
@@ -717,94 +712,81 @@ def helm_offline(s):
     ns = ensure_ns(cp, "ship-helm-offline")
     out = helm(cp, "lint", str(CHART), "--strict")
     assert "0 chart(s) failed" in out.stdout, out.stdout
-    helm(cp, "lint", str(CHART), "--strict", "--set", "exampleDeployment.enabled=true")
-
-    def render(*a):
-        return dry_run(cp, template(cp, "-n", ns, *a).stdout, ns)
+    helm(cp, "lint", str(CHART), "--strict", "--set", EXAMPLE)
 
     # Off: none, no RBAC, no token; and more than one replica is refused.
-    objs = render("--set", "leaderElection.enabled=false", "--set", "replicas=1",
-                  "--set", "exampleDeployment.enabled=true")
-    args, _ = sidecar_args(objs)
-    assert args["--lock-type"] == "none", args
-    assert "--lease-duration" not in args and "--leader-label" not in args, args
-    assert "--deletion-cost" not in args, args
-    assert not of_kind(objs, "Role") and not of_kind(objs, "ServiceAccount"), objs
+    objs = chart(cp, ns, "leaderElection.enabled=false", "replicas=1", EXAMPLE)
+    assert_args(objs, None, lock_type="none", lease_duration=None, leader_label=None,
+                deletion_cost=None)
+    assert_absent(objs, "Role", "ServiceAccount")
     assert pod_spec(one(objs, "Deployment"))["automountServiceAccountToken"] is False
     err = refused(cp, ("leaderElection.enabled=false", "replicas=2"),
-                  *sets("leaderElection.enabled=false", "replicas=2"))
-    log("refused as it should: " + next(l for l in err.splitlines() if "replicas=2" in l))
+                  "leaderElection.enabled=false", "replicas=2")
+    log("refused as it should: " + next(line for line in err.splitlines() if "replicas=2" in line))
 
     # A new cluster: native sidecar, safe (a sidecar stopped alone keeps its promises), and the
     # example's app POSTs /release at SIGTERM itself (no preStop: the kubelet stops it first).
-    objs = render("--kube-version", "1.34.0", "--set", "exampleDeployment.enabled=true")
-    args, where = sidecar_args(objs)
-    assert where == "initContainers" and args["--release-on-shutdown"] == "safe", (where, args)
+    objs = chart(cp, ns, EXAMPLE, kube="1.34.0")
+    assert_args(objs, "initContainers", release_on_shutdown="safe")
     app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "lifecycle" not in app and "trap on_term TERM" in app["args"][0] and \
         "--post-data= http://localhost:4040/release" in app["args"][0], app
     assert_one_copy(app)
-    r = template(cp, "--kube-version", "1.34.0",
-                 *sets("exampleDeployment.enabled=true", "leaderElection.releaseOnShutdown=immediate"))
+    r = template(cp, EXAMPLE, "leaderElection.releaseOnShutdown=immediate", kube="1.34.0")
     assert "--release-on-shutdown=immediate" in r.stdout, "immediate is still an option"
 
     # An old cluster (offline: --kube-version): classic sidecar, safe, preStop /release.
-    objs = render("--kube-version", "1.28.9", "--set", "exampleDeployment.enabled=true")
-    args, where = sidecar_args(objs)
-    assert where == "containers" and args["--release-on-shutdown"] == "safe", (where, args)
+    objs = chart(cp, ns, EXAMPLE, kube="1.28.9")
+    assert_args(objs, "containers", release_on_shutdown="safe")
     app = pod_spec(one(objs, "Deployment"))["containers"][0]
     assert "/release" in " ".join(app["lifecycle"]["preStop"]["exec"]["command"]), app
     assert_one_copy(app, classic=True)
-    refused(cp, ("1.29",), "--kube-version", "1.28.9", "--set", "sidecar.mode=native")
+    refused(cp, ("1.29",), "sidecar.mode=native", kube="1.28.9")
 
-    # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants, no preStop
-    # (the gate POSTs /release itself); immediate is refused.
+    # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants with the
+    # gate's headroom (a renew every retry-period), no preStop (the gate POSTs /release
+    # itself); immediate is refused.
     for kube, where in (("1.34.0", "initContainers"), ("1.28.9", "containers")):
-        objs = render("--kube-version", kube, *sets("exampleDeployment.enabled=true", "gate.enabled=true"))
-        args, _ = sidecar_args(objs)
-        # The gate's headroom: a renew every retry-period.
-        assert args["--release-on-shutdown"] == "safe" and args["--renew-interval"] == "retry-period", args
+        objs = chart(cp, ns, EXAMPLE, "gate.enabled=true", kube=kube)
+        assert_args(objs, None, release_on_shutdown="safe", renew_interval="retry-period")
         dep = one(objs, "Deployment")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
         assert_restricted(dep, where)
         assert "lifecycle" not in pod_spec(dep)["containers"][0]
-    refused(cp, ("gate.enabled",), *sets("gate.enabled=true", "leaderElection.releaseOnShutdown=immediate"))
+    refused(cp, ("gate.enabled",), "gate.enabled=true",
+            "leaderElection.releaseOnShutdown=immediate")
     log("gate.enabled: app gated, release safe on both variants; immediate refused")
 
     # Explicit lock types: that lock's RBAC alone, and pods get/patch for the deletion cost (on
     # by default; off, neither flag nor rule).
-    for lock, cost, resources in (("configmaps", True, {"configmaps", "events", "pods"}),
-                                  ("leases", True, {"leases", "events", "pods"}),
-                                  ("leases", False, {"leases", "events"})):
-        objs = render(*sets(f"leaderElection.lockType={lock}", "exampleDeployment.enabled=true",
-                            f"deletionCost.enabled={str(cost).lower()}"))
+    for lock, cost, resources in (("configmaps", "10000", {"configmaps", "events", "pods"}),
+                                  ("leases", "10000", {"leases", "events", "pods"}),
+                                  ("leases", None, {"leases", "events"})):
+        objs = chart(cp, ns, f"leaderElection.lockType={lock}", EXAMPLE,
+                     f"deletionCost.enabled={'true' if cost else 'false'}")
         rules = rules_of(one(objs, "Role"))
         assert {res for (_, res, _) in rules} == resources, rules
-        args = sidecar_args(objs)[0]
-        assert args["--lock-type"] == lock and args.get("--deletion-cost") == \
-            ("10000" if cost else None), args
-    refused(cp, ("lockType",), "--set", "leaderElection.lockType=bogus")
+        assert_args(objs, None, lock_type=lock, deletion_cost=cost)
+    refused(cp, ("lockType",), "leaderElection.lockType=bogus")
 
     # The lock created at install time: no create rule. The leader label: pods get/patch.
-    objs = render("--set", "leaderElection.precreateLock=true", "--set", "leaderLabel.enabled=true",
-                  "--set", "exampleDeployment.enabled=true")
+    objs = chart(cp, ns, "leaderElection.precreateLock=true", "leaderLabel.enabled=true", EXAMPLE)
     rules = rules_of(one(objs, "Role"))
     assert not any("create" in v and res in ("leases", "configmaps")
                    for (_, res, _), v in rules.items()), rules
     assert rules[("", "pods", ())] == {"get", "patch"}, rules
     assert one(objs, "Lease", "t-leasehold")
-    assert sidecar_args(objs)[0]["--leader-label"] == "leasehold.io/role"
+    assert_args(objs, None, leader_label="leasehold.io/role")
 
     # For an existing Deployment's ServiceAccount (e.g. K8up's): no ServiceAccount rendered.
-    objs = render("--set", "serviceAccount.create=false", "--set", "serviceAccount.name=k8up")
-    assert not of_kind(objs, "ServiceAccount")
+    objs = chart(cp, ns, "serviceAccount.create=false", "serviceAccount.name=k8up")
+    assert_absent(objs, "ServiceAccount")
     assert one(objs, "RoleBinding")["subjects"][0]["name"] == "k8up"
 
     # The named template for a parent chart.
     parent = s.tmp / "parent"
-    (parent / "templates").mkdir(parents=True)
-    (parent / "charts").mkdir()
     shutil.copytree(CHART, parent / "charts" / "leasehold")
+    (parent / "templates").mkdir()
     (parent / "Chart.yaml").write_text("apiVersion: v2\nname: operator\nversion: 0.1.0\n")
     (parent / "values.yaml").write_text("leasehold:\n  leaderElection:\n    lockName: op-lock\n")
     (parent / "templates" / "deployment.yaml").write_text("""\
@@ -831,103 +813,51 @@ spec:
         {{- end }}
 """)
     objs = dry_run(cp, helm(cp, "template", "op", str(parent), "-n", ns).stdout, ns)
-    args, where = sidecar_args(objs)
-    assert where == "initContainers" and args["--lock-name"] == "op-lock", (where, args)
+    assert_args(objs, "initContainers", lock_name="op-lock")
     assert one(objs, "Role")["rules"][0]["resourceNames"] == ["op-lock"]
 
 
-def helm_on_cluster(s, cp, ns, lease_api):
-    """The chart rendered against this apiserver: RBAC and args as detected, accepted, and the
-    rendered sidecar leads."""
-    ensure_ns(cp, ns)
-    text = helm_render(cp, ns, "--set", "exampleDeployment.enabled=true")
-    objs = dry_run(cp, text, ns)
-    args, _ = sidecar_args(objs)
-    assert args["--lock-type"] == "auto" and args["--release-on-shutdown"] == "safe", args
+def helm_on_cluster(s, ns, lease_api):
+    """The chart rendered against an apiserver with or without the Lease API: RBAC and args as
+    detected, accepted, and the rendered sidecar leads. Asking for Leases where there are none
+    is refused at render time."""
+    cp = s.control_plane(extra_args="" if lease_api else NO_LEASE_API)
+    assert cp.kubectl("api-versions").count("coordination.k8s.io/v1\n") == lease_api
+    r = template(cp, "leaderElection.lockType=leases", validate=True, check=False)
+    assert (r.returncode == 0) == lease_api, r.stderr
+    assert ("does not serve" in r.stderr) != lease_api, r.stderr
+    objs = chart(cp, ensure_ns(cp, ns), EXAMPLE, validate=True)
+    assert_args(objs, None, lock_type="auto", release_on_shutdown="safe")
     assert_restricted(one(objs, "Deployment"), "initContainers")  # v1.34.4: a native sidecar
     rules = rules_of(one(objs, "Role"))
     named = {res for (_, res, names), v in rules.items() if names == ("t-leasehold",)}
     created = {res for (_, res, names), v in rules.items() if not names and "create" in v}
-    if lease_api:
-        assert named == {"leases", "configmaps"}, rules
-        assert created == {"leases", "events"}, rules
-    else:
-        assert named == {"configmaps"}, rules
-        assert created == {"configmaps", "events"}, rules
+    lock = "leases" if lease_api else "configmaps"  # what `auto` takes here
+    assert named == {lock, "configmaps"} and created == {lock, "events"}, rules
     assert ("coordination.k8s.io", "leases", ("t-leasehold",)) in rules or not lease_api
     log(f"rendered against the apiserver: --lock-type=auto, named {sorted(named)}, "
         f"create {sorted(created)}")
     # helm install --dry-run=server agrees.
     r = helm(cp, "install", "t", str(CHART), "-n", ns, "--dry-run=server", "--kubeconfig",
-             kubeconfig(cp), "--set", "exampleDeployment.enabled=true")
-    manifest = r.stdout
-    assert ("resources: [\"leases\"]" in manifest) == lease_api, manifest
-    apply_for_real(cp, objs, ns)
-    run_and_release(s, cp, ns, objs, f"{ns}-0", "leases" if lease_api else "configmaps",
-                    "t-leasehold")
+             cp.env["ADMIN_KUBECONFIG"], "--set", EXAMPLE)
+    assert ("resources: [\"leases\"]" in r.stdout) == lease_api, r.stdout
+    run_and_release(s, cp, ns, objs, f"{ns}-0", lock, lock_name="t-leasehold")
 
 
-@scenario
-def helm_lease_api(s):
-    helm_on_cluster(s, s.control_plane(), "ship-helm-lease", lease_api=True)
-
-
-@scenario
-def helm_no_lease_api(s):
-    cp = s.control_plane(extra_args=NO_LEASE_API)
-    assert not cp.kubectl("api-versions").count("coordination.k8s.io/v1\n")
-    helm_on_cluster(s, cp, "ship-helm-nolease", lease_api=False)
-    # Asking for Leases where there are none is refused at render time.
-    refused(cp, ("does not serve",), "--validate", "--kubeconfig", kubeconfig(cp),
-            "--set", "leaderElection.lockType=leases")
-
-
-class Gate:
-    """The K8up example's gate in front of a fake operator that keeps a marker file while it
-    runs: `leasehold gate` as the rendered command runs it (`command`, with the emptyDir's
-    binary and `k8up` replaced), or the fallback deploy/examples/k8up/leasehold/leader-gate.sh."""
-
-    def __init__(self, tmp, name, agent, command=None):
-        self.name = name
-        self.marker = Path(tmp) / f"{name}.running"
-        fake = (f"touch {self.marker}; trap 'rm -f {self.marker}; exit 0' TERM; "
-                "while :; do sleep 0.1; done")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
-        if command:
-            assert command[0] == "/leasehold-bin/leasehold" and command[-1] == "k8up", command
-            argv = [leasehold_binary(), *command[1:-1], "bash", "-c", fake]
-            # The e2e timings (renew-deadline 3s, retry-period 1s) allow at most 750ms.
-            env.update(LEASEHOLD_GATE_ADDRESS=f"127.0.0.1:{agent.port}",
-                       LEASEHOLD_GATE_STOP_GRACE="500ms",
-                       LEASEHOLD_GATE_STATUS_FILE=str(Path(tmp) / f"{name}.status.json"))
-        else:
-            argv = ["bash", str(K8UP / "leasehold" / "leader-gate.sh"), "bash", "-c", fake]
-            env["LEADER_GATE_URL"] = f"http://127.0.0.1:{agent.port}"
-        self.log_path = Path(tmp) / f"{name}.gate.log"
-        self.logf = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(argv, env=env, stdout=self.logf, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    def running(self):
-        return self.marker.exists()
-
-    def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-        self.marker.unlink(missing_ok=True)
-        self.logf.close()
+SCENARIOS.bind(helm_on_cluster, "ship-helm-lease", True, name="helm_lease_api")
+SCENARIOS.bind(helm_on_cluster, "ship-helm-nolease", False, name="helm_no_lease_api")
 
 
 def operator_crds():
-    """The PodMonitor and PrometheusRule CRDs of the pinned Prometheus Operator module
-    (e2e/controlplane/prometheus-operator/go.mod, checked against its go.sum)."""
+    """kubectl's -f arguments of the PodMonitor and PrometheusRule CRDs of the pinned Prometheus
+    Operator module (e2e/controlplane/prometheus-operator/go.mod, checked against its go.sum)."""
     d = REPO / "e2e" / "controlplane" / "prometheus-operator"
     r = subprocess.run(["go", "mod", "download", "-json",
                         "github.com/prometheus-operator/prometheus-operator"],
                        cwd=d, capture_output=True, text=True, check=True)
     crds = Path(json.loads(r.stdout)["Dir"]) / "example" / "prometheus-operator-crd"
-    return [crds / f"monitoring.coreos.com_{k}.yaml" for k in ("podmonitors", "prometheusrules")]
+    return [a for k in ("podmonitors", "prometheusrules")
+            for a in ("-f", str(crds / f"monitoring.coreos.com_{k}.yaml"))]
 
 
 @scenario
@@ -936,45 +866,42 @@ def monitoring_dry_run(s):
     accepted by the apiserver (server-side dry run) with the pinned operator's CRDs installed.
     The CRDs are removed afterwards: other scenarios share the control plane."""
     cp = s.control_plane()
-    files = operator_crds()
-    for f in files:
-        cp.kubectl("apply", "--server-side", "-f", str(f))
+    crds = operator_crds()
+    cp.kubectl("apply", "--server-side", *crds)
     try:
-        for name in ("podmonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com"):
-            cp.kubectl("wait", "--for=condition=Established", "--timeout=60s", f"crd/{name}")
-        ns = ensure_ns(cp, "ship-monitoring")
-        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [DEPLOY / "base"],
-                                              [DEPLOY / "components" / "monitoring"])), ns)
+        cp.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+                   *[f"crd/{k}.monitoring.coreos.com" for k in ("podmonitors", "prometheusrules")])
+        ns, objs = kustomized(s, cp, "ship-monitoring", DEPLOY / "base",
+                              [COMPONENTS / "monitoring"])
         pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
         assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "probes", pm
         alerts = [r["alert"] for r in pr["spec"]["groups"][0]["rules"]]
         assert len(alerts) == 7, alerts
         log(f"Kustomize component: PodMonitor and PrometheusRule ({len(alerts)} alerts) accepted")
-        text = helm_render(cp, ns, "--set", "exampleDeployment.enabled=true",
-                           "--set", "monitoring.podMonitor.enabled=true",
-                           "--set", "monitoring.rules.enabled=true")
-        objs = dry_run(cp, text, ns)
+        objs = chart(cp, ns, EXAMPLE, "monitoring.podMonitor.enabled=true",
+                     "monitoring.rules.enabled=true", validate=True)
         pm, pr = one(objs, "PodMonitor"), one(objs, "PrometheusRule")
         assert pm["spec"]["podMetricsEndpoints"][0]["port"] == "lh-probes", pm
-        absent = next(r for r in pr["spec"]["groups"][0]["rules"] if r["alert"] == "LeaseholdAbsent")
+        absent = next(r for r in pr["spec"]["groups"][0]["rules"]
+                      if r["alert"] == "LeaseholdAbsent")
         assert f'lock_namespace="{ns}"' in absent["expr"], absent
         log("chart: PodMonitor and PrometheusRule accepted")
     finally:
-        for f in files:
-            cp.kubectl("delete", "--ignore-not-found", "-f", str(f))
+        cp.kubectl("delete", "--ignore-not-found", *crds)
 
 
 def post_rendered(s, cp, ns, variant):
     """The K8up example's Helm post-renderer (LEASEHOLD_VARIANT=`variant`) on a stand-in chart
     that renders chart-output/k8up.yaml, as the apiserver accepts it."""
-    chart = s.tmp / "k8up-chart"
-    if not chart.exists():
-        (chart / "templates").mkdir(parents=True)
-        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
-        shutil.copy(K8UP / "chart-output" / "k8up.yaml", chart / "templates" / "k8up.yaml")
-    r = helm(cp, "template", "k8up", str(chart), "-n", ns, "--post-renderer",
+    k8up_chart = s.tmp / "k8up-chart"
+    if not k8up_chart.exists():
+        (k8up_chart / "templates").mkdir(parents=True)
+        (k8up_chart / "Chart.yaml").write_text("apiVersion: v2\nname: k8up\nversion: 4.0.0\n")
+        shutil.copy(K8UP / "chart-output" / "k8up.yaml", k8up_chart / "templates" / "k8up.yaml")
+    r = helm(cp, "template", "k8up", str(k8up_chart), "-n", ns, "--post-renderer",
              str(K8UP / "helm" / "post-render.sh"), env={
-                 "PATH": f"{bin_dir(cp)}:{os.environ.get('PATH', '')}", "LEASEHOLD_VARIANT": variant})
+                 "PATH": f"{cp.env['BIN_DIR']}:{os.environ.get('PATH', '')}",
+                 "LEASEHOLD_VARIANT": variant})
     return dry_run(cp, r.stdout, ns)
 
 
@@ -983,22 +910,22 @@ def k8up(s):
     """The K8up example: both variants accepted; the Helm post-renderer; and leader-gate.sh
     runs the operator on the leader only, hands over on failover, releases on SIGTERM."""
     cp = s.control_plane()
-    ns = ensure_ns(cp, "ship-k8up")
+    ns = "ship-k8up"
+    commands = {}
     for variant, kind, where in (("lease", "auto", "initContainers"),
                                  ("no-lease", "configmaps", "containers")):
-        objs = dry_run(cp, kbuild(cp, K8UP / variant), ns)
-        dep = one(objs, "Deployment", "k8up")
+        _, objs = kustomized(s, cp, ns, K8UP / variant)
+        # With a gate, release-on-shutdown is always safe.
+        dep, _ = assert_settings(objs, where, deployment="k8up", LOCK_TYPE=kind,
+                                 LOCK_NAME="k8up-leader", RELEASE_ON_SHUTDOWN="safe")
         assert dep["spec"]["replicas"] == 2
-        c = assert_restricted(dep, where)
-        op = container(dep, "k8up-operator")
         assert_gated(dep, "k8up-operator", ["k8up"])
-        env = {e["name"]: e.get("value") for e in op["env"]}
-        assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "false", env
-        data = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])["data"]
-        assert data["LEASEHOLD_LOCK_TYPE"] == kind and data["LEASEHOLD_LOCK_NAME"] == "k8up-leader"
-        assert data["LEASEHOLD_RELEASE_ON_SHUTDOWN"] == "safe", data  # with a gate, always
+        op = container(dep, "k8up-operator")
+        assert {e["name"]: e.get("value") for e in op["env"]}["BACKUP_ENABLE_LEADER_ELECTION"] \
+            == "false", op
         rb = one(objs, "RoleBinding", "k8up-leasehold")
         assert rb["subjects"][0]["name"] == pod_spec(dep)["serviceAccountName"]
+        commands[variant] = op["command"]
         log(f"k8up/{variant}: accepted; sidecar in {where}, lock {kind}")
 
     for variant, where in (("lease", "initContainers"), ("no-lease", "containers")):
@@ -1008,29 +935,49 @@ def k8up(s):
 
     # The rendered gate (and the fallback leader-gate.sh) with two real agents: only the
     # leader's operator runs, ever.
-    rendered = container(one(dry_run(cp, kbuild(cp, K8UP / "lease"), ns), "Deployment", "k8up"),
-                         "k8up-operator")["command"]
-    for which, command in (("leasehold gate", rendered), ("leader-gate.sh", None)):
+    for which, command in (("leasehold gate", commands["lease"]), ("leader-gate.sh", None)):
         log(f"--- {which}")
         k8up_gates(s, cp, which.split()[-1].replace(".", "-"), command)
 
 
+@contextlib.contextmanager
+def gate(tmp, name, agent, command=None):
+    """The K8up example's gate in front of a fake operator that keeps a marker file while it
+    runs: `leasehold gate` as the rendered command runs it (`command`, with the emptyDir's
+    binary and `k8up` replaced), or the fallback deploy/examples/k8up/leasehold/leader-gate.sh.
+    Yields (its process, the marker)."""
+    marker = tmp / f"{name}.running"
+    fake = f"touch {marker}; trap 'rm -f {marker}; exit 0' TERM; while :; do sleep 0.1; done"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")}
+    if command:
+        assert command[0] == "/leasehold-bin/leasehold" and command[-1] == "k8up", command
+        argv = [leasehold_binary(), *command[1:-1], "bash", "-c", fake]
+        # The e2e timings (renew-deadline 3s, retry-period 1s) allow at most 750ms.
+        env.update(LEASEHOLD_GATE_ADDRESS=f"127.0.0.1:{agent.port}",
+                   LEASEHOLD_GATE_STOP_GRACE="500ms",
+                   LEASEHOLD_GATE_STATUS_FILE=str(tmp / f"{name}.status.json"))
+    else:
+        argv = ["bash", str(K8UP / "leasehold" / "leader-gate.sh"), "bash", "-c", fake]
+        env["LEADER_GATE_URL"] = f"http://127.0.0.1:{agent.port}"
+    with session(argv, tmp / f"{name}.gate.log", env) as proc:
+        yield proc, marker
+
+
 def k8up_gates(s, cp, tag, command):
+    """Two agents, each with gate(`command`) in front of its operator: only the leader's runs;
+    when the leader's sidecar dies, its operator stops and the other's starts; a gate's SIGTERM
+    stops its operator, then releases the lock. Never both at once."""
     ns2 = Namespace(cp, f"ship-k8up-{tag}", lock_name="k8up-leader")
-    a = s.agent(ns2, f"k8up-{tag}-a", release="safe").start()
-    b = s.agent(ns2, f"k8up-{tag}-b", release="safe").start()
-    gates, both = {}, None
-    try:
-        gates = {a.name: Gate(s.tmp, f"{tag}-a", a, command),
-                 b.name: Gate(s.tmp, f"{tag}-b", b, command)}
-        both = Watch(lambda: all(g.running() for g in gates.values()), 0.02)
+    a, b = (s.agent(ns2, f"k8up-{tag}-{x}", release="safe").start() for x in "ab")
+    with gate(s.tmp, f"{tag}-a", a, command) as ga, gate(s.tmp, f"{tag}-b", b, command) as gb:
+        gates = {a.name: ga, b.name: gb}
+        both = Watch(lambda: ga[1].exists() and gb[1].exists(), 0.02)
 
         def one_running():
-            run = [n for n, g in gates.items() if g.running()]
+            run = [n for n, (_, marker) in gates.items() if marker.exists()]
             return run[0] if len(run) == 1 else None
         first = wait_until(one_running, 20, what="one gated operator to run")
-        leader = a if first == a.name else b
-        other = b if leader is a else a
+        leader, other = (a, b) if first == a.name else (b, a)
         assert leader.is_leader() and not other.is_leader()
         log(f"only the leader's operator runs ({first})")
         time.sleep(2)
@@ -1038,7 +985,7 @@ def k8up_gates(s, cp, tag, command):
         # The leader's sidecar dies: its gate stops the operator; the other one takes over.
         leader.kill()
         t0 = time.monotonic()
-        wait_until(lambda: not gates[leader.name].running(), 5,
+        wait_until(lambda: not gates[leader.name][1].exists(), 5,
                    what="the old leader's gate to stop its operator")
         stopped = time.monotonic() - t0
         wait_until(lambda: one_running() == other.name, 30,
@@ -1046,25 +993,18 @@ def k8up_gates(s, cp, tag, command):
         log(f"failover: old operator stopped {stopped:.1f}s after its sidecar died; "
             f"the new leader's ({other.name}) started after {time.monotonic() - t0:.1f}s")
         # SIGTERM to the new leader's gate: stops the operator, then POST /release.
-        g = gates[other.name]
-        g.proc.send_signal(signal.SIGTERM)
-        assert g.proc.wait(10) == 0
-        assert not g.running()
-
+        proc, marker = gates[other.name]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert not marker.exists()
         wait_until(lambda: ns2.lease()["spec"].get("holderIdentity", "") == "", 5,
                    what="the lock to be released after the gate's POST /release")
         log("gate SIGTERM: operator stopped, then the lock released")
-    finally:
-        overlap = both.stop() if both else []
-        for g in gates.values():
-            g.stop()
-            if overlap or sys.exc_info()[0] is not None:
-                print(f"----- log of {g.name}\n{g.log_path.read_text(errors='replace')[-3000:]}")
-        if sys.exc_info()[0] is None and not overlap:
-            for ag in (a, b):
-                ag.stop()
-            shutil.rmtree(ns2.tmp, ignore_errors=True)
-    assert not overlap, f"both operators ran at once ({len(overlap)} samples)"
+        overlap = both.stop()
+        assert not overlap, f"both operators ran at once ({len(overlap)} samples)"
+    for ag in (a, b):
+        ag.stop()
+    shutil.rmtree(ns2.tmp, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------------- observe mode
@@ -1081,13 +1021,6 @@ def assert_read_only(role, lock):
     for (_, res, _), verbs in rules.items():
         assert res not in LOCK_KINDS or not verbs & WRITES, (res, verbs, rules)
     return rules
-
-
-def read_only_on(lock):
-    """assert_can's table of an observer's Role: Lease `lock` read, never written or created."""
-    lease = f"leases.coordination.k8s.io/{lock}"
-    return (("get", lease, True), ("watch", lease, True), ("update", lease, False),
-            ("create", "leases.coordination.k8s.io", False))
 
 
 def observe_metric(agent, name, having=""):
@@ -1110,13 +1043,15 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
     nothing."""
     apply_for_real(cp, objs, ns)
     sa = pod_spec(one(objs, "Deployment", main))["serviceAccountName"]
+    lease = f"leases.coordination.k8s.io/{lock}"
     for account in {sa, pod_spec(one(objs, "Deployment", watcher))["serviceAccountName"]}:
-        assert_can(cp, ns, read_only_on(lock), sa=account)
+        assert_can(cp, ns, (("get", lease, True), ("watch", lease, True), ("update", lease, False),
+                            ("create", "leases.coordination.k8s.io", False)), sa=account)
     watch_pod = f"{watcher}-7f9c4-x2v8k"
     create_pods(cp, ns, [*pods, watch_pod], sa)
     with StandInHolder(cp, ns, lock, pods[0]) as holder:
-        side = {p: s.sidecar(cp, ns, objs, s.tmp, p, deployment=main).start() for p in pods}
-        watch = s.sidecar(cp, ns, objs, s.tmp, watch_pod, deployment=watcher).start()
+        side = {p: s.sidecar(cp, ns, objs, p, main) for p in pods}
+        watch = s.sidecar(cp, ns, objs, watch_pod, watcher)
         wait_until(lambda: watch.view().holder == holder.identity, 15,
                    what="the watcher to name the holder")
         for step, pod in enumerate(pods[:2]):
@@ -1147,6 +1082,7 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
     log("observe: POST /release 409, SIGTERM released nothing, no update request sent")
 
 
+
 @scenario
 def observe_components(s):
     """deploy/components/observe and observe-watch on top of each overlay: the mode, the Role
@@ -1155,23 +1091,19 @@ def observe_components(s):
     watcher run beside a stand-in operator. classic-sidecar's ConfigMap-only Role is refused at
     build time (the component's `test` ops); no-leader-election builds, and the agent refuses it."""
     cp = s.control_plane()
-    comps = [DEPLOY / "components" / "observe", DEPLOY / "components" / "observe-watch"]
-    lock = "leasehold-lock"
+    comps = [COMPONENTS / "observe", COMPONENTS / "observe-watch"]
     for ov in ("native-sidecar", "no-leader-election"):
-        ns = ensure_ns(cp, f"ship-obs-{ov.split('-')[0]}")
         # With the leader label, so that it is checked too.
-        objs = dry_run(cp, kbuild(cp, overlay(s.tmp, [DEPLOY / "overlays" / ov],
-                                              comps + [DEPLOY / "rbac" / "leader-label"])), ns)
-        cm = one(objs, "ConfigMap")["data"]
-        assert cm["LEASEHOLD_AGENT_MODE"] == "observe" and cm["LEASEHOLD_OBSERVE_IDENTITY"] == "pod"
-        w = one(objs, "Deployment", "leasehold-watch")
+        ns, objs = kustomized(s, cp, f"ship-obs-{ov.split('-')[0]}", DEPLOY / "overlays" / ov,
+                              comps + [DEPLOY / "rbac" / "leader-label"])
+        w, cm = assert_settings(objs, None, deployment="leasehold-watch", AGENT_MODE="observe",
+                                OBSERVE_IDENTITY="pod")
+        one(objs, "ConfigMap")  # the watcher's settings are the only ones, the sidecar's
         c = container(w, "leasehold")
         assert c["ports"] == [{"name": "probes", "containerPort": 8081, "protocol": "TCP"}], c
-        assert c["envFrom"][0]["configMapRef"]["name"] == one(objs, "ConfigMap")["metadata"]["name"]
         assert w["spec"]["replicas"] == 1, w["spec"]
-        assert_restricted(w)
         if ov == "no-leader-election":
-            assert not of_kind(objs, "Role"), [o["kind"] for o in objs]
+            assert_absent(objs, "Role")
             assert cm["LEASEHOLD_LOCK_TYPE"] == "none", cm
             env = {**{k: v for k, v in os.environ.items() if not k.startswith("LEASEHOLD_")},
                    **cm, "POD_NAME": "example-0", "POD_NAMESPACE": ns}
@@ -1181,16 +1113,14 @@ def observe_components(s):
             log(f"{ov} + observe: builds; the agent refuses it: {r.stderr.strip()[-120:]}")
             continue
         assert_restricted(one(objs, "Deployment", "example"), "initContainers")
-        assert not of_kind(objs, "Role", "leasehold-create"), "create must be gone"
-        assert not of_kind(objs, "RoleBinding", "leasehold-create")
-        assert_read_only(one(objs, "Role", "leasehold"), lock)
-        log(f"{ov} + observe + observe-watch: accepted; Role read-only on {lock}, no create")
-        observers_follow(s, cp, ns, objs, lock, ("example-0", "example-1"), "example",
+        assert_absent(objs, "Role/leasehold-create", "RoleBinding/leasehold-create")
+        assert_read_only(one(objs, "Role", "leasehold"), LOCK)
+        log(f"{ov} + observe + observe-watch: accepted; Role read-only on {LOCK}, no create")
+        observers_follow(s, cp, ns, objs, LOCK, ("example-0", "example-1"), "example",
                          "leasehold-watch")
         assert_can(cp, ns, (("create", "configmaps", False), ("patch", "pods", True),
                             ("create", "events", True)))
-    r = cp.kubectl("kustomize", str(overlay(s.tmp, [DEPLOY / "overlays" / "classic-sidecar"],
-                                            comps)), check=False)
+    r = cp.kubectl("kustomize", str(overlay(s.tmp, CLASSIC, comps)), check=False)
     assert r.returncode != 0 and "test failed" in r.stderr, r.stderr
     log("classic-sidecar + observe: refused at build time (its Role is ConfigMap-only)")
 
@@ -1205,19 +1135,17 @@ def observe_helm(s):
     cp = s.control_plane()
     ns = ensure_ns(cp, "ship-obs-helm")
     lock = "op-lock"
-    base = sets("agentMode=observe", f"leaderElection.lockName={lock}",
-                "exampleDeployment.enabled=true", "leaderLabel.enabled=true")
-    objs = dry_run(cp, helm_render(cp, ns, *base), ns)
-    args, where = sidecar_args([o for o in objs if o["metadata"]["name"] != "t-leasehold-watch"])
-    assert args["--agent-mode"] == "observe" and args["--observe-identity"] == "pod", args
-    assert args["--lock-name"] == lock and where == "initContainers", (args, where)
-    assert "--release-on-shutdown" not in args and "--renew-interval" not in args, args
+    values = ("agentMode=observe", f"leaderElection.lockName={lock}", EXAMPLE,
+              "leaderLabel.enabled=true")
+    objs = chart(cp, ns, *values, validate=True)
+    args = assert_args(objs, "initContainers", "t-leasehold-example", agent_mode="observe",
+                       observe_identity="pod", lock_name=lock, release_on_shutdown=None,
+                       renew_interval=None)
     watch = one(objs, "Deployment", "t-leasehold-watch")
-    wc = container(watch, "leasehold")
+    wc = assert_restricted(watch)
     assert "restartPolicy" not in wc and watch["spec"]["replicas"] == 1, wc
     assert args_of(wc) == args
     assert wc["ports"][0]["name"] == "lh-probes", wc["ports"]
-    assert_restricted(watch)
     rules = assert_read_only(one(objs, "Role"), lock)
     assert rules[("", "pods", ())] == {"get", "patch"}, rules
     log(f"chart, agentMode=observe: args {sorted(args)}; Role read-only on {lock}; watcher")
@@ -1230,26 +1158,27 @@ def observe_helm(s):
         choices = para.group(1).split("|")
         assert len(choices) >= 2, para.group(0)
         for choice in choices:
-            template(cp, "-n", ns, *base, "--set", f"{value}={choice}")
-        refused(cp, ("bogus",), *base, "--set", f"{value}=bogus")
+            template(cp, *values, f"{value}={choice}", ns=ns)
+        refused(cp, ("bogus",), *values, f"{value}=bogus")
         log(f"chart {value}: renders {choices} (--{flag}'s choices), refuses others")
     # Refused combinations.
     for extra, words in ((("leaderElection.lockName=",), "needs leaderElection.lockName"),
                          (("gate.enabled=true",), "gate.enabled"),
                          (("leaderElection.precreateLock=true",), "precreateLock"),
                          (("leaderElection.releaseOnShutdown=safe",), "releaseOnShutdown"),
-                         (("leaderElection.enabled=false", "replicas=1"), "leaderElection.enabled=true"),
+                         (("leaderElection.enabled=false", "replicas=1"),
+                          "leaderElection.enabled=true"),
                          (("sidecar.probes.enabled=false",), "sidecar.probes.enabled")):
-        refused(cp, (words,), *base, *sets(*extra))
+        refused(cp, (words,), *values, *extra)
     log("chart, agentMode=observe: lockName, gate, precreateLock, releaseOnShutdown, election "
         "off, a watcher without probes: each refused")
     # The watcher off; monitoring on: a second PodMonitor for the watcher.
-    off = template(cp, "-n", ns, *base, "--set", "observe.watcher.enabled=false").stdout
+    off = template(cp, *values, "observe.watcher.enabled=false", ns=ns).stdout
     assert "t-leasehold-watch" not in off
-    mon = template(cp, "-n", ns, *base, "--set", "monitoring.podMonitor.enabled=true").stdout
+    mon = template(cp, *values, "monitoring.podMonitor.enabled=true", ns=ns).stdout
     assert mon.count("kind: PodMonitor") == 2 and "name: t-leasehold-watch" in mon, mon
     # Elect mode is unchanged by the new values: no watcher, no observe flags.
-    elect = template(cp, "-n", ns, "--set", "exampleDeployment.enabled=true").stdout
+    elect = template(cp, EXAMPLE, ns=ns).stdout
     assert "agent-mode" not in elect and "-watch" not in elect
 
     observers_follow(s, cp, ns, objs, lock, ("op-0", "op-1"), "t-leasehold-example",
@@ -1263,20 +1192,15 @@ def k8up_observe(s):
     ServiceAccount and the watcher's own; accepted; then the sidecars of two K8up pods and the
     watcher beside a stand-in K8up holding that Lease."""
     cp = s.control_plane()
-    ns = ensure_ns(cp, "ship-k8up-observe")
     lock = "d2ab61da.syn.tools"
-    objs = dry_run(cp, kbuild(cp, K8UP / "observe"), ns)
-    dep = one(objs, "Deployment", "k8up")
+    ns, objs = kustomized(s, cp, "ship-k8up-observe", K8UP / "observe")
+    dep, _ = assert_settings(objs, "initContainers", deployment="k8up", AGENT_MODE="observe",
+                             LOCK_NAME=lock, OBSERVE_IDENTITY="pod", RELEASE_ON_SHUTDOWN=None)
     assert dep["spec"]["replicas"] == 2
     op = container(dep, "k8up-operator")
-    env = {e["name"]: e.get("value") for e in op["env"]}
-    assert env["BACKUP_ENABLE_LEADER_ELECTION"] == "true", env
+    assert {e["name"]: e.get("value") for e in op["env"]}["BACKUP_ENABLE_LEADER_ELECTION"] \
+        == "true", op
     assert "command" not in op, op  # K8up runs as it is: no gate
-    c = assert_restricted(dep, "initContainers")
-    data = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])["data"]
-    assert data["LEASEHOLD_AGENT_MODE"] == "observe" and data["LEASEHOLD_LOCK_NAME"] == lock, data
-    assert data["LEASEHOLD_OBSERVE_IDENTITY"] == "pod", data
-    assert "LEASEHOLD_RELEASE_ON_SHUTDOWN" not in data, data
     rules = assert_read_only(one(objs, "Role", "k8up-leasehold"), lock)
     assert rules[("", "pods", ())] == {"get", "patch"}, rules
     subjects = {x["name"] for x in one(objs, "RoleBinding", "k8up-leasehold")["subjects"]}
@@ -1284,7 +1208,7 @@ def k8up_observe(s):
     w = one(objs, "Deployment", "leasehold-watch")
     assert pod_spec(w)["serviceAccountName"] == "k8up-leasehold-watch"
     assert container(w, "leasehold")["envFrom"][0]["configMapRef"]["name"] == \
-        c["envFrom"][0]["configMapRef"]["name"]
+        sidecar(dep)[0]["envFrom"][0]["configMapRef"]["name"]
     log("k8up/observe: accepted; K8up's election on, native observing sidecar, read-only Role")
 
     posted = post_rendered(s, cp, ns, "observe")
