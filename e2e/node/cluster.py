@@ -82,13 +82,14 @@ class Node:
         self.bin_dir = Path(env["BIN_DIR"])
         self.kubeconfig = self.dir / "cp" / "admin.kubeconfig"
 
-    def kubectl(self, *args, input=None, check=True, timeout=120):
+    def kubectl(self, *args, input=None, check=True, timeout=120, result=False):
+        """kubectl's stdout, or with `result` the CompletedProcess."""
         cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.kubeconfig),
                "--cache-dir", str(self.dir / ".kube-cache"), *args]
         r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
-        return r.stdout
+        return r if result else r.stdout
 
     def api(self, method, path, timeout=10, body=None):
         """One request to the apiserver with the admin certificate, no kubectl process (whose

@@ -32,8 +32,7 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import NodeScenario, repeat
-from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
-                          wait_cmd_on, wait_working)
+from e2e.node.work import assert_gated_runs_disjoint, gated_runs, given, running_cmd, wait_cmd_on
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
@@ -408,13 +407,10 @@ def helm_parent(s):
     with s.run("gate", cls=ParentHelmRun) as run:
         t0 = time.time()
         dep = next(d for d in run.manifest if d["kind"] == "Deployment")
-        inits = [c["name"] for c in dep["spec"]["template"]["spec"]["initContainers"]]
-        assert inits == ["leasehold-install", "leasehold"], inits
-        args = next(c for c in dep["spec"]["template"]["spec"]["initContainers"]
-                    if c["name"] == "leasehold")["args"]
+        inits = dep["spec"]["template"]["spec"]["initContainers"]
+        assert [c["name"] for c in inits] == ["leasehold-install", "leasehold"], inits
+        args = inits[1]["args"]
         assert "--lock-name=op-lock" in args and "--release-on-shutdown=safe" in args, args
-        leader = run.single_leader()
-        wait_working(run, leader)
         results = [rolling_update(run, lambda: run.helm(
             "upgrade", "op", str(run.parent), "--wait", "--timeout", "300s", "--set",
             "leasehold.gate.stopGrace=2s", post=False), "helm upgrade (parent)")]

@@ -19,7 +19,6 @@ forbids hostPath, and no scenario of the tier needs it).
 
 import copy
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -543,9 +542,7 @@ def negative_docs(node):
     `delayed` (the sidecar's startupProbe initialDelaySeconds STARTUP_DELAY), `bad-flag` (an
     invalid LEASEHOLD_LEASE_DURATION: the sidecar exits 2 at start) and `probe-fails` (the
     startupProbe aimed at a port nothing serves: the sidecar runs, its probe never passes)."""
-    env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20}
-    docs, shipped = cluster.render(node, "native", 1, app_env=env)
-    cluster.assert_shipped(docs, shipped)
+    docs = Run(node, "order", "native", replicas=1).docs()
     base = next(d for d in docs if d["kind"] == "Deployment")
     out = [d for d in docs if d["kind"] != "Deployment"]
     for kind in ("delayed", "bad-flag", "probe-fails"):
@@ -590,8 +587,7 @@ def order_negative(node):
     """The three Deployments of negative_docs in a namespace of their own."""
     ns = f"order-{uuid.uuid4().hex[:6]}"
     try:
-        node.kubectl("create", "namespace", ns)
-        node.kubectl("apply", "-n", ns, "-f", "-", input=yaml.safe_dump_all(negative_docs(node)))
+        cluster.apply(node, ns, negative_docs(node))
         t_apply = time.time()
         # delayed: app starts, but no earlier than the sidecar's start + STARTUP_DELAY
         pod, side, app = wait_until(
@@ -713,32 +709,29 @@ class CriLogs:
     def read(self):
         """Reads what was added since the last read (from the poller or a caller)."""
         with self.read_lock:
-            self._read()
-
-    def _read(self):
-        for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
-            if f not in self.files:
-                pod_dir = f.parent.parent.name  # NS_POD_UID
-                key = (pod_dir[len(self.ns) + 1:pod_dir.rindex("_")], f.parent.name)
-                try:
-                    self.files[f] = [open(f, "rb"), key, b""]
-                except OSError:
-                    continue
-        for f, entry in list(self.files.items()):
-            fh, key, rest = entry
-            data = rest + fh.read()
-            cut = data.rfind(b"\n") + 1
-            entry[2] = data[cut:]
-            if not cut:
-                continue
-            with self.lock:
-                for raw in data[:cut].decode(errors="replace").splitlines():
-                    stamp, stream, tag, text = (raw.split(" ", 3) + ["", "", ""])[:4]
-                    part = self.partial.pop((key, stream), "") + text
-                    if tag == "P":
-                        self.partial[(key, stream)] = part
+            for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
+                if f not in self.files:
+                    pod_dir = f.parent.parent.name  # NS_POD_UID
+                    key = (pod_dir[len(self.ns) + 1:pod_dir.rindex("_")], f.parent.name)
+                    try:
+                        self.files[f] = [open(f, "rb"), key, b""]
+                    except OSError:
                         continue
-                    self.lines.setdefault(key, []).append((cluster_time(stamp), part))
+            for f, entry in list(self.files.items()):
+                fh, key, rest = entry
+                data = rest + fh.read()
+                cut = data.rfind(b"\n") + 1
+                entry[2] = data[cut:]
+                if not cut:
+                    continue
+                with self.lock:
+                    for raw in data[:cut].decode(errors="replace").splitlines():
+                        stamp, stream, tag, text = (raw.split(" ", 3) + ["", "", ""])[:4]
+                        part = self.partial.pop((key, stream), "") + text
+                        if tag == "P":
+                            self.partial[(key, stream)] = part
+                            continue
+                        self.lines.setdefault(key, []).append((cluster_time(stamp), part))
 
     def text(self, pod, container):
         with self.lock:
@@ -789,10 +782,7 @@ class RestrictedRun(Run):
 
 def kubectl_warnings(node, *args, input=None, check=True):
     """Runs kubectl; returns the apiserver's warnings (stderr lines "Warning: ...")."""
-    cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), *args]
-    r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
+    r = node.kubectl(*args, input=input, check=check, result=True)
     return [line for line in r.stderr.splitlines() if line.startswith("Warning")], r
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from e2e.lib import judge as verdict
-from e2e.lib.common import wait_until
+from e2e.lib.common import http_request, wait_until
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
 from e2e.node import cluster, judge
@@ -52,13 +52,8 @@ RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
 
 def metrics(ip):
     """The sidecar's /metrics on the probe port: name -> sum over label sets."""
-    import http.client
-    c = http.client.HTTPConnection(ip, judge.PROBE_PORT, timeout=2)
-    try:
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-    finally:
-        c.close()
+    status, text = http_request(ip, judge.PROBE_PORT, "GET", "/metrics", 2)
+    assert status == 200, f"/metrics of {ip}: {status} {text}"
     out = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):

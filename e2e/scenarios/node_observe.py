@@ -18,14 +18,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import yaml
 
 from e2e.lib import judge as verdict
-from e2e.lib.common import REPO, free_port, wait_until
+from e2e.lib.common import REPO, free_port, start_threads, wait_until
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.prometheus import Prometheus
 from e2e.lib.runner import Registry
@@ -223,10 +222,8 @@ class Quiet:
     """A Run without instruments (no sampler, lock watch or log followers): deployed, Ready."""
 
     def start(self):
-        t = time.time()
         self.deployment = self.deploy()
         self.wait_ready(self.replicas)
-        self.ready_s = time.time() - t
         return self
 
 
@@ -358,10 +355,7 @@ def side_by_side(fn, runs, what):
             fn(r)
         except BaseException as e:  # noqa: BLE001 - every run's error, raised below
             errors.append((r.ns, e))
-    threads = [threading.Thread(target=one, args=(r,)) for r in runs]
-    for t in threads:
-        t.start()
-    for t in threads:
+    for t in start_threads(one, [(r,) for r in runs]):
         t.join()
     assert not errors, f"{what}: {errors}"
 
