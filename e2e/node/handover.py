@@ -177,14 +177,13 @@ def delete_leader_round(run, results):
     # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
     # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
     # releases on the acknowledgement, not at its SIGTERM.
-    app_exit = ack = None
     f = run.followers.get((leader, "app"))
     text = f.text() if f else ""
     m = judge.EXIT_RE.search(text)
     app_exit = int(m.group(1)) / 1e6 if m else None
     m = RELEASE_RE.search(text)
-    if m:
-        ack = {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6, "code": int(m.group(3))}
+    ack = m and {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6,
+                 "code": int(m.group(3))}
     last_end = max((u["end"] for u in judge.parse_units(text)), default=None)
     term, _, rel = sidecar_log_events(run, leader)
     results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,

@@ -214,8 +214,7 @@ def freeze_round(run, results, alone=False):
     rc0 = restart_counts(run, leader)
     f = hold_frozen(run, leader, alone)
     track, t_freeze, t_thaw0, t_thaw, polls = f.track, f.t_freeze, f.t_thaw0, f.t_thaw, f.polls
-    rival_h, acquired = track.taken
-    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
     nxt = run.next_yes(t_freeze, leader, 10, "the rival's first yes")
     assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
     rejoined_as_follower(run, leader, rival, t_thaw)
@@ -666,8 +665,7 @@ def partition_round(run, i, results):
             in_pod_netns(pid, "iptables", "-w", "-D", *r, check=False)
         t_restore = time.time()
     assert not fault_rules(pid), f"fault rules left in the pod's netns: {fault_rules(pid)}"
-    rival_h, acquired = track.taken
-    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
     assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
     rejoined_as_follower(run, leader, rival, t_restore)
     if gate:
