@@ -41,22 +41,25 @@ def _setns(fd):
         raise OSError(ctypes.get_errno(), "setns")
 
 
-def host_netns():
-    """preexec_fn for a child that must run in the host's network namespace."""
-    if HOST_NETNS_FD is not None:
-        _setns(HOST_NETNS_FD)
+def host_run(cmd, nice=0, **kw):
+    """subprocess.run of `cmd` in the host's network namespace (this process lives in the
+    node's, see enter_netns), `nice` below this process's priority."""
+    def child():
+        if HOST_NETNS_FD is not None:
+            _setns(HOST_NETNS_FD)
+        os.nice(nice)
+    return subprocess.run(cmd, preexec_fn=child, **kw,
+                          pass_fds=() if HOST_NETNS_FD is None else (HOST_NETNS_FD,))
 
 
 def enter_netns():
     """Moves this process (before it starts any thread) into the node's network namespace,
-    keeping the host's at hand for host_netns()."""
+    keeping the host's at hand for host_run()."""
     global HOST_NETNS_FD
     HOST_NETNS_FD = os.open("/proc/self/ns/net", os.O_RDONLY)
-    libc = ctypes.CDLL(None, use_errno=True)
     fd = os.open(NETNS, os.O_RDONLY)
     try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns({NETNS})")
+        _setns(fd)
     finally:
         os.close(fd)
 
@@ -79,13 +82,14 @@ class Node:
         self.bin_dir = Path(env["BIN_DIR"])
         self.kubeconfig = self.dir / "cp" / "admin.kubeconfig"
 
-    def kubectl(self, *args, input=None, check=True, timeout=120):
+    def kubectl(self, *args, input=None, check=True, timeout=120, result=False):
+        """kubectl's stdout, or with `result` the CompletedProcess."""
         cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.kubeconfig),
                "--cache-dir", str(self.dir / ".kube-cache"), *args]
         r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
-        return r.stdout
+        return r if result else r.stdout
 
     def api(self, method, path, timeout=10, body=None):
         """One request to the apiserver with the admin certificate, no kubectl process (whose
@@ -126,12 +130,11 @@ class Node:
         if r.returncode != 0:
             raise AssertionError(f"node fixture unhealthy: {(r.stdout + r.stderr).strip()}")
 
-    def node_sh(self, *args, check=True):
-        """node.sh from the host's network namespace (this process lives in the node's; the
-        health check reads the host's sysctls)."""
-        return subprocess.run(["bash", str(NODE_SH), *args], check=check, capture_output=True,
-                              text=True, timeout=300, preexec_fn=host_netns,
-                              pass_fds=() if HOST_NETNS_FD is None else (HOST_NETNS_FD,))
+    def node_sh(self, *args, check=True, nice=0):
+        """node.sh from the host's network namespace (the health check reads the host's
+        sysctls), `nice` below this process's priority."""
+        return host_run(["bash", str(NODE_SH), *args], nice, check=check, capture_output=True,
+                        text=True, timeout=300)
 
     def pods(self, ns, selector="app.kubernetes.io/name=leasehold-example"):
         """One request, no kubectl process: the scenarios poll this every 0.2 s, and a kubectl

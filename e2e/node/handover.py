@@ -19,20 +19,26 @@ def leader_label(run, pod):
                   and not p["metadata"].get("deletionTimestamp"))
 
 
-def sidecar_log_events(run, pod):
-    """(first SIGTERM, first release after it, first release at all or None) from the
-    sidecar's JSON log lines."""
+def sidecar_lines(run, pod):
+    """(the sidecar's own stamp (ms, rounded down; its clock, the node's) or None, the CRI
+    stamp's text, msg) of each of its JSON log lines."""
     f = run.followers.get((pod, "leasehold"))
-    term = rel = first_rel = None
     for line in f.text().splitlines() if f else []:
         ts, _, rest = line.partition(" ")
         try:
             rec = json.loads(rest)
         except ValueError:
             continue
-        msg = str(rec.get("msg", ""))
-        # the sidecar's own stamp (ms, its clock: the node's); the CRI stamp is taken later
-        t = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else cluster_time(ts)
+        own = cluster_time(rec["ts"]) if isinstance(rec.get("ts"), str) else None
+        yield own, ts, str(rec.get("msg", ""))
+
+
+def sidecar_log_events(run, pod):
+    """(first SIGTERM, first release after it, first release at all or None) from the
+    sidecar's JSON log lines."""
+    term = rel = first_rel = None
+    for own, ts, msg in sidecar_lines(run, pod):
+        t = own if own is not None else cluster_time(ts)  # the CRI stamp is taken later
         if term is None and msg.startswith("received SIGTERM"):
             term = t
         if first_rel is None and msg.startswith("released "):
@@ -43,19 +49,15 @@ def sidecar_log_events(run, pod):
 
 
 def sidecar_messages(run, pod, prefix):
-    """Times (the sidecar's own `ts`, ms, rounded down) of its JSON log lines whose msg starts
-    with `prefix`."""
-    f = run.followers.get((pod, "leasehold"))
-    out = []
-    for line in f.text().splitlines() if f else []:
-        _, _, rest = line.partition(" ")
-        try:
-            rec = json.loads(rest)
-        except ValueError:
-            continue
-        if str(rec.get("msg", "")).startswith(prefix) and isinstance(rec.get("ts"), str):
-            out.append(cluster_time(rec["ts"]))
-    return out
+    """The sidecar's own stamps of its JSON log lines whose msg starts with `prefix`."""
+    return [own for own, _, msg in sidecar_lines(run, pod)
+            if own is not None and msg.startswith(prefix)]
+
+
+def acquired_at(run, pod, since):
+    """When `pod`'s sidecar logged "acquired lease" (its own stamp) at or after `since`."""
+    return wait_until(lambda: [t for t in sidecar_messages(run, pod, "acquired lease")
+                               if t >= since], 10, 0.05, f"{pod}'s \"acquired lease\" line")[0]
 
 
 def began_to_lead(run, nxt, since):
@@ -68,10 +70,7 @@ def began_to_lead(run, nxt, since):
     first = run.sampler.by_pod()[nxt.pod][0]
     if not (first.yes and first.send >= since):
         return nxt.recv
-    acquired = wait_until(lambda: [t for t in sidecar_messages(run, nxt.pod, "acquired lease")
-                                   if t >= since - 0.001], 10, 0.05,
-                          f"{nxt.pod}'s \"acquired lease\" line")
-    return min(nxt.recv, acquired[0])
+    return min(nxt.recv, acquired_at(run, nxt.pod, since - 0.001))
 
 
 # The kubelet starts a deleted pod's termination only when its pod worker has a runtime status
@@ -151,15 +150,12 @@ def delete_settled_leader(run, leader):
     wait_settled(run, leader)
     t_del = time.time()
     run.node.delete_pod(run.ns, leader)
-    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)), 30, 0.05,
-                     "the next pod's first yes")
-    return t_del, nxt
+    return t_del, run.next_yes(t_del, leader, 30)
 
 
 def wait_gone(run, pod):
     """Until the deleted pod is gone from the API."""
-    wait_until(lambda: pod not in [p["metadata"]["name"] for p in run.node.pods(run.ns)], 60,
-               0.2, f"{pod} gone")
+    wait_until(lambda: pod not in run.pod_names(), 60, 0.2, f"{pod} gone")
 
 
 def delete_leader_round(run, results):
@@ -181,14 +177,13 @@ def delete_leader_round(run, results):
     # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
     # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
     # releases on the acknowledgement, not at its SIGTERM.
-    app_exit = ack = None
     f = run.followers.get((leader, "app"))
     text = f.text() if f else ""
     m = judge.EXIT_RE.search(text)
     app_exit = int(m.group(1)) / 1e6 if m else None
     m = RELEASE_RE.search(text)
-    if m:
-        ack = {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6, "code": int(m.group(3))}
+    ack = m and {"ask": int(m.group(1)) / 1e6, "ans": int(m.group(2)) / 1e6,
+                 "code": int(m.group(3))}
     last_end = max((u["end"] for u in judge.parse_units(text)), default=None)
     term, _, rel = sidecar_log_events(run, leader)
     results.append({"leader": leader, "next": nxt.pod, "failover_s": failover,

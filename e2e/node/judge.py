@@ -115,28 +115,28 @@ class Sampler:
         self.path.unlink(missing_ok=True)
         return self
 
-    def by_pod(self):
-        out = {}
+    def all(self):
+        """Every sample so far (read from the sampler's file first)."""
         with self.lock:
             self._read()
-            for s in sorted(self.samples, key=lambda s: s.send):
-                out.setdefault(s.pod, []).append(s)
+            return list(self.samples)
+
+    def by_pod(self):
+        out = {}
+        for s in sorted(self.all(), key=lambda s: s.send):
+            out.setdefault(s.pod, []).append(s)
         return out
 
     def first_yes_after(self, t, exclude=()):
-        with self.lock:
-            self._read()
-            ys = [s for s in self.samples if s.yes and s.send >= t and s.pod not in exclude]
+        ys = [s for s in self.all() if s.yes and s.send >= t and s.pod not in exclude]
         return min(ys, key=lambda s: s.send) if ys else None
 
     def leaders_now(self, window=0.3):
         """Pods whose latest sample, taken within `window` s, said yes."""
         now, latest = time.time(), {}
-        with self.lock:
-            self._read()
-            for s in self.samples:
-                if s.recv >= now - window and (s.pod not in latest or s.send > latest[s.pod].send):
-                    latest[s.pod] = s
+        for s in self.all():
+            if s.recv >= now - window and (s.pod not in latest or s.send > latest[s.pod].send):
+                latest[s.pod] = s
         return sorted(p for p, s in latest.items() if s.yes)
 
     def dump(self, path):

@@ -39,28 +39,33 @@ def judge_lifetimes(run):
     log(verdict.gap_report(by_pod, SAMPLE_INTERVAL))
 
 
-def rolling_update(run, trigger, what):
-    """One rolling update (trigger() starts it): every old pod replaced, one new leader.
-    Returns the measurements; asserts the gap bound and the lock-change count."""
-    leader = run.single_leader()
-    wait_working(run, leader)
-    old = {p["metadata"]["name"] for p in run.node.pods(run.ns)}
+def replace_all(run, trigger, what, leader_timeout=60):
+    """trigger() starts a rolling update; until every old pod is gone, the replicas are Ready
+    and a new pod leads. Returns (the old pods, when it started, the new leader)."""
+    old = run.pod_names()
     t_r = time.time()
     trigger()
     run.node.kubectl("rollout", "status", f"deployment/{run.deployment}", "-n", run.ns,
                      "--timeout=300s", timeout=330)
-    wait_until(lambda: not old & {p["metadata"]["name"] for p in run.node.pods(run.ns)}, 120,
-               0.2, "every old pod gone")
+    wait_until(lambda: not old & run.pod_names(), 120, 0.2, "every old pod gone")
     run.wait_ready(run.replicas)
-    new = run.single_leader()
+    new = run.single_leader(timeout=leader_timeout)
     assert new not in old, f"{what}: leader {new} is an old pod"
+    return old, t_r, new
+
+
+def rolling_update(run, trigger, what):
+    """One rolling update (replace_all): every old pod replaced, one new leader.
+    Returns the measurements; asserts the gap bound and the lock-change count."""
+    leader = run.single_leader()
+    wait_working(run, leader)
+    old, t_r, new = replace_all(run, trigger, what)
     wait_working(run, new)
     holder_is_new = lambda: (run.watch.history and  # noqa: E731
                              judge.pod_of(run.watch.history[-1][1], [new]) == new)
     wait_until(holder_is_new, 10, 0.1, f"the lock's holder {new}")
     t_end = time.time()
-    changes = [(round(t - t_r, 3), judge.pod_of(h, list(run.pod_ips)) or h)
-               for t, h in run.watch.history if t >= t_r]
+    changes = [(round(t - t_r, 3), h) for t, h in run.lock_changes(t_r)]
     hs = handovers(run.sampler.by_pod(), t_r, t_end)
     r = {"what": what, "leader": leader, "new": new, "lock_changes": len(changes),
          "changes": changes, "gaps": [round(g, 3) for _, _, g, _ in hs],

@@ -97,12 +97,17 @@ class Run:
             env.update(LHAPP_STOP_FILE="/run/app/stop", LHAPP_STOPPED_FILE="/run/app/stopped")
         return env
 
-    def deploy(self):
-        """Renders the shipped overlay (checked: only replicas, images and the app differ) and
-        applies it; returns the name of the Deployment with the app (observe-watch's has none)."""
+    def docs(self):
+        """The shipped overlay, rendered (checked: only replicas, images and the app differ)."""
         docs, shipped = cluster.render(self.node, self.variant, self.replicas,
                                        app_env=self.app_env_full(), configmap=self.configmap)
         cluster.assert_shipped(docs, shipped, self.configmap)
+        return docs
+
+    def deploy(self):
+        """Applies docs(); returns the name of the Deployment with the app (observe-watch's has
+        none)."""
+        docs = self.docs()
         cluster.apply(self.node, self.ns, docs)
         return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment" and any(
             c["name"] == "app" for c in d["spec"]["template"]["spec"]["containers"]))
@@ -154,6 +159,12 @@ class Run:
                 proc.wait(5)
             self.stopping.wait(0.2)
 
+    def pod_names(self):
+        return {p["metadata"]["name"] for p in self.node.pods(self.ns)}
+
+    def rollout_restart(self):
+        self.node.kubectl("rollout", "restart", f"deployment/{self.deployment}", "-n", self.ns)
+
     def ready_pods(self):
         out = []
         for p in self.node.pods(self.ns):
@@ -175,9 +186,20 @@ class Run:
             return ls[0] if len(ls) == 1 else None
         return wait_until(one, timeout, 0.1, "exactly one leader")
 
+    def next_yes(self, t, leader, timeout, what="the next pod's first yes"):
+        """The first "yes" sample sent at or after `t` by a pod other than `leader`, waited for."""
+        return wait_until(lambda: self.sampler.first_yes_after(t, exclude=(leader,)), timeout,
+                          0.05, what)
+
     def holder_pods(self):
         """The lock's holders in order, as pod names (a release's empty holder left out)."""
         return [judge.pod_of(h, list(self.pod_ips)) for h in self.watch.holders() if h]
+
+    def lock_changes(self, since):
+        """[(t, holder)] of the lock's history from `since`: a pod's name, "" or the raw
+        identity."""
+        return [(t, judge.pod_of(h, list(self.pod_ips)) or h) for t, h in self.watch.history
+                if t >= since]
 
     def units(self):
         out = {}

@@ -11,9 +11,12 @@ On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node
 """
 
 import json
+import math
 import re
+import shutil
 import sys
 import time
+from pathlib import Path
 
 from e2e.lib import judge as verdict
 from e2e.lib.common import wait_until
@@ -29,11 +32,12 @@ from e2e.node.handover import (delete_leader_round, delete_settled_leader, leade
 from e2e.node.pods import restarts, signal_container
 from e2e.node.rollout import judge_rollouts, rolling_update
 from e2e.node.run import NodeScenario, repeat
-from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
-                          wait_cmd_on, wait_working)
+from e2e.node.work import assert_gated_runs_disjoint, gated_runs, given, running_cmd, wait_cmd_on
 
 # Shipped timings (deploy/base, the product's defaults): the scenarios run them unchanged.
 LEASE, RENEW, RETRY = DEFAULTS
+
+PARENT_CHART = Path(__file__).resolve().parents[1] / "node" / "parent-chart"
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
@@ -229,8 +233,7 @@ def native_sidecar_alone(s):
         r0 = restarts(run, leader, "leasehold")
         t = time.time()
         signal_container(run, leader, "leasehold", "SIGTERM")
-        nxt = wait_until(lambda: run.sampler.first_yes_after(t, exclude=(leader,)), RENEW + 30,
-                         0.05, "a rival's yes")
+        nxt = run.next_yes(t, leader, RENEW + 30, "a rival's yes")
         log(f"sidecar of {leader} SIGTERMed alone; {nxt.pod} said yes {nxt.recv - t:.3f}s later")
         # The unit in progress at the SIGTERM ends (cut at its validUntil at the latest).
         run.wait_units(leader, n0 + 1, timeout=10)
@@ -263,7 +266,6 @@ def native_sidecar_alone(s):
 def resolved_strategy(run):
     """(maxSurge, maxUnavailable) of the Deployment, percentages resolved as the Deployment
     controller does (surge rounds up, unavailable down)."""
-    import math
     d = run.node.kjson("get", "deployment", "-n", run.ns, run.deployment)
     ru = d["spec"]["strategy"].get("rollingUpdate", {})
     n = d["spec"]["replicas"]
@@ -277,24 +279,18 @@ def resolved_strategy(run):
     return resolve(ru.get("maxSurge", "25%"), True), resolve(ru.get("maxUnavailable", "25%"), False)
 
 
-def rollout(variant):
-    def scenario(s):
-        """`kubectl rollout restart` of the shipped variant (maxSurge 1,
-        maxUnavailable 0, checked), NODE_REPEAT times in one namespace. Per rollout: the
-        leaderless gap <= GAP_BOUND, the lock changes at most twice (release, acquisition), a
-        new pod leads and works. The judge's rules over the whole run."""
-        with s.run(variant) as run:
-            t0 = time.time()
-            assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
-            results = []
-            for i in range(repeat()):
-                results.append(rolling_update(run, lambda: run.node.kubectl(
-                    "rollout", "restart", f"deployment/{run.deployment}", "-n", run.ns),
-                    f"rollout {variant} #{i + 1}"))
-            holders = judge_rollouts(run, t0)
-            log(f"rollout {variant}: lock history {holders}")
-            log("results: " + json.dumps(results))
-    return scenario
+def rollout(s, variant):
+    """`kubectl rollout restart` of the shipped variant (maxSurge 1, maxUnavailable 0,
+    checked), NODE_REPEAT times in one namespace. Per rollout: the leaderless gap <= GAP_BOUND,
+    the lock changes at most twice (release, acquisition), a new pod leads and works. The
+    judge's rules over the whole run."""
+    with s.run(variant) as run:
+        t0 = time.time()
+        assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
+        results = [rolling_update(run, run.rollout_restart, f"rollout {variant} #{i + 1}")
+                   for i in range(repeat())]
+        log(f"rollout {variant}: lock history {judge_rollouts(run, t0)}")
+        log("results: " + json.dumps(results))
 
 
 def uninstall_leaves_nothing(run):
@@ -385,80 +381,20 @@ def helm(s):
             f"namespace still holds: {rest.split()} (the Lease is the sidecars', not the chart's)")
 
 
-# The chart's parent-chart use: leasehold as a dependency of a small parent chart whose
-# own Deployment includes "leasehold.sidecar", "leasehold.gateInstall" and "leasehold.gateVolume"
-# (deploy/helm/leasehold/README.md), its main container run through `leasehold gate`.
-PARENT_DEPLOYMENT = """\
-{{- $lh := dict "Values" .Values.leasehold "Release" .Release "Capabilities" .Capabilities }}
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: leasehold-example}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app.kubernetes.io/name: leasehold-example}}
-  template:
-    metadata: {labels: {app.kubernetes.io/name: leasehold-example}}
-    spec:
-      serviceAccountName: {{ include "leasehold.serviceAccountName" $lh }}
-      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
-      volumes:
-        {{- include "leasehold.gateVolume" $lh | nindent 8 }}
-      initContainers:
-        {{- include "leasehold.gateInstall" $lh | nindent 8 }}
-        {{- if include "leasehold.native" $lh }}
-        {{- include "leasehold.sidecar" $lh | nindent 8 }}
-        {{- end }}
-      containers:
-        - name: app
-          image: leasehold.local/lhapp:1
-          imagePullPolicy: Never
-          command: ["/leasehold-bin/leasehold", "gate", "--", "/lhapp", "gated"]
-          env:
-            - {name: LEASEHOLD_GATE_ADDRESS, value: {{ .Values.leasehold.sidecar.httpAddress | quote }}}
-            - {name: LEASEHOLD_GATE_STOP_GRACE, value: {{ .Values.leasehold.gate.stopGrace | quote }}}
-          livenessProbe:
-            exec: {command: ["/leasehold-bin/leasehold", "gate-probe"]}
-            periodSeconds: 10
-          readinessProbe:
-            exec: {command: ["/leasehold-bin/leasehold", "gate-probe", "--ready"]}
-            periodSeconds: 5
-          volumeMounts:
-            - {name: leasehold-bin, mountPath: /leasehold-bin}
-          securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
-        {{- if not (include "leasehold.native" $lh) }}
-        {{- include "leasehold.sidecar" $lh | nindent 8 }}
-        {{- end }}
-"""
-
-
 class ParentHelmRun(HelmRun):
-    """helm install of a parent chart (deploy/helm/leasehold as its dependency, gate on), no
-    post-renderer: the parent's own Deployment is the test's."""
+    """helm install of a parent chart (e2e/node/parent-chart: deploy/helm/leasehold as its
+    dependency, gate on), no post-renderer: the parent's own Deployment is the test's."""
 
     lock_name = "op-lock"
     release = "op"
 
-    def chart(self):
-        import shutil
-        parent = self.node.dir / f"parent-{self.ns}"
-        if parent.exists():
-            shutil.rmtree(parent)
-        (parent / "templates").mkdir(parents=True)
-        (parent / "charts").mkdir()
-        shutil.copytree(CHART, parent / "charts" / "leasehold")
-        (parent / "Chart.yaml").write_text("apiVersion: v2\nname: operator\nversion: 0.1.0\n")
-        (parent / "values.yaml").write_text(
-            "leasehold:\n  leaderElection:\n    lockName: op-lock\n  gate:\n    enabled: true\n"
-            "  image:\n    repository: leasehold.local/leasehold\n    tag: dev\n"
-            "    pullPolicy: Never\n")
-        (parent / "templates" / "deployment.yaml").write_text(PARENT_DEPLOYMENT)
-        return parent
-
-    def deploy(self, extra=()):
+    def deploy(self):
         self.node.kubectl("create", "namespace", self.ns)
-        self.parent = self.chart()
-        self.helm("install", "op", str(self.parent), "--wait", "--timeout", "300s", *extra,
-                  post=False)
+        self.parent = self.node.dir / f"parent-{self.ns}"
+        shutil.rmtree(self.parent, ignore_errors=True)
+        shutil.copytree(PARENT_CHART, self.parent)
+        shutil.copytree(CHART, self.parent / "charts" / "leasehold")
+        self.helm("install", "op", str(self.parent), "--wait", "--timeout", "300s", post=False)
         self.manifest = yaml_docs(self.helm("get", "manifest", "op", post=False).stdout)
         return "leasehold-example"
 
@@ -471,13 +407,10 @@ def helm_parent(s):
     with s.run("gate", cls=ParentHelmRun) as run:
         t0 = time.time()
         dep = next(d for d in run.manifest if d["kind"] == "Deployment")
-        inits = [c["name"] for c in dep["spec"]["template"]["spec"]["initContainers"]]
-        assert inits == ["leasehold-install", "leasehold"], inits
-        args = next(c for c in dep["spec"]["template"]["spec"]["initContainers"]
-                    if c["name"] == "leasehold")["args"]
+        inits = dep["spec"]["template"]["spec"]["initContainers"]
+        assert [c["name"] for c in inits] == ["leasehold-install", "leasehold"], inits
+        args = inits[1]["args"]
         assert "--lock-name=op-lock" in args and "--release-on-shutdown=safe" in args, args
-        leader = run.single_leader()
-        wait_working(run, leader)
         results = [rolling_update(run, lambda: run.helm(
             "upgrade", "op", str(run.parent), "--wait", "--timeout", "300s", "--set",
             "leasehold.gate.stopGrace=2s", post=False), "helm upgrade (parent)")]
@@ -486,7 +419,7 @@ def helm_parent(s):
         log(f"helm parent uninstall: {uninstall_leaves_nothing(run)} gone")
 
 for v in ("native", "classic", "gate"):
-    SCENARIOS.param(rollout, v)
+    SCENARIOS.bind(rollout, v, name=f"rollout_{v}")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ forbids hostPath, and no scenario of the tier needs it).
 
 import copy
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -35,7 +34,7 @@ from e2e.node.bounds import (CLOCK_SLACK, FAILOVER_BOUND, GAP_BOUND, LEASE, MAX_
                              RELEASE_TO_YES_BOUND, RENEW, RETRY, SHIPPED, TAKEOVER_MAX, TIMINGS,
                              UNLOADED)
 from e2e.node.cluster import cluster_time, log
-from e2e.node.handover import delete_leader_round, sidecar_messages
+from e2e.node.handover import acquired_at, delete_leader_round, sidecar_messages, wait_gone
 from e2e.node.lock_rules import assert_release_acquire
 from e2e.node.pods import container_id, pod_freezer, pod_pids
 from e2e.node.rollout import handovers, judge_rollouts, rolling_update
@@ -57,15 +56,6 @@ scenario = SCENARIOS.add
 
 def timings_note():
     return "shipped 15/10/2" if SHIPPED else f"test timings {LEASE:g}/{RENEW:g}/{RETRY:g}"
-
-
-def holders_of(run, changes):
-    """[(t, holder)] -> [pod name or "" or the raw identity]."""
-    return [judge.pod_of(h, list(run.pod_ips)) or h for _, h in changes]
-
-
-def changes_since(run, t):
-    return [(t_, h) for t_, h in run.watch.history if t_ >= t]
 
 
 class WatchedRun(Run):
@@ -188,9 +178,7 @@ def evict(s):
             assert code == 429, f"leader's eviction with a disruption in progress: {code} {msg}"
             log(f"evict #{i + 1}: follower {follower} evicted; the leader's eviction refused "
                 f"({code}) while its replacement is not Ready")
-            wait_until(lambda: follower not in [p["metadata"]["name"]
-                                                for p in run.node.pods(run.ns)], 60, 0.2,
-                       f"{follower} gone")
+            wait_gone(run, follower)
             run.wait_ready(run.replicas)
             pdb_allows(run, pdb_name, 1)
             assert run.single_leader() == leader, "the leader changed after a refused eviction"
@@ -241,10 +229,6 @@ def scale_to(run, n):
     run.node.kubectl("scale", "deployment", run.deployment, "-n", run.ns, f"--replicas={n}")
 
 
-def pod_names(run):
-    return {p["metadata"]["name"] for p in run.node.pods(run.ns)}
-
-
 def wait_product_costs(run, leader):
     """The state a scale-down counts from with the shipped --deletion-cost: the leader's pod
     annotated with the shipped cost, every other pod without one (their sidecars removed it)."""
@@ -272,7 +256,7 @@ def scale_round(run, keep, results):
         set_costs(run, costs)
     t_s = time.time()
     scale_to(run, 1)
-    wait_until(lambda: pod_names(run) == {survivor}, 90, 0.2,
+    wait_until(lambda: run.pod_names() == {survivor}, 90, 0.2,
                f"only {survivor} left (the deletion costs {costs})")
     assert run.single_leader() == survivor
     wait_working(run, survivor)
@@ -280,10 +264,10 @@ def scale_round(run, keep, results):
         wait_until(lambda: run.label_seen(survivor, "leader", 0) is not None, 10, 0.1,
                    f"{survivor} labelled leader")
     t_down = time.time()
-    changes = changes_since(run, t_s)
+    changes = [h for _, h in run.lock_changes(t_s)]
     hs = handovers(run.sampler.by_pod(), t_s, t_down)
     r = {"what": what, "leader": leader, "survivor": survivor,
-         "lock_changes": len(changes), "changes": holders_of(run, changes),
+         "lock_changes": len(changes), "changes": changes,
          "gaps": [round(g, 3) for _, _, g, _ in hs], "down_s": round(t_down - t_s, 2)}
     if keep:
         assert not changes, f"{what}: the lock changed: {changes}"
@@ -293,7 +277,7 @@ def scale_round(run, keep, results):
         assert any(u["start"] >= t_s for u in run.units()[leader]), "the kept leader stopped work"
     else:
         assert hs, f"{what}: no handover seen by the sampler"
-        assert_release_acquire(what, holders_of(run, changes), survivor, old, run.replicas)
+        assert_release_acquire(what, changes, survivor, old, run.replicas)
         worst = max(g for _, _, g, _ in hs)
         assert worst <= GAP_BOUND, f"{what}: leaderless gap {worst:.3f}s > {GAP_BOUND:.2f}s"
     # 1 -> 3: the new pods follow; nothing changes hands.
@@ -301,7 +285,7 @@ def scale_round(run, keep, results):
     scale_to(run, 3)
     run.wait_ready(3)
     assert run.single_leader() == survivor, "the leader changed at scale-up"
-    assert not changes_since(run, t_u), f"the lock changed at scale-up: {changes_since(run, t_u)}"
+    assert not run.lock_changes(t_u), f"the lock changed at scale-up: {run.lock_changes(t_u)}"
     r["up_s"] = round(time.time() - t_u, 2)
     log(f"scale ({what}): {leader} -> {survivor}; lock changes {r['lock_changes']} "
         f"{r['changes']}; leaderless gaps {r['gaps']}; 3->1 {r['down_s']}s, 1->3 {r['up_s']}s")
@@ -325,9 +309,8 @@ def scale(s):
         for i in range(repeat()):
             scale_round(run, True, results)
             wait_product_costs(run, run.single_leader())
-            r = rolling_update(run, lambda: run.node.kubectl(
-                "rollout", "restart", f"deployment/{run.deployment}", "-n", run.ns),
-                f"rollout with the leader's deletion cost #{i + 1}")
+            r = rolling_update(run, run.rollout_restart,
+                               f"rollout with the leader's deletion cost #{i + 1}")
             assert r["lock_changes"] == MAX_LOCK_CHANGES, \
                 f"rollout with the leader's pod deleted last: {r['lock_changes']} lock changes"
             rollouts.append(r)
@@ -367,31 +350,51 @@ INTRUDER = "intruder-not-a-pod"
 
 
 class GoneWatch:
-    """Polls (every 0.1 s, one request) until `pod` is gone from the API; .gone is the time."""
+    """Polls (one request) until `pod` is gone from the API; .gone is the time. Reads its
+    terminationGracePeriodSeconds (.grace) first, while the pod exists."""
 
     def __init__(self, run, pod):
-        self.gone = None
-        self.thread = threading.Thread(target=self._poll, args=(run, pod), daemon=True)
+        self.pod, self.gone = pod, None
+        self.grace = run.node.kjson("get", "pod", "-n", run.ns, pod)["spec"][
+            "terminationGracePeriodSeconds"]
+        self.thread = threading.Thread(target=self._poll, args=(run,), daemon=True)
         self.thread.start()
 
-    def _poll(self, run, pod):
+    def _poll(self, run):
         deadline = time.time() + 120
         while time.time() < deadline:
             try:
-                if pod not in pod_names(run):
+                if self.pod not in run.pod_names():
                     self.gone = time.time()
                     return
             except Exception as e:  # the apiserver may be briefly busy
                 log(f"gone watch: {e}")
             time.sleep(0.1)
 
-    def wait(self):
+    def wait(self, t_delete):
+        """Seconds from the DELETE at `t_delete` until the pod was gone, asserted within its
+        grace + TERMINATION_SLACK."""
         self.thread.join(130)
-        return self.gone
+        assert self.gone, f"{self.pod} not gone"
+        took = self.gone - t_delete
+        assert took <= self.grace + TERMINATION_SLACK, \
+            f"pod terminated {took:.3f}s after DELETE > {self.grace} + {TERMINATION_SLACK}s"
+        return took
 
 
-def grace_of(run, pod):
-    return run.node.kjson("get", "pod", "-n", run.ns, pod)["spec"]["terminationGracePeriodSeconds"]
+def label_lags(run, old, new, since, last_yes):
+    """The leader label's lags at or after `since`, each asserted within LABEL_LAG_BOUND:
+    `follower` on `old` after its last yes (sent at `last_yes`), `leader` on `new` after its
+    sidecar's acquisition."""
+    f_seen = wait_until(lambda: run.label_seen(old, "follower", since), 10, 0.05,
+                        f"{old} labelled follower")
+    acquired = acquired_at(run, new, since)
+    l_seen = wait_until(lambda: run.label_seen(new, "leader", since), 10, 0.05,
+                        f"{new} labelled leader")
+    lags = {"label_follower_lag_s": f_seen - last_yes, "label_leader_lag_s": l_seen - acquired}
+    for k, v in lags.items():
+        assert v <= LABEL_LAG_BOUND, f"{k} {v:.3f}s > {LABEL_LAG_BOUND}s"
+    return lags
 
 
 def micro_time(t):
@@ -446,19 +449,12 @@ def stepdown_round(run, out):
     # The first yes sent after the step-down.
     nxt = wait_until(lambda: run.sampler.first_yes_after(first_no), TAKEOVER_MAX + 10, 0.05,
                      "a pod's yes after the foreign lease")
-    f_seen = wait_until(lambda: run.label_seen(leader, "follower", t_sent), 10, 0.05,
-                        f"{leader} labelled follower")
     new = run.single_leader()
     assert new == nxt.pod, (new, nxt.pod)
-    acquired = wait_until(lambda: [t for t in sidecar_messages(run, new, "acquired lease")
-                                   if t >= t_sent], 10, 0.05, f"{new}'s acquisition")[0]
-    l_seen = wait_until(lambda: run.label_seen(new, "leader", t_sent), 10, 0.05,
-                        f"{new} labelled leader")
-    run.wait_units(new, 3)
     # Upper estimates: the first "no" received, the label seen after the last "yes" sent.
     r = {"leader": leader, "new": new, "stepdown_s": first_no - t_sent,
-         "label_follower_lag_s": f_seen - last_yes, "takeover_s": nxt.recv - t_sent,
-         "label_leader_lag_s": l_seen - acquired}
+         "takeover_s": nxt.recv - t_sent, **label_lags(run, leader, new, t_sent, last_yes)}
+    run.wait_units(new, 3)
     log(f"order/step-down: {leader} said no {r['stepdown_s']:.3f}s after the foreign "
         f"write, labelled follower {r['label_follower_lag_s']:.3f}s later; {new} said yes "
         f"{r['takeover_s']:.3f}s after the write, labelled leader {r['label_leader_lag_s']:.3f}s "
@@ -468,59 +464,40 @@ def stepdown_round(run, out):
     assert nxt.recv >= t_sent + LEASE - CLOCK_SLACK, \
         f"a pod led {t_sent + LEASE - nxt.recv:.3f}s before the foreign lease expired"
     assert r["takeover_s"] <= TAKEOVER_MAX, f"takeover {r['takeover_s']:.3f}s > {TAKEOVER_MAX}s"
-    for k in ("label_follower_lag_s", "label_leader_lag_s"):
-        assert r[k] <= LABEL_LAG_BOUND, f"{k} {r[k]:.3f}s > {LABEL_LAG_BOUND}s"
 
 
 def release_round(run, out):
     """delete_leader_round (the graceful handover) with the leader label's lag after the release,
     and the whole pod's termination time."""
     leader = run.single_leader()
-    grace = grace_of(run, leader)
     gone = GoneWatch(run, leader)
     results = []
     delete_leader_round(run, results)
     r = results[-1]
     assert r["leader"] == leader
-    t_gone = gone.wait()
-    assert t_gone, f"{leader} not gone"
     # The sidecar stops saying yes at the acknowledgement, before its release request: the
     # label may move before the "released" line; the lag is counted from that line.
-    f_seen = wait_until(lambda: run.label_seen(leader, "follower", r["t_delete"]), 10, 0.05,
-                        f"{leader} labelled follower")
     last_yes, _ = wait_until(lambda: stopped_saying_yes(run, leader, r["t_delete"]), 10, 0.05,
                              f"{leader}'s last yes")
     new = r["next"]
-    acquired = wait_until(lambda: [t for t in sidecar_messages(run, new, "acquired lease")
-                                   if t >= r["t_delete"]], 10, 0.05, f"{new}'s acquisition")[0]
-    l_seen = wait_until(lambda: run.label_seen(new, "leader", r["t_delete"]), 10, 0.05,
-                        f"{new} labelled leader")
     m = {"leader": leader, "new": new, "failover_s": r["failover_s"],
-         "label_follower_lag_s": f_seen - last_yes, "label_leader_lag_s": l_seen - acquired,
-         "terminated_s": t_gone - r["t_delete"], "grace_s": grace}
+         "terminated_s": gone.wait(r["t_delete"]), "grace_s": gone.grace,
+         **label_lags(run, leader, new, r["t_delete"], last_yes)}
     log(f"order/release: {leader} stopped saying yes, labelled follower "
-        f"{m['label_follower_lag_s']:.3f}s later, gone {m['terminated_s']:.3f}s after DELETE (grace {grace}s); {new} labelled "
-        f"leader {m['label_leader_lag_s']:.3f}s after its acquisition")
+        f"{m['label_follower_lag_s']:.3f}s later, gone {m['terminated_s']:.3f}s after DELETE "
+        f"(grace {gone.grace}s); {new} labelled leader {m['label_leader_lag_s']:.3f}s after "
+        f"its acquisition")
     out.append(m)
-    for k in ("label_follower_lag_s", "label_leader_lag_s"):
-        assert m[k] <= LABEL_LAG_BOUND, f"{k} {m[k]:.3f}s > {LABEL_LAG_BOUND}s"
-    assert m["terminated_s"] <= grace + TERMINATION_SLACK, \
-        f"pod terminated {m['terminated_s']:.3f}s after DELETE > {grace} + {TERMINATION_SLACK}s"
 
 
 def follower_delete(run, out):
     leader = run.single_leader()
     pod = sorted(p for p in run.ready_pods() if p != leader)[0]
-    grace = grace_of(run, pod)
     gone = GoneWatch(run, pod)
     t = time.time()
     run.node.delete_pod(run.ns, pod)
-    t_gone = gone.wait()
-    assert t_gone, f"{pod} not gone"
-    out.append(t_gone - t)
-    log(f"order: follower {pod} gone {t_gone - t:.3f}s after DELETE (grace {grace}s)")
-    assert t_gone - t <= grace + TERMINATION_SLACK, \
-        f"pod terminated {t_gone - t:.3f}s after DELETE > {grace} + {TERMINATION_SLACK}s"
+    out.append(gone.wait(t))
+    log(f"order: follower {pod} gone {out[-1]:.3f}s after DELETE (grace {gone.grace}s)")
     run.wait_ready(run.replicas)
     assert run.single_leader() == leader
 
@@ -565,9 +542,7 @@ def negative_docs(node):
     `delayed` (the sidecar's startupProbe initialDelaySeconds STARTUP_DELAY), `bad-flag` (an
     invalid LEASEHOLD_LEASE_DURATION: the sidecar exits 2 at start) and `probe-fails` (the
     startupProbe aimed at a port nothing serves: the sidecar runs, its probe never passes)."""
-    env = {"LHAPP_UNIT_MS": 100, "LHAPP_IDLE_MS": 20}
-    docs, shipped = cluster.render(node, "native", 1, app_env=env)
-    cluster.assert_shipped(docs, shipped)
+    docs = Run(node, "order", "native", replicas=1).docs()
     base = next(d for d in docs if d["kind"] == "Deployment")
     out = [d for d in docs if d["kind"] != "Deployment"]
     for kind in ("delayed", "bad-flag", "probe-fails"):
@@ -612,8 +587,7 @@ def order_negative(node):
     """The three Deployments of negative_docs in a namespace of their own."""
     ns = f"order-{uuid.uuid4().hex[:6]}"
     try:
-        node.kubectl("create", "namespace", ns)
-        node.kubectl("apply", "-n", ns, "-f", "-", input=yaml.safe_dump_all(negative_docs(node)))
+        cluster.apply(node, ns, negative_docs(node))
         t_apply = time.time()
         # delayed: app starts, but no earlier than the sidecar's start + STARTUP_DELAY
         pod, side, app = wait_until(
@@ -735,32 +709,29 @@ class CriLogs:
     def read(self):
         """Reads what was added since the last read (from the poller or a caller)."""
         with self.read_lock:
-            self._read()
-
-    def _read(self):
-        for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
-            if f not in self.files:
-                pod_dir = f.parent.parent.name  # NS_POD_UID
-                key = (pod_dir[len(self.ns) + 1:pod_dir.rindex("_")], f.parent.name)
-                try:
-                    self.files[f] = [open(f, "rb"), key, b""]
-                except OSError:
-                    continue
-        for f, entry in list(self.files.items()):
-            fh, key, rest = entry
-            data = rest + fh.read()
-            cut = data.rfind(b"\n") + 1
-            entry[2] = data[cut:]
-            if not cut:
-                continue
-            with self.lock:
-                for raw in data[:cut].decode(errors="replace").splitlines():
-                    stamp, stream, tag, text = (raw.split(" ", 3) + ["", "", ""])[:4]
-                    part = self.partial.pop((key, stream), "") + text
-                    if tag == "P":
-                        self.partial[(key, stream)] = part
+            for f in sorted(POD_LOGS.glob(f"{self.ns}_*/*/*.log")):
+                if f not in self.files:
+                    pod_dir = f.parent.parent.name  # NS_POD_UID
+                    key = (pod_dir[len(self.ns) + 1:pod_dir.rindex("_")], f.parent.name)
+                    try:
+                        self.files[f] = [open(f, "rb"), key, b""]
+                    except OSError:
                         continue
-                    self.lines.setdefault(key, []).append((cluster_time(stamp), part))
+            for f, entry in list(self.files.items()):
+                fh, key, rest = entry
+                data = rest + fh.read()
+                cut = data.rfind(b"\n") + 1
+                entry[2] = data[cut:]
+                if not cut:
+                    continue
+                with self.lock:
+                    for raw in data[:cut].decode(errors="replace").splitlines():
+                        stamp, stream, tag, text = (raw.split(" ", 3) + ["", "", ""])[:4]
+                        part = self.partial.pop((key, stream), "") + text
+                        if tag == "P":
+                            self.partial[(key, stream)] = part
+                            continue
+                        self.lines.setdefault(key, []).append((cluster_time(stamp), part))
 
     def text(self, pod, container):
         with self.lock:
@@ -791,9 +762,7 @@ class RestrictedRun(Run):
         self.cri = CriLogs(self.ns)
 
     def deploy(self):
-        docs, shipped = cluster.render(self.node, self.variant, self.replicas,
-                                       app_env=self.app_env_full(), configmap=self.configmap)
-        cluster.assert_shipped(docs, shipped, self.configmap)
+        docs = self.docs()
         dep = next(d for d in docs if d["kind"] == "Deployment")
         dep["spec"]["template"]["spec"]["securityContext"].update(self.pod_security)
         ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.ns, "labels": {
@@ -813,10 +782,7 @@ class RestrictedRun(Run):
 
 def kubectl_warnings(node, *args, input=None, check=True):
     """Runs kubectl; returns the apiserver's warnings (stderr lines "Warning: ...")."""
-    cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), *args]
-    r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=120)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)}: {r.returncode}: {r.stderr.strip()}")
+    r = node.kubectl(*args, input=input, check=check, result=True)
     return [line for line in r.stderr.splitlines() if line.startswith("Warning")], r
 
 

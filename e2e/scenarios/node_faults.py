@@ -23,7 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from e2e.lib import judge as verdict
-from e2e.lib.common import wait_until
+from e2e.lib.common import http_request, wait_until
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS, LONG_RENEW, Timings
 from e2e.node import cluster, judge
@@ -52,13 +52,8 @@ RESIDUAL_BOUND = 0.1 if UNLOADED else 0.3
 
 def metrics(ip):
     """The sidecar's /metrics on the probe port: name -> sum over label sets."""
-    import http.client
-    c = http.client.HTTPConnection(ip, judge.PROBE_PORT, timeout=2)
-    try:
-        c.request("GET", "/metrics")
-        text = c.getresponse().read().decode()
-    finally:
-        c.close()
+    status, text = http_request(ip, judge.PROBE_PORT, "GET", "/metrics", 2)
+    assert status == 200, f"/metrics of {ip}: {status} {text}"
     out = {}
     for line in text.splitlines():
         if line and not line.startswith("#"):
@@ -136,6 +131,24 @@ def wait_fresh_units(run, pod, n=3):
     run.wait_units(pod, n0 + n)
 
 
+def fault_run(s, variant, **kw):
+    """A Run of `variant` at the test timings (and, under the gate, GATE_ENV's stop-grace)."""
+    kw.setdefault("configmap", TIMINGS)
+    return s.run(variant, app_env=GATE_ENV if variant == "gate" else None, **kw)
+
+
+def judged_rounds(s, run, one, rounds=None, residual=()):
+    """one(run, i, results) for each round (NODE_REPEAT, or `rounds`), the fixture's health checked
+    after each; then the judge over the whole run, outside the exemptions one() returned and
+    the `residual` units. Returns the results."""
+    t0, results, holes = time.time(), [], []
+    for i in range(rounds or repeat()):
+        holes += one(run, i, results)
+        s.node.health()
+    run.judge(t0 + 1, time.time() - 1, holes, residual=residual)
+    return results
+
+
 def settled_work(run, leader):
     """Waits until `leader` works: under the gate its CMD alone runs (returns the number of its
     runs so far), else it did 3 more units (returns None)."""
@@ -201,14 +214,11 @@ def freeze_round(run, results, alone=False):
     rc0 = restart_counts(run, leader)
     f = hold_frozen(run, leader, alone)
     track, t_freeze, t_thaw0, t_thaw, polls = f.track, f.t_freeze, f.t_thaw0, f.t_thaw, f.polls
-    rival_h, acquired = track.taken
-    rival = judge.pod_of(rival_h, list(run.pod_ips))
-    nxt = wait_until(lambda: run.sampler.first_yes_after(t_freeze, exclude=(leader,)), 10, 0.05,
-                     "the rival's first yes")
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+    nxt = run.next_yes(t_freeze, leader, 10, "the rival's first yes")
     assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
     rejoined_as_follower(run, leader, rival, t_thaw)
     wait_fresh_units(run, rival)
-    t_end = time.time()
 
     # The sidecar answers no "yes" after the thaw (an answer received after the thaw was
     # produced after it: the sampler is not frozen).
@@ -244,28 +254,7 @@ def freeze_round(run, results, alone=False):
          "residual_ms": None if residual is None else round(residual * 1000, 1)}
     log(f"freeze: {json.dumps(r)}")
     results.append(r)
-    return (t_freeze, t_thaw, leader, spanning[0]["start"] if spanning else None, t_end)
-
-
-def pod_freeze(variant, alone=False):
-    def scenario(s):
-        node = s.node
-        with s.run(variant, configmap=TIMINGS) as run:
-            t0 = time.time()
-            run.single_leader()
-            results, holes, residual = [], [], set()
-            for _ in range(repeat()):
-                t_f, t_t, pod, res_start, _ = freeze_round(run, results, alone)
-                holes.append(frozen(pod, t_f, t_t))
-                if res_start is not None:
-                    residual.add((pod, res_start))
-                node.health()
-            run.judge(t0 + 1, time.time() - 1, holes, residual=residual)
-            assert_holder_sequence(run, results)
-            res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
-            log(f"{s.name}: {len(results)} rounds; residual (ms) {res}; takeover "
-                f"after last renew (s) {[r['takeover_after_renew_s'] for r in results]}")
-    return scenario
+    return frozen(leader, t_freeze, t_thaw), (leader, spanning[0]["start"]) if spanning else None
 
 
 # ------------------------------------------------------------------ whole-pod freeze, gate
@@ -315,26 +304,31 @@ def gate_freeze_round(run, results, alone=False):
          "takeover_after_renew_s": round(takeover, 3), "frozen_cmd_span_over_rival_s": round(overlap, 3)}
     log(f"gate freeze: {json.dumps(r)}")
     results.append(r)
-    return t_freeze, t_thaw0, leader, None if alone else old[0]
+    return frozen(leader, t_freeze, t_thaw0), None if alone else (leader, old[0])
 
 
-def gate_freeze(alone):
-    def scenario(s):
-        with s.run("gate", configmap=TIMINGS, app_env=GATE_ENV) as run:
-            t0 = time.time()
-            run.single_leader()
-            results, holes, residual = [], [], set()
-            for _ in range(repeat()):
-                t_f, t_t, pod, start = gate_freeze_round(run, results, alone)
-                holes.append(frozen(pod, t_f, t_t))
-                if start is not None:
-                    residual.add((pod, start))
-                s.node.health()
-            run.judge(t0 + 1, time.time() - 1, holes)
-            assert_holder_sequence(run, results, residual)
+def freeze(s, variant, alone):
+    """NODE_REPEAT freezes of the leader's whole pod, or with `alone` of its sidecar alone
+    (freeze_round, gate_freeze_round). The residual, bounded by the round (the unit or, under
+    the gate, the CMD run begun before the freeze), is left out of the units' rule, or of the
+    gated runs' rule under the gate."""
+    gate = variant == "gate"
+    with fault_run(s, variant) as run:
+        residual = set()
+
+        def one(run, i, results):
+            hole, res = (gate_freeze_round if gate else freeze_round)(run, results, alone)
+            residual.update([res] if res else [])
+            return [hole]
+        results = judged_rounds(s, run, one, residual=() if gate else residual)
+        assert_holder_sequence(run, results, residual)
+        if gate:
             log(f"{s.name}: CMD stopped after the thaw (ms) "
                 f"{[r['cmd_stopped_after_thaw_ms'] for r in results]}")
-    return scenario
+        else:
+            res = [r["residual_ms"] for r in results if r["residual_ms"] is not None]
+            log(f"{s.name}: {len(results)} rounds; residual (ms) {res}; takeover "
+                f"after last renew (s) {[r['takeover_after_renew_s'] for r in results]}")
 
 
 # ------------------------------------------------------------------ sidecar SIGKILLed
@@ -348,74 +342,65 @@ ANSWERS_STOP_BOUND = 0.05 if UNLOADED else 0.2
 CMD_STOP_BOUND = 0.5 if UNLOADED else 1.0
 
 
-def sidecar_kill(variant):
-    def scenario(s):
-        node = s.node
-        with s.run(variant, replicas=5, configmap=TIMINGS,
-                   app_env=GATE_ENV if variant == "gate" else None) as run:
-            t0 = time.time()
-            results, holes = [], []
-            for _ in range(repeat()):
-                leader = run.single_leader()
-                n_runs = settled_work(run, leader)
-                r0 = restarts(run, leader, "leasehold")
-                track = LeaseTracker(run, leader)
-                t_kill = time.time()
-                signal_container(run, leader, "leasehold", "SIGKILL")
-                t_killed = time.time()
-                wait_until(lambda: track.poll(), LEASE + 10, 0.1, "a rival's takeover")
-                rival = judge.pod_of(track.taken[0], list(run.pod_ips))
-                nxt = wait_until(lambda: run.sampler.first_yes_after(t_kill, exclude=(leader,)),
-                                 10, 0.05, "the rival's first yes")
-                assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
-                # The kubelet's crash-loop back-off doubles from 10 s per restart of one
-                # container (5 replicas keep it at <= 20 s over 10 rounds).
-                wait_until(lambda: restarts(run, leader, "leasehold") > r0, 150, 0.2,
-                           "the kubelet's restart of the sidecar")
-                rejoined_as_follower(run, leader, rival, t_killed)
-                holes.append(verdict.Exemption(leader, t_kill, time.time(),
-                                               "sidecar SIGKILLed, until back as a follower"))
-                ss = run.sampler.by_pod()[leader]
-                yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
-                last_yes = max(x.send for x in yes) if yes else None
-                assert last_yes is None or last_yes <= t_killed + ANSWERS_STOP_BOUND, \
-                    f"{leader} said yes {last_yes - t_killed:.3f}s after its sidecar's SIGKILL"
-                r = {"leader": leader, "rival": rival,
-                     "kill_s": round(t_killed - t_kill, 3),
-                     "last_yes_after_kill_ms":
-                         None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
-                     "takeover_after_renew_s": round(assert_takeover(track), 3)}
-                if variant == "gate":
-                    wait_cmd_on(run, rival)
-                    end = gated_runs(run)[leader][n_runs - 1][1]
-                    r["cmd_stopped_after_kill_ms"] = round((end - t_kill) * 1000, 1)
-                    assert end - t_kill <= CMD_STOP_BOUND, \
-                        f"CMD ran {end - t_kill:.3f}s after its sidecar's SIGKILL > {CMD_STOP_BOUND}s"
-                else:
-                    v_lo, _ = given(run.units()[leader], t_kill)
-                    late = [u for u in run.units()[leader] if t_killed < u["start"] and u["ask"] > t_killed]
-                    assert not late, f"{leader}'s app worked on a yes asked after the SIGKILL: {late[:3]}"
-                    assert nxt.send >= v_lo, f"the rival's yes {v_lo - nxt.send:.3f}s before validUntil"
-                    wait_fresh_units(run, rival)
-                results.append(r)
-                log(f"sidecar kill: {json.dumps(r)}")
-                node.health()
-            run.judge(t0 + 1, time.time() - 1, holes)
-            assert_holder_sequence(run, results)
-    return scenario
+def sidecar_kill_round(run, i, results):
+    """The leader's sidecar SIGKILLed: a rival takes over, the kubelet restarts the sidecar and
+    it rejoins as a follower. Returns its hole, until then."""
+    leader = run.single_leader()
+    n_runs = settled_work(run, leader)
+    r0 = restarts(run, leader, "leasehold")
+    track = LeaseTracker(run, leader)
+    t_kill = time.time()
+    signal_container(run, leader, "leasehold", "SIGKILL")
+    t_killed = time.time()
+    wait_until(lambda: track.poll(), LEASE + 10, 0.1, "a rival's takeover")
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
+    nxt = run.next_yes(t_kill, leader, 10, "the rival's first yes")
+    assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
+    # The kubelet's crash-loop back-off doubles from 10 s per restart of one
+    # container (5 replicas keep it at <= 20 s over 10 rounds).
+    wait_until(lambda: restarts(run, leader, "leasehold") > r0, 150, 0.2,
+               "the kubelet's restart of the sidecar")
+    rejoined_as_follower(run, leader, rival, t_killed)
+    hole = verdict.Exemption(leader, t_kill, time.time(),
+                             "sidecar SIGKILLed, until back as a follower")
+    ss = run.sampler.by_pod()[leader]
+    yes = [x for x in ss if x.yes and x.send >= t_kill - 5]
+    last_yes = max(x.send for x in yes) if yes else None
+    assert last_yes is None or last_yes <= t_killed + ANSWERS_STOP_BOUND, \
+        f"{leader} said yes {last_yes - t_killed:.3f}s after its sidecar's SIGKILL"
+    r = {"leader": leader, "rival": rival,
+         "kill_s": round(t_killed - t_kill, 3),
+         "last_yes_after_kill_ms":
+             None if last_yes is None else round((last_yes - t_killed) * 1000, 1),
+         "takeover_after_renew_s": round(assert_takeover(track), 3)}
+    if run.variant == "gate":
+        wait_cmd_on(run, rival)
+        end = gated_runs(run)[leader][n_runs - 1][1]
+        r["cmd_stopped_after_kill_ms"] = round((end - t_kill) * 1000, 1)
+        assert end - t_kill <= CMD_STOP_BOUND, \
+            f"CMD ran {end - t_kill:.3f}s after its sidecar's SIGKILL > {CMD_STOP_BOUND}s"
+    else:
+        v_lo, _ = given(run.units()[leader], t_kill)
+        late = [u for u in run.units()[leader] if t_killed < u["start"] and u["ask"] > t_killed]
+        assert not late, f"{leader}'s app worked on a yes asked after the SIGKILL: {late[:3]}"
+        assert nxt.send >= v_lo, f"the rival's yes {v_lo - nxt.send:.3f}s before validUntil"
+        wait_fresh_units(run, rival)
+    results.append(r)
+    log(f"sidecar kill: {json.dumps(r)}")
+    return [hole]
+
+
+def sidecar_kill(s, variant):
+    with fault_run(s, variant, replicas=5) as run:
+        assert_holder_sequence(run, judged_rounds(s, run, sidecar_kill_round))
 
 
 # ------------------------------------------------------------------ kubelet stopped
 
 def node_component(node, action, comp):
-    """node.sh stop|restart COMPONENT, from the host's network namespace, at the priority the
-    node runs at (this process runs 5 higher: see main)."""
-    def child():
-        cluster.host_netns()
-        os.nice(5)
-    r = subprocess.run(["bash", str(cluster.NODE_SH), action, comp, str(node.dir)],
-                       capture_output=True, text=True, timeout=300, preexec_fn=child,
-                       pass_fds=() if cluster.HOST_NETNS_FD is None else (cluster.HOST_NETNS_FD,))
+    """node.sh stop|restart COMPONENT, at the priority the node runs at (this process runs 5
+    higher: as_instrument)."""
+    r = node.node_sh(action, comp, str(node.dir), check=False, nice=5)
     assert r.returncode == 0, f"node.sh {action} {comp}: {r.stdout}{r.stderr}"
 
 
@@ -451,49 +436,48 @@ def shims():
     return out
 
 
-def component_outage(comp, hold):
+def outage_round(run, comp, hold, results):
+    """`comp` stopped for `hold` s, then started again: the same leader and pods, no restart."""
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    pods = run.ready_pods()
+    rc0 = {p: restart_counts(run, p) for p in pods}
+    shims0 = shims()
+    assert len(shims0) >= len(pods), f"{len(shims0)} shims for {len(pods)} pods"
+    t_stop = time.time()
+    try:
+        node_component(run.node, "stop", comp)
+        down = time.time()
+        while time.time() - down < hold:
+            assert run.sampler.leaders_now(1.0) == [leader], \
+                f"leader changed while {comp} was down: {run.sampler.leaders_now(1.0)}"
+            time.sleep(0.1)
+    finally:
+        node_component(run.node, "restart", comp)
+    t_up = time.time()
+    assert shims() >= shims0, f"shims gone: {sorted(shims0 - shims())}"
+    refollow(run)
+    wait_until(lambda: sorted(run.ready_pods()) == sorted(pods), 60, 0.2,
+               f"the same pods Ready after {comp}'s restart")
+    wait_fresh_units(run, leader)
+    assert run.single_leader() == leader, "the leader changed"
+    rc1 = {p: restart_counts(run, p) for p in pods}
+    assert rc1 == rc0, f"containers restarted: {rc0} -> {rc1}"
+    # (then judged_rounds' health check: node Ready, rules, host sysctls and ip_forward)
+    results.append({"leader": leader, f"{comp}_down_s": round(t_up - t_stop, 2)})
+    log(f"{comp} restart: {json.dumps(results[-1])}")
+    return []
+
+
+def component_outage(s, comp, hold):
     """`comp` (kubelet or containerd) stopped for `hold` s, then started again through the node's
     launcher (node.sh, into the node's mount namespace): the pods' processes run on (their
     shims survive), so no change of leader, no container restart, no overlap, and the host's
     sysctls unchanged (a restarted kubelet writes its six into the node's bind mounts)."""
-    def scenario(s):
-        node = s.node
-        with s.run("native", configmap=TIMINGS) as run:
-            t0 = time.time()
-            results = []
-            for _ in range(repeat()):
-                leader = run.single_leader()
-                wait_fresh_units(run, leader)
-                pods = run.ready_pods()
-                rc0 = {p: restart_counts(run, p) for p in pods}
-                shims0 = shims()
-                assert len(shims0) >= len(pods), f"{len(shims0)} shims for {len(pods)} pods"
-                t_stop = time.time()
-                try:
-                    node_component(node, "stop", comp)
-                    down = time.time()
-                    while time.time() - down < hold:
-                        assert run.sampler.leaders_now(1.0) == [leader], \
-                            f"leader changed while {comp} was down: {run.sampler.leaders_now(1.0)}"
-                        time.sleep(0.1)
-                finally:
-                    node_component(node, "restart", comp)
-                t_up = time.time()
-                assert shims() >= shims0, f"shims gone: {sorted(shims0 - shims())}"
-                refollow(run)
-                wait_until(lambda: sorted(run.ready_pods()) == sorted(pods), 60, 0.2,
-                           f"the same pods Ready after {comp}'s restart")
-                wait_fresh_units(run, leader)
-                assert run.single_leader() == leader, "the leader changed"
-                rc1 = {p: restart_counts(run, p) for p in pods}
-                assert rc1 == rc0, f"containers restarted: {rc0} -> {rc1}"
-                node.health()  # node Ready, rules, host sysctls and ip_forward unchanged
-                results.append({"leader": leader, f"{comp}_down_s": round(t_up - t_stop, 2)})
-                log(f"{comp} restart: {json.dumps(results[-1])}")
-            run.judge(t0 + 1, time.time() - 1)
-            seen = run.holder_pods()
-            assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
-    return scenario
+    with fault_run(s, "native") as run:
+        results = judged_rounds(s, run, lambda run, i, rs: outage_round(run, comp, hold, rs))
+        seen = run.holder_pods()
+        assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
 
 
 # ------------------------------------------------------------------ apiserver restarted
@@ -516,72 +500,71 @@ def controlplane(node, *args):
     assert r.returncode == 0, f"controlplane.sh {' '.join(args)}: {r.stdout}{r.stderr}"
 
 
-def apiserver_restart(kind):
+def apiserver_round(run, kind, timings, results):
+    """The apiserver SIGKILLed and started again: see apiserver_restart."""
+    _, renew_s, retry_s = timings
+    leader = run.single_leader()
+    wait_fresh_units(run, leader)
+    h0 = run.holder_pods()
+    track = LeaseTracker(run, leader)
+    cp = str(run.node.dir / "cp")
+    t_kill = time.time()
+    try:
+        controlplane(run.node, "stop-apiserver", cp, "--kill")
+        if kind == "long":  # until the leader stepped down, and 1 s more
+            wait_until(lambda: (lambda x: x and not x.yes and x.send > t_kill)(
+                last_sample(run, leader)), renew_s + 10, 0.05, "the leader's step-down")
+            time.sleep(1.0)
+    finally:
+        t_start = time.time()
+        controlplane(run.node, "start-apiserver", cp)
+    t_up = time.time()
+    outage = t_up - t_kill
+    refollow(run)
+    run.wait_ready(run.replicas, timeout=60)
+    ss = run.sampler.by_pod()[leader]
+    r = {"leader": leader, "outage_s": round(outage, 2)}
+    if kind == "short":
+        assert outage < renew_s - retry_s, \
+            f"the restart took {outage:.1f}s >= renew-deadline - retry-period: vacuous"
+        wait_fresh_units(run, leader)
+        assert run.single_leader() == leader, "the leader changed"
+        assert run.holder_pods() == h0, f"lock history changed: {h0} -> {run.holder_pods()}"
+        no = [x for x in ss if x.send > t_kill and not x.yes]
+        assert not no, f"{leader} said no during a short outage: {len(no)} samples"
+        r["rival"] = leader
+    else:
+        v_lo, v_hi = given(run.units()[leader], t_start)
+        # (the old leader may well lead again after the recovery: not counted)
+        yes = [x for x in ss if x.yes and t_kill - 5 <= x.send < t_start]
+        last_yes = max(yes, key=lambda x: x.send)
+        assert last_yes.recv <= v_hi, f"last yes {last_yes.recv - v_hi:.3f}s after validUntil"
+        assert last_yes.send <= track.last_renew + renew_s + CLOCK_SLACK, \
+            "a yes later than renew-deadline after the last renew"
+        nxt = wait_until(lambda: run.sampler.first_yes_after(last_yes.recv + 0.001), 60,
+                         0.05, "a leader after the recovery")
+        assert nxt.send >= t_start, f"a yes during the outage from {nxt.pod}"
+        assert nxt.send >= v_lo, "a yes before the old leader's validUntil"
+        wait_fresh_units(run, nxt.pod)
+        r.update(rival=nxt.pod,
+                 step_down_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
+                 yes_after_restart_s=round(nxt.recv - t_up, 3))
+    results.append(r)
+    log(f"apiserver {kind}: {json.dumps(r)}")
+    return []
+
+
+def apiserver_restart(s, kind):
     """short: the apiserver SIGKILLed and started again within renew-deadline: no change of
     leader. long: down until the leader stepped down (past renew-deadline): its last yes
     before its validUntil, then a takeover after the recovery, no overlap."""
-    def scenario(s):
-        node = s.node
-        lease_s, renew_s, retry_s = SHORT_TIMINGS if kind == "short" else (LEASE, RENEW, RETRY)
-        timings = Timings(lease_s, renew_s, retry_s).env()
-        cp = str(node.dir / "cp")
-        with s.run("native", configmap=timings) as run:
-            t0 = time.time()
-            results = []
-            for _ in range(repeat()):
-                leader = run.single_leader()
-                wait_fresh_units(run, leader)
-                h0 = run.holder_pods()
-                track = LeaseTracker(run, leader)
-                t_kill = time.time()
-                try:
-                    controlplane(node, "stop-apiserver", cp, "--kill")
-                    if kind == "long":  # until the leader stepped down, and 1 s more
-                        wait_until(lambda: (lambda x: x and not x.yes and x.send > t_kill)(
-                            last_sample(run, leader)), renew_s + 10, 0.05, "the leader's step-down")
-                        time.sleep(1.0)
-                finally:
-                    t_start = time.time()
-                    controlplane(node, "start-apiserver", cp)
-                t_up = time.time()
-                outage = t_up - t_kill
-                refollow(run)
-                run.wait_ready(run.replicas, timeout=60)
-                ss = run.sampler.by_pod()[leader]
-                r = {"leader": leader, "outage_s": round(outage, 2)}
-                if kind == "short":
-                    assert outage < renew_s - retry_s, \
-                        f"the restart took {outage:.1f}s >= renew-deadline - retry-period: vacuous"
-                    wait_fresh_units(run, leader)
-                    assert run.single_leader() == leader, "the leader changed"
-                    assert run.holder_pods() == h0, f"lock history changed: {h0} -> {run.holder_pods()}"
-                    no = [x for x in ss if x.send > t_kill and not x.yes]
-                    assert not no, f"{leader} said no during a short outage: {len(no)} samples"
-                    r["rival"] = leader
-                else:
-                    v_lo, v_hi = given(run.units()[leader], t_start)
-                    # (the old leader may well lead again after the recovery: not counted)
-                    yes = [x for x in ss if x.yes and t_kill - 5 <= x.send < t_start]
-                    last_yes = max(yes, key=lambda x: x.send)
-                    assert last_yes.recv <= v_hi, f"last yes {last_yes.recv - v_hi:.3f}s after validUntil"
-                    assert last_yes.send <= track.last_renew + renew_s + CLOCK_SLACK, \
-                        "a yes later than renew-deadline after the last renew"
-                    nxt = wait_until(lambda: run.sampler.first_yes_after(last_yes.recv + 0.001), 60,
-                                     0.05, "a leader after the recovery")
-                    assert nxt.send >= t_start, f"a yes during the outage from {nxt.pod}"
-                    assert nxt.send >= v_lo, "a yes before the old leader's validUntil"
-                    wait_fresh_units(run, nxt.pod)
-                    r.update(rival=nxt.pod,
-                             step_down_before_validuntil_ms=round((v_lo - last_yes.recv) * 1000, 1),
-                             yes_after_restart_s=round(nxt.recv - t_up, 3))
-                node.health()
-                results.append(r)
-                log(f"apiserver {kind}: {json.dumps(r)}")
-            run.judge(t0 + 1, time.time() - 1)
-            if kind == "short":
-                seen = run.holder_pods()
-                assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
-    return scenario
+    timings = SHORT_TIMINGS if kind == "short" else (LEASE, RENEW, RETRY)
+    with fault_run(s, "native", configmap=Timings(*timings).env()) as run:
+        results = judged_rounds(s, run, lambda run, i, rs: apiserver_round(
+            run, kind, timings, rs))
+        if kind == "short":
+            seen = run.holder_pods()
+            assert seen == [results[0]["leader"]], f"lock history {seen}: a change of leader"
 
 
 # ------------------------------------------------------------------ partition by port
@@ -642,12 +625,13 @@ def probe_trouble(run, pod, since):
     return bad
 
 
-def partition_round(run, mode, results):
-    """One partition of the leader's pod (by port, `mode`). Native: the app's units and the
-    sampler's answers against the validUntil the app was given. Gate: CMD, which the gate stops
-    by its own timer (the sidecar still answers it on loopback, the cut is by port), before
-    validUntil - margin, and before the rival's CMD starts."""
+def partition_round(run, i, results):
+    """One partition of the leader's pod (by port, the i-th of PARTITION_MODES). Native: the
+    app's units and the sampler's answers against the validUntil the app was given. Gate: CMD,
+    which the gate stops by its own timer (the sidecar still answers it on loopback, the cut is
+    by port), before validUntil - margin, and before the rival's CMD starts."""
     gate = run.variant == "gate"
+    mode = list(PARTITION_MODES)[i % len(PARTITION_MODES)]
     leader = run.single_leader()
     n_runs = settled_work(run, leader)
     rc0 = restart_counts(run, leader)
@@ -681,8 +665,7 @@ def partition_round(run, mode, results):
             in_pod_netns(pid, "iptables", "-w", "-D", *r, check=False)
         t_restore = time.time()
     assert not fault_rules(pid), f"fault rules left in the pod's netns: {fault_rules(pid)}"
-    rival_h, acquired = track.taken
-    rival = judge.pod_of(rival_h, list(run.pod_ips))
+    rival = judge.pod_of(track.taken[0], list(run.pod_ips))
     assert nxt.pod == rival, f"first yes from {nxt.pod}, Lease names {rival}"
     rejoined_as_follower(run, leader, rival, t_restore)
     if gate:
@@ -740,44 +723,32 @@ def partition_round(run, mode, results):
              partition_s=round(t_restore - t_cut, 2))
     log(f"partition: {json.dumps(r)}")
     results.append(r)
+    return []
 
 
-def partition(variant):
-    def scenario(s):
-        node = s.node
-        with s.run(variant, configmap=TIMINGS,
-                   app_env=GATE_ENV if variant == "gate" else None) as run:
-            t0 = time.time()
-            run.single_leader()
-            results = []
-            modes = list(PARTITION_MODES)
-            for i in range(max(repeat(), len(modes))):
-                partition_round(run, modes[i % len(modes)], results)
-                node.health()
-            run.judge(t0 + 1, time.time() - 1)
-            if variant == "gate":
-                log(f"partition (gate): CMD stopped before validUntil (ms) "
-                    f"{[r['cmd_stopped_before_validuntil_ms'] for r in results]}")
-            assert_holder_sequence(run, results)
-            log(f"partition ({variant}): last yes before validUntil (ms) "
-                f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
-                f"renew (s) {[r['takeover_after_renew_s'] for r in results]}")
-    return scenario
+def partition(s, variant):
+    with fault_run(s, variant) as run:
+        results = judged_rounds(s, run, partition_round, max(repeat(), len(PARTITION_MODES)))
+        if variant == "gate":
+            log(f"partition (gate): CMD stopped before validUntil (ms) "
+                f"{[r['cmd_stopped_before_validuntil_ms'] for r in results]}")
+        assert_holder_sequence(run, results)
+        log(f"partition ({variant}): last yes before validUntil (ms) "
+            f"{[r['last_yes_before_validuntil_ms'] for r in results]}; takeover after last "
+            f"renew (s) {[r['takeover_after_renew_s'] for r in results]}")
 
 
 SCENARIOS = Registry()
-SCENARIOS.param(pod_freeze, "native", name="fault_pod_freeze_native")
-SCENARIOS.param(gate_freeze, False, name="fault_pod_freeze_gate")
-SCENARIOS.param(pod_freeze, "native", True, name="fault_sidecar_freeze_native")
-SCENARIOS.param(gate_freeze, True, name="fault_sidecar_freeze_gate")
-for v in ("native", "gate", "classic"):
-    SCENARIOS.param(partition, v, name=f"fault_partition_{v}")
 for v in ("native", "gate"):
-    SCENARIOS.param(sidecar_kill, v, name=f"fault_sidecar_kill_{v}")
+    SCENARIOS.bind(freeze, v, False, name=f"fault_pod_freeze_{v}")
+    SCENARIOS.bind(freeze, v, True, name=f"fault_sidecar_freeze_{v}")
+    SCENARIOS.bind(sidecar_kill, v, name=f"fault_sidecar_kill_{v}")
+for v in ("native", "gate", "classic"):
+    SCENARIOS.bind(partition, v, name=f"fault_partition_{v}")
 for kind in ("short", "long"):
-    SCENARIOS.param(apiserver_restart, kind, name=f"fault_apiserver_{kind}")
+    SCENARIOS.bind(apiserver_restart, kind, name=f"fault_apiserver_{kind}")
 for comp in ("kubelet", "containerd"):
-    SCENARIOS.param(component_outage, comp, LEASE + 2.0, name=f"fault_{comp}_restart")
+    SCENARIOS.bind(component_outage, comp, LEASE + 2.0, name=f"fault_{comp}_restart")
 
 
 def context(name):

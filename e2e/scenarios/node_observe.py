@@ -18,24 +18,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import yaml
 
 from e2e.lib import judge as verdict
-from e2e.lib.common import REPO, free_port, wait_until
+from e2e.lib.common import REPO, free_port, start_threads, wait_until
 from e2e.lib.lockwatch import LockWatcher
 from e2e.lib.prometheus import Prometheus
 from e2e.lib.runner import Registry
 from e2e.lib.timings import DEFAULTS
 from e2e.node import cluster, judge
 from e2e.node.bounds import CLOCK_SLACK, TAKEOVER_SLACK
-from e2e.node.cluster import cluster_time, host_netns, log
+from e2e.node.cluster import cluster_time, log
 from e2e.node.handover import leader_label, sidecar_log_events, wait_gone, wait_settled
 from e2e.node.helm import HelmRun
-from e2e.node.rollout import judge_lifetimes
+from e2e.node.rollout import judge_lifetimes, replace_all
 from e2e.node.run import NodeScenario, Run, repeat
 
 # The shipped timings: deploy/components/observe's 15 s / 10 s (the base's retry-period, 2 s), the
@@ -167,8 +166,7 @@ def delete_holder_round(run, results):
     wait_settled(run, leader)
     t_del = time.time()
     run.node.delete_pod(run.ns, leader)
-    nxt = wait_until(lambda: run.sampler.first_yes_after(t_del, exclude=(leader,)),
-                     TAKEOVER_WAIT, 0.1, "the next holder's first yes")
+    nxt = run.next_yes(t_del, leader, TAKEOVER_WAIT, "the next holder's first yes")
     wait_gone(run, leader)
     run.wait_ready(run.replicas)
     new = run.single_leader()
@@ -183,19 +181,9 @@ def rollout_round(run, results, i):
     operator's lease runs out), to a new pod."""
     leader = run.single_leader(timeout=TAKEOVER_WAIT)
     check_follows(run, leader)
-    old = {p["metadata"]["name"] for p in run.node.pods(run.ns)}
-    t_r = time.time()
-    run.node.kubectl("rollout", "restart", f"deployment/{run.deployment}", "-n", run.ns)
-    run.node.kubectl("rollout", "status", f"deployment/{run.deployment}", "-n", run.ns,
-                     "--timeout=300s", timeout=330)
-    wait_until(lambda: not old & {p["metadata"]["name"] for p in run.node.pods(run.ns)}, 120,
-               0.2, "every old pod gone")
-    run.wait_ready(run.replicas)
-    new = run.single_leader(timeout=TAKEOVER_WAIT)
-    assert new not in old, f"rollout #{i}: leader {new} is an old pod"
+    old, t_r, new = replace_all(run, run.rollout_restart, f"rollout #{i}", TAKEOVER_WAIT)
     check_follows(run, new)
-    changes = [(round(t - t_r, 3), judge.pod_of(h, list(run.pod_ips)) or h)
-               for t, h in run.watch.history if t >= t_r]
+    changes = [(round(t - t_r, 3), h) for t, h in run.lock_changes(t_r)]
     order = sorted(old, key=lambda p: run.deleted.get(p, float("inf")))
     log(f"rollout #{i}: {leader} -> {new}; Lease changes {changes}; old pods deleted in the "
         f"order {order}; took {time.time() - t_r:.1f}s")
@@ -234,10 +222,8 @@ class Quiet:
     """A Run without instruments (no sampler, lock watch or log followers): deployed, Ready."""
 
     def start(self):
-        t = time.time()
         self.deployment = self.deploy()
         self.wait_ready(self.replicas)
-        self.ready_s = time.time() - t
         return self
 
 
@@ -289,9 +275,8 @@ def prometheus_binary():
     the Kubernetes discovery (build.sh says more)."""
     p = os.environ.get("LEASEHOLD_NODE_PROMETHEUS")
     if not p:
-        r = subprocess.run(["bash", str(REPO / "e2e" / "node" / "prometheus" / "build.sh")],
-                           capture_output=True, text=True, preexec_fn=host_netns,
-                           pass_fds=() if cluster.HOST_NETNS_FD is None else (cluster.HOST_NETNS_FD,))
+        r = cluster.host_run(["bash", str(REPO / "e2e" / "node" / "prometheus" / "build.sh")],
+                             capture_output=True, text=True)
         out = r.stdout.strip().splitlines()
         assert r.returncode == 0 and out, f"prometheus/build.sh: {r.returncode}: {r.stderr[-2000:]}"
         p = out[-1]
@@ -370,10 +355,7 @@ def side_by_side(fn, runs, what):
             fn(r)
         except BaseException as e:  # noqa: BLE001 - every run's error, raised below
             errors.append((r.ns, e))
-    threads = [threading.Thread(target=one, args=(r,)) for r in runs]
-    for t in threads:
-        t.start()
-    for t in threads:
+    for t in start_threads(one, [(r,) for r in runs]):
         t.join()
     assert not errors, f"{what}: {errors}"
 
