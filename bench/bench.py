@@ -30,6 +30,13 @@ Phases (see BENCHMARKS.md for the definitions):
             3N processes, default timings, on a fresh control plane per N and implementation:
             apiserver and etcd CPU (net of the control plane's own, measured alone first) and
             RSS after a warm-up, with the load average. Not in --smoke.
+  slowapi   a slow API server: K leaders (--slowapi-leaders, 5) per configuration and latency,
+            each on its own lock behind its own fault proxy (e2e/lib/faultproxy.py, latency s
+            each way, so an answer takes 2 x s + the apiserver's), default timings, for a
+            window after all led: leases lost, seconds without a yes, Lease writes per minute,
+            failed attempts. leasehold auto, auto built from another commit (--slowapi-old-bin),
+            retry-period, and client-go; the latency on from the start ("steady") and switched
+            on once all lead ("onset"). Not in --smoke (about 8 minutes).
 Writes OUT/results.json and OUT/results.md and prints the tables.
 """
 
@@ -48,6 +55,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+if str(REPO) not in sys.path:  # `python3 bench/bench.py` as well as `python3 -m bench.bench`
+    sys.path.insert(0, str(REPO))
 from e2e.lib.agent import Agent
 from e2e.lib.members import GoPeer, peer_binary, peer_version
 from e2e.lib.timings import DEFAULTS, FAST
@@ -225,11 +234,12 @@ class Bench:
         v = subprocess.run([self.lh_bin, "--version"], capture_output=True, text=True)
         self.results["leasehold"] = v.stdout.strip()
         self.ns_idle = f"bench-idle-{os.getpid() % 10000}"
+        self.ns_slow = f"bench-slow-{os.getpid() % 10000}"
         policy = self.out / "audit-policy.yaml"
         self.audit_log = self.out / "audit.log"
         policy.write_text(
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
-            f"- level: Metadata\n  namespaces: [\"{self.ns_idle}\"]\n"
+            f"- level: Metadata\n  namespaces: [\"{self.ns_idle}\", \"{self.ns_slow}\"]\n"
             "- level: None\n")
         self.cp = ControlPlane(None, f"--audit-policy-file={policy} "
                                      f"--audit-log-path={self.audit_log} --audit-log-maxsize=0")
@@ -263,18 +273,20 @@ class Bench:
         return ns, dirs
 
     def spawn(self, kind, ns, sa_dir, identity, lock, timings, release=None, port=None,
-              quiet=True, extra=()):
+              quiet=True, extra=(), api=None, binary=None):
         """One leasehold agent (kind "lh", `extra` flags added) or client-go peer ("cg") on
-        lock `lock`, against the control plane of `ns`."""
+        lock `lock`, against the control plane of `ns` or `api` (host, port: a proxy in front
+        of it); `binary`: another leasehold binary than the run's."""
         port = port or free_port()
+        api = api or ("127.0.0.1", ns.cp.port)
         if kind == "lh":
             p = Agent(ns, identity, release=release or "safe", sa_dir=sa_dir, timings=timings,
-                      port=port, api=("127.0.0.1", ns.cp.port), lock_name=lock,
-                      log_level="info" if quiet else "debug", binary=self.lh_bin,
+                      port=port, api=api, lock_name=lock,
+                      log_level="info" if quiet else "debug", binary=binary or self.lh_bin,
                       logdir=self.logdir, extra=extra)
         else:
             p = GoPeer(ns, identity, release_on_cancel=release == "release", timings=timings,
-                       server=f"127.0.0.1:{ns.cp.port}", port=port, sa_dir=sa_dir,
+                       server=f"{api[0]}:{api[1]}", port=port, sa_dir=sa_dir,
                        binary=self.cg_bin, logdir=self.logdir, lock_name=lock,
                        extra=("--v=0",) if quiet else ())
         p.start()
@@ -372,12 +384,13 @@ class Bench:
             out[role] = tot
         return out
 
-    def audit_counts(self, w0, w1, ns):
-        """{sa: {verb: n}} of requests the apiserver received in [w0, w1] (wall clock), one per
-        auditID (a watch is one request however long it stays open)."""
+    def audit_events(self, w0, w1, ns):
+        """The audit log's requests in namespace `ns` received in [w0, w1] (wall clock), one
+        event per auditID (its last stage: a watch is one request however long it stays
+        open)."""
         seen = {}
         if not self.audit_log.exists():
-            return {}
+            return []
         with open(self.audit_log, errors="replace") as f:
             for line in f:
                 try:
@@ -387,17 +400,24 @@ class Bench:
                 if (e.get("objectRef") or {}).get("namespace") != ns:
                     continue
                 t = parse_rfc3339(e["requestReceivedTimestamp"])
-                if not (w0 <= t < w1):
-                    continue
-                user = (e.get("user") or {}).get("username", "")
-                if not user.startswith(f"system:serviceaccount:{ns}:"):
-                    continue
-                sa = user.rsplit(":", 1)[1]
-                verb = e.get("verb")
-                res = (e.get("objectRef") or {}).get("resource")
-                seen[e["auditID"]] = (sa, f"{verb} {res}")
+                if w0 <= t < w1:
+                    seen[e["auditID"]] = e
+        return list(seen.values())
+
+    def audit_counts(self, w0, w1, ns):
+        """{sa: {verb: n}} of the service accounts' requests the apiserver received in
+        [w0, w1] (wall clock)."""
+        seen = []
+        for e in self.audit_events(w0, w1, ns):
+            user = (e.get("user") or {}).get("username", "")
+            if not user.startswith(f"system:serviceaccount:{ns}:"):
+                continue
+            sa = user.rsplit(":", 1)[1]
+            verb = e.get("verb")
+            res = (e.get("objectRef") or {}).get("resource")
+            seen.append((sa, f"{verb} {res}"))
         out = {}
-        for sa, vr in seen.values():
+        for sa, vr in seen:
             out.setdefault(sa, {})
             out[sa][vr] = out[sa].get(vr, 0) + 1
         return out
@@ -815,6 +835,212 @@ class Bench:
                                            "transitions": sp.get("leaseTransitions") or 0}
         return out
 
+    # ------------------------------------------------------------------ slowapi
+    # (name, kind, --renew-interval, binary): "old" is --slowapi-old-bin, leasehold built from
+    # another commit (the rule under test absent), "" the run's.
+    SLOW_CONFIGS = (("lh-auto", "lh", "auto", ""), ("lh-auto-old", "lh", "auto", "old"),
+                    ("lh-retry-period", "lh", "retry-period", ""), ("cg", "cg", "", ""))
+    # A failed attempt in a member's log: leasehold's warning (or error, when refused); the
+    # client-go peer's errors at -v=0 (a failed optimistic update that the slow path then
+    # completes is logged at -v=2 only, so not counted).
+    FAILED = {"lh": re.compile(r"leader election attempt on .* (failed|refused)"),
+              "cg": re.compile(r"Error retrieving lease lock|Failed to update lease|"
+                               r"Error initially creating lease lock")}
+
+    def phase_slowapi(self):
+        """Leaders behind a slow API server: for each configuration and latency, K leaders on
+        their own locks, each behind its own fault proxy, over a window once all led. Round
+        "steady": the latency is on from the start (they acquire through it); "onset": they
+        lead through a clean proxy and the latency comes on as the window starts, as when a
+        start-up storm slows a fast apiserver."""
+        from e2e.lib.faultproxy import ProxyLoop
+        lats = [float(x) for x in str(self.a.slowapi_latency).split(",") if x.strip()]
+        k, window = int(self.a.slowapi_leaders), float(self.a.slowapi_window)
+        old = self.a.slowapi_old_bin or os.environ.get("LEASEHOLD_OLD_BIN")
+        out = {"timings": DEFAULTS.strings(), "leaders": k, "window_s": window,
+               "latency_each_way_s": lats, "rounds": {}, "leasehold": self.results["leasehold"]}
+        if old:
+            v = subprocess.run([old, "--version"], capture_output=True, text=True)
+            g = subprocess.run(["git", "-C", str(Path(old).resolve().parent.parent), "log",
+                                "-1", "--format=%h %s"], capture_output=True, text=True)
+            out["old_binary"] = {"path": old, "version": v.stdout.strip(),
+                                 "commit": g.stdout.strip()}
+        else:
+            self.note("slowapi: no --slowapi-old-bin (or LEASEHOLD_OLD_BIN): lh-auto-old skipped")
+        g = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %s"],
+                           capture_output=True, text=True)
+        out["commit"] = g.stdout.strip()
+        self.results["slowapi"] = out
+        ns, dirs = self.namespace(self.ns_slow, ["slow"])
+        loop = ProxyLoop()
+        try:
+            out["probe_get_s"] = {f"{lat:g}": self._probe_round_trip(loop, lat) for lat in lats}
+            log(f"slowapi: a Lease GET through the proxy takes {out['probe_get_s']} s")
+            for rnd in str(self.a.slowapi_rounds).split(","):
+                out["rounds"][rnd] = self._slow_round(rnd, ns, dirs["slow"], loop, lats, k,
+                                                      window, old)
+                (self.out / "results.partial.json").write_text(
+                    json.dumps(self.results, indent=1, default=str))
+        finally:
+            loop.close()
+        return out
+
+    def _probe_round_trip(self, loop, lat, n=5):
+        """Seconds for a GET of a Lease list as the admin through a fault proxy at latency
+        `lat` each way, on one kept-alive connection after its TLS handshake: the median of n."""
+        import http.client
+        from e2e.lib.controlplane import admin_context
+        px = loop.proxy(f"probe-{lat:g}", self.cp.host, self.cp.port)
+        loop.latency(px, lat)
+        c = http.client.HTTPSConnection("127.0.0.1", px.port, timeout=60,
+                                        context=admin_context(self.cp.env))
+        ts = []
+        try:
+            for i in range(n + 1):
+                t = time.monotonic()
+                c.request("GET", f"/apis/coordination.k8s.io/v1/namespaces/{self.ns_slow}/leases")
+                c.getresponse().read()
+                if i:  # the first carries the handshake
+                    ts.append(time.monotonic() - t)
+        finally:
+            c.close()
+        return round(pct(ts, 50), 3)
+
+    def lh_renew_stats(self, port):
+        """(sum, count) of leasehold_renew_duration_seconds (successful acquire and renew
+        writes) from an agent's /metrics, or None."""
+        import http.client
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            c.close()
+        except (OSError, http.client.HTTPException):
+            return None
+        got = {}
+        for line in text.splitlines():
+            for key in ("leasehold_renew_duration_seconds_sum",
+                        "leasehold_renew_duration_seconds_count"):
+                if line.startswith(key):
+                    got[key] = float(line.rsplit(" ", 1)[1])
+        return tuple(got.get(f"leasehold_renew_duration_seconds_{x}", 0.0)
+                     for x in ("sum", "count"))
+
+    @staticmethod
+    def _count_no_yes(port, stop, acc, i, interval=0.25):
+        """Until `stop`: polls GET /leader every `interval` s and adds to acc[i] the time from
+        each answer that was not a yes to the next poll."""
+        prev = None
+        while True:
+            t = time.monotonic()
+            if prev is not None and not prev[1]:
+                acc[i] += t - prev[0]
+            if stop.is_set():
+                return
+            prev = (t, says_yes(port, 0.5))
+            stop.wait(max(0.0, interval - (time.monotonic() - t)))
+
+    def _slow_round(self, rnd, ns, sa_dir, loop, lats, k, window, old):
+        onset = rnd == "onset"
+        members = []
+        for cfg, kind, interval, which in self.SLOW_CONFIGS:
+            if (which == "old" and not old) or (kind == "cg" and not self.cg_bin):
+                continue
+            extra = (f"--renew-interval={interval}",) if interval else ()
+            for lat in lats:
+                for i in range(k):
+                    name = f"{rnd}-{cfg}-{lat:g}-{i}".replace(".", "p")
+                    px = loop.proxy(name, self.cp.host, self.cp.port)
+                    if not onset:
+                        loop.latency(px, lat)
+                    p = self.spawn(kind, ns, sa_dir, name, name, DEFAULTS,
+                                   api=("127.0.0.1", px.port),
+                                   binary=old if which == "old" else None, extra=extra)
+                    members.append({"cfg": cfg, "kind": kind, "lat": lat, "proxy": px, "p": p})
+                    time.sleep(0.05)
+        try:
+            t = time.monotonic()
+            waiting = list(members)
+            while waiting and time.monotonic() - t < 180:
+                waiting = [m for m in waiting if not says_yes(m["p"].port, 1.0)]
+                time.sleep(0.5)
+            res = {"all_led_after_s": round(time.monotonic() - t, 1),
+                   "never_led": [m["p"].identity for m in waiting]}
+            if waiting:
+                self.note(f"slowapi {rnd}: {len(waiting)} members never led: "
+                          f"{res['never_led']}")
+            if onset:
+                for m in members:
+                    loop.latency(m["proxy"], m["lat"])
+            log(f"slowapi {rnd}: {len(members)} members led within {res['all_led_after_s']} s; "
+                f"a {window:.0f} s window")
+
+            def lost(m):
+                return m["p"].log_text().count(self.LOST[m["kind"]])
+
+            def failed(m):
+                return len(self.FAILED[m["kind"]].findall(m["p"].log_text()))
+            lost0, fail0 = [lost(m) for m in members], [failed(m) for m in members]
+            lh0 = [self.lh_renew_stats(m["p"].port) if m["kind"] == "lh" else None
+                   for m in members]
+            stop, noyes = threading.Event(), [0.0] * len(members)
+            threads = [threading.Thread(target=self._count_no_yes,
+                                        args=(m["p"].port, stop, noyes, i))
+                       for i, m in enumerate(members)]
+            w0, m0 = time.time(), time.monotonic()
+            for th in threads:
+                th.start()
+            la = [os.getloadavg()]
+            while time.monotonic() - m0 < window:
+                time.sleep(min(10.0, max(0.0, window - (time.monotonic() - m0))))
+                la.append(os.getloadavg())
+            stop.set()
+            for th in threads:
+                th.join()
+            w1, m1 = time.time(), time.monotonic()
+            lost1, fail1 = [lost(m) for m in members], [failed(m) for m in members]
+            lh1 = [self.lh_renew_stats(m["p"].port) if m["kind"] == "lh" else None
+                   for m in members]
+        finally:
+            for m in members:
+                m["p"].stop()
+        time.sleep(2)  # let the audit log catch up
+        writes = {}  # lock: [answered 2xx, answered otherwise]
+        for e in self.audit_events(w0, w1, ns.name):
+            ref = e.get("objectRef") or {}
+            if ref.get("resource") != "leases" or e.get("verb") not in ("update", "create"):
+                continue
+            code = (e.get("responseStatus") or {}).get("code") or 0
+            writes.setdefault(ref.get("name"), [0, 0])[0 if 200 <= code < 300 else 1] += 1
+        dt = m1 - m0
+        res.update({"window_s": round(dt, 1), "loadavg_window_start": la[0],
+                    "loadavg_window_end": la[-1],
+                    "loadavg1_mean": round(sum(x[0] for x in la) / len(la), 2), "rows": {}})
+        for cfg, _, _, _ in self.SLOW_CONFIGS:
+            for lat in lats:
+                ix = [i for i, m in enumerate(members) if m["cfg"] == cfg and m["lat"] == lat]
+                if not ix:
+                    continue
+                w = [writes.get(members[i]["p"].identity, [0, 0]) for i in ix]
+                r = {"config": cfg, "latency_each_way_s": lat, "leaders": len(ix),
+                     "never_led": sum(members[i]["p"].identity in res["never_led"] for i in ix),
+                     "leases_lost": sum(lost1[i] - lost0[i] for i in ix),
+                     "leases_lost_each": [lost1[i] - lost0[i] for i in ix],
+                     "no_yes_s": round(sum(noyes[i] for i in ix), 1),
+                     "no_yes_s_each": [round(noyes[i], 1) for i in ix],
+                     "lease_writes_per_min_per_leader": round(
+                         sum(x[0] for x in w) / len(ix) / (dt / 60), 1),
+                     "lease_writes_not_2xx": sum(x[1] for x in w),
+                     "failed_attempts": sum(fail1[i] - fail0[i] for i in ix)}
+                got = [(lh0[i], lh1[i]) for i in ix if lh0[i] and lh1[i]]
+                n = sum(b[1] - a[1] for a, b in got)
+                if n:
+                    r["renew_write_s_mean"] = round(sum(b[0] - a[0] for a, b in got) / n, 3)
+                res["rows"][f"{cfg}@{lat:g}"] = r
+                log(f"slowapi {rnd} {cfg} at {lat:g} s each way: " + json.dumps(
+                    {x: v for x, v in r.items() if not x.endswith("_each")}))
+        return res
+
     def teardown(self):
         for p in self.procs:
             try:
@@ -1029,6 +1255,8 @@ def markdown(res):
             L.append("")
     if res.get("fleets"):
         L += markdown_fleets(res["fleets"])
+    if res.get("slowapi"):
+        L += markdown_slowapi(res["slowapi"])
     if res.get("notes"):
         L.append("Notes: " + "; ".join(res["notes"]))
     return "\n".join(L)
@@ -1094,8 +1322,33 @@ def markdown_fleets(fl):
     return L
 
 
-PHASES = ("idle", "wrk", "failover", "failover_default", "scale", "fleets")
-NOT_IN_SMOKE = ("failover_default", "fleets")  # full runs only: 10 and 40+ minutes
+def markdown_slowapi(sl):
+    names = {"lh-auto": "leasehold auto", "lh-auto-old": "leasehold auto, "
+             + (sl.get("old_binary") or {}).get("commit", "old")[:7],
+             "lh-retry-period": "leasehold retry-period", "cg": "client-go"}
+    L = []
+    for rnd, rr in sl["rounds"].items():
+        L += [f"### A slow API server, {rnd} (timings {'/'.join(sl['timings'])}, "
+              f"{sl['leaders']} leaders each, {rr['window_s']:.0f} s window, load average "
+              f"{rr['loadavg1_mean']})", "",
+              "| configuration | latency each way | Lease GET through it | renew write (mean) "
+              "| leases lost | s without a yes (sum, worst) | Lease writes / min / leader | "
+              "failed attempts |", "|---|---|---|---|---|---|---|---|"]
+        for r in rr["rows"].values():
+            lat = f"{r['latency_each_way_s']:g}"
+            L.append(f"| {names.get(r['config'], r['config'])} | {lat} s | "
+                     f"{fmt((sl.get('probe_get_s') or {}).get(lat), ' s')} | "
+                     f"{fmt(r.get('renew_write_s_mean'), ' s')} | {r['leases_lost']}"
+                     + (f" ({r['never_led']} never led)" if r.get("never_led") else "")
+                     + f" | {r['no_yes_s']}, {max(r['no_yes_s_each'])} | "
+                     f"{r['lease_writes_per_min_per_leader']} | {r['failed_attempts']} |")
+        L.append("")
+    return L
+
+
+PHASES = ("idle", "wrk", "failover", "failover_default", "scale", "fleets", "slowapi")
+# Full runs only: 10, 40+ and 8 minutes.
+NOT_IN_SMOKE = ("failover_default", "fleets", "slowapi")
 
 
 def main(argv=None):
@@ -1118,6 +1371,16 @@ def main(argv=None):
                    help="fleets: leasehold's --renew-interval")
     p.add_argument("--fleet-baseline", type=float, default=60,
                    help="fleets: the control plane alone before the agents, s")
+    p.add_argument("--slowapi-latency", default="0.6,0.9,1.25",
+                   help="slowapi: the proxies' latencies, s each way")
+    p.add_argument("--slowapi-leaders", type=int, default=5,
+                   help="slowapi: leaders per configuration and latency")
+    p.add_argument("--slowapi-window", type=float, default=120, help="slowapi: window, s")
+    p.add_argument("--slowapi-rounds", default="steady,onset",
+                   help="slowapi: steady (latency from the start), onset (from the window)")
+    p.add_argument("--slowapi-old-bin", default=None,
+                   help="slowapi: a leasehold built from another commit, run as "
+                        "lh-auto-old (default: $LEASEHOLD_OLD_BIN; none: skipped)")
     a = p.parse_args(argv)
     a.out = a.out or str(REPO / "e2e" / "out" / f"bench-{time.strftime('%Y%m%d-%H%M%S')}")
     phases = a.phases.split(",")
