@@ -531,13 +531,7 @@ inline finish_attempt(me, ok) {
         printf("t=%d %c: ACQUIRED the lease; answers yes for %d ticks of its clock\n", rt, NAME(me), claim[me])
      :: else -> printf("t=%d %c: renewed; answers yes for %d ticks of its clock\n", rt, NAME(me), claim[me])
      fi;
-#if RI > RP
-     /* an attempt slower than kRenewAttemptRoom pauses RP instead (the elector's slow_answer);
-      * the model does not time attempts, so either pause may follow any success */
-     if :: nxt[me] = RI :: nxt[me] = RP fi
-#else
      nxt[me] = RI
-#endif
   :: else ->
      if
      :: awl[me] && oh[me] != me + 1 -> phase[me] = CAND; claim[me] = 0;

@@ -252,9 +252,7 @@ const OptionTable<Draft>& AgentTable() {
                        " at the default timings)";
               })
               .Help("Pause after a successful renewal before the next one; after a failed one the "
-                    "leader retries every --retry-period until renew-deadline, and after one "
-                    "answered "
-                    "in over 1s it renews at --retry-period. Equal to "
+                    "leader retries every --retry-period until renew-deadline. Equal to "
                     "--retry-period renews as client-go does; longer means fewer writes. When "
                     "longer, at most --renew-deadline - --retry-period - 2s, so a renew that "
                     "hangs and one retry fit before the claim ends. retry-period: equal to "

@@ -733,12 +733,7 @@ MonoTime Elector::StepCandidateOrLeader(MonoTime now) {
     // Renew every renew-interval while renews succeed, counted from the end of this attempt.
     // Safety does not depend on it: the claim counts from this write's send ("The leadership
     // invariant"), and rivals from the last change they saw, however long ago that was.
-    // An attempt that took longer than kRenewAttemptRoom says the API server is slow (a start-up
-    // storm): the attempt due at the interval is sure of only that much room before its cut,
-    // so renew at retry-period, client-go's rhythm, until an answer comes faster again. Also
-    // liveness only: renewing early never lengthens a claim.
-    const bool slow_answer = after - now > kRenewAttemptRoom;
-    return after + (slow_answer ? rp : config_.renew_interval());
+    return after + config_.renew_interval();
   }
   if (was_leader && seen_.record.holder_identity != config_.identity()) {
     phase_ = Phase::kCandidate;

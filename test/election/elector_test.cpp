@@ -421,34 +421,6 @@ const std::vector<Case>& Cases() {
          f.clock.Advance(2s);
          f.RenewOk(start + 10s, 200ms, 5500ms);  // the retry, with the rest of the claim
        }},
-      {"renew-interval: after a slow answer, the next renew at retry-period until answers are fast",
-       [] {
-         Fixture f(ReleaseMode::kSafe, kAutoInterval);
-         const MonoTime start = f.clock.MonotonicNow();
-         f.BecomeLeader();
-         struct Renew {
-           Duration wait;     // before it, since the last one ended
-           Duration latency;  // of its answer
-           Duration next;     // the pause it asks for
-         };
-         // Answers slower than kRenewAttemptRoom bring retry-period's rhythm; a fast one brings
-         // the interval back, and so does one at the room itself.
-         const Renew renews[] = {
-             {5500ms, 1001ms, 2s},
-             {2s, 1500ms, 2s},
-             {2s, 20ms, 5500ms},
-             {5500ms, 1s, 5500ms},
-         };
-         MonoTime at = start;
-         for (const Renew& r : renews) {
-           f.clock.Advance(r.wait);
-           const MonoTime claim_end = at + 10s;
-           at = f.clock.MonotonicNow();
-           // Cut at the claim's end less retry-period and kRenewAttemptRoom: a retry fits.
-           f.RenewOk(claim_end - 3s, r.latency, r.next);
-         }
-         CHECK(f.lock.calls() == "Get Create Update Update Update Update");
-       }},
       {"renew-interval equal to retry-period: a renew may run to the claim's end, as before",
        [] {
          Fixture f;
