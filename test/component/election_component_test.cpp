@@ -134,8 +134,8 @@ std::string Describe(const std::vector<std::unique_ptr<Agent>>& agents) {
   for (const auto& a : agents) {
     const election::Snapshot s = a->Take();
     const auto ago = [&](const std::optional<MonoTime>& t) {
-      return t ? std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - *t)
-                                    .count()) +
+      return t ? std::to_string(
+                     std::chrono::duration_cast<std::chrono::milliseconds>(now - *t).count()) +
                      "ms ago"
                : std::string("never");
     };
