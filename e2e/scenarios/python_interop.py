@@ -302,10 +302,8 @@ def check(res):
 # ------------------------------------------------------------------------------- the driver
 
 class Run:
-    """One fleet on one lock: the members, the lock's history, the sampler and the rounds.
-    `slots`: lh0 and lh1 leasehold agents, whose release-on-shutdown alternates with each
-    incarnation (lh0's first immediate, lh1's safe), and py<i> Python electors in zone
-    PY_TZ[i % 2]; none started yet."""
+    """One fleet on one lock: the members (`slots`: lh<i> leasehold agents, py<i> Python
+    electors; none started yet), the lock's history, the sampler and the rounds."""
 
     def __init__(self, s, cp, name, lock_type, slots):
         self.name, self.lock_type = name, lock_type
@@ -326,6 +324,7 @@ class Run:
         if slot.startswith("py"):
             tz = PY_TZ[int(slot[2:]) % 2]
             return lambda name, port, gen: PyPeer(self.ns, name, self.lock_type, tz, port=port)
+        # Release-on-shutdown alternates with each incarnation (from 1): lh0's first immediate.
         releases = ("safe", "immediate") if slot == "lh0" else ("immediate", "safe")
         return lambda name, port, gen: Agent(self.ns, name, lock_type=self.lock_type,
                                              timings=MIXED, release=releases[gen % 2], port=port)
