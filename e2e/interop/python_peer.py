@@ -11,32 +11,26 @@ pinned `kubernetes`); it imports nothing from this repository.
         [--namespace=NS] [--lease-duration=5s --renew-deadline=3s --retry-period=1s]
         [--http-address=127.0.0.1:4040] --kubeconfig=FILE
 
-* --lock-type configmaps uses resourcelock.configmaplock.ConfigMapLock (the annotation
-  control-plane.alpha.kubernetes.io/leader), leases uses resourcelock.leaselock.LeaseLock.
 * The durations are whole seconds ("5s" or "5"): LeaseLock writes int(str(lease_duration)), so a
   fractional one would make every write raise. electionconfig.Config validates them as the
   library does (it calls sys.exit on a bad one).
-* --kubeconfig: the harness writes one with Namespace.peer_kubeconfig(): the ServiceAccount token
-  (tokenFile) and the CA, never the admin credential. config.load_kube_config reads it.
+* --kubeconfig: as the client-go peers' (e2e/interop/README.md), read by load_kube_config.
 
-What "yes" means (isLeader). The library calls onstarted_leading (in a thread of its own) once
-acquire() succeeded, and onstopped_leading after renew_loop() returned; a Python program does
-its leader's work exactly in between. So isLeader is true from the moment onstarted_leading of
-the current LeaderElection.run() is called until its onstopped_leading is called, and false as
-soon as SIGTERM arrives or run() ends with an exception (a connection error that is not an
-ApiException propagates out of run() without onstopped_leading). The library bounds none of
-this in time: renew_loop() gives up only when a renew round (started retry-period after the last
-success) has failed for renew-deadline, and its requests have no timeout; a paused or cut-off
-Python leader therefore says "yes" past its lease, and the scenarios attribute such overlaps to
-it.
+What "yes" means (isLeader): from the call of onstarted_leading of the current
+LeaderElection.run() (once acquire() succeeded) until its onstopped_leading (after renew_loop()
+returned), where a Python program does its leader's work; "no" as soon as SIGTERM arrives or
+run() raises (a connection error that is not an ApiException escapes run() without
+onstopped_leading). The library bounds none of this in time: renew_loop() gives up only when a
+renew round (started retry-period after the last success) has failed for renew-deadline, and its
+requests have no timeout; a paused or cut-off Python leader therefore says "yes" past its lease,
+and the scenarios attribute such overlaps to it.
 
-Two things differ from a plain Python program, both as in the client-go peers:
-  - run() is called in a loop with a new lock object and LeaderElection (same identity): the
-    library's run() returns once leadership is lost, and a sidecar contends again.
-  - The lock is wrapped (ObservingLock) to see every record the elector reads or writes; the
-    wrapper only forwards calls. /leader reports the holder and the transition count of the last
-    record read or written (`term`: the annotation's leaderTransitions, which ConfigMapLock never
-    writes, or the Lease's spec.leaseTransitions, which LeaseLock keeps but never bumps).
+Two things differ from a plain Python program, both as in the client-go peers (README.md): run()
+is called in a loop (same identity), as a sidecar contends again; and the lock is wrapped
+(ObservingLock, which only forwards calls). /leader reports the holder and the transition count
+of the last record read or written (`term`: the annotation's leaderTransitions, which
+ConfigMapLock never writes, or the Lease's spec.leaseTransitions, which LeaseLock keeps but never
+bumps).
 
 SIGTERM/SIGINT: the library has no release, so the lock stays held until it expires; the peer
 turns "no" at once and exits 0.

@@ -3,9 +3,8 @@
 stream, the status file, /metrics, Kubernetes Events, the leader label, the probe listener and
 the probe subcommand, and failover times after SIGTERM with and without watch clients.
 
-Usage: python3 -m e2e.scenarios.announce NAME [NAME...]   (or `all`, `list`).
-CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt). Every
-scenario prints the numbers it measured on lines starting with "MEASURED".
+Usage: python3 -m e2e.scenarios.announce NAME [NAME...]   (or `all`, `list`). Every scenario
+prints the numbers it measured on lines starting with "MEASURED".
 """
 
 import http.client

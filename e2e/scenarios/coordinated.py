@@ -3,7 +3,6 @@
 kube-apiserver with the CoordinatedLeaderElection feature gate on.
 
 Usage: python3 -m e2e.scenarios.coordinated NAME [NAME...]   (or `all`, `list`).
-CTest names the tests e2e_coordinated_<name> (e2e/CMakeLists.txt).
 
 The gate is beta and off by default from Kubernetes 1.33; with it off the apiserver drops
 spec.strategy and spec.preferredHolder from a Lease that had none, so each scenario starts a

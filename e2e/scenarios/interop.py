@@ -1,21 +1,13 @@
 #!/usr/bin/env python3
 """Mixed-fleet e2e scenarios: leasehold agents and client-go's real tools/leaderelection (the
-peers in e2e/interop, built by e2e/interop/build.sh) contend for one lock on a real etcd +
-kube-apiserver. Every member is asked /leader every 50 ms (e2e.lib.sampler.Sampler); two "yes"
-answers at one instant fail the scenario.
+peers of e2e/interop, built by its build.sh) contend for one lock on a real etcd +
+kube-apiserver, every member asked /leader by e2e.lib.sampler.Sampler. Two "yes" answers at one
+instant fail the scenario, unless a client-go release race (RELEASE-RACE in
+e2e/interop/README.md) or a paused peer explains them (check_overlaps).
 
 Usage: python3 -m e2e.scenarios.interop NAME [NAME...]   (or `all`, `list`).
-CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
-
-Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
-LEASEHOLD_INTEROP_BIN (peer bin dir; default: the output of e2e/interop/build.sh),
-LEASEHOLD_SOAK_SECONDS (length of each soak run, default 45).
-
-client-go's release() decides from its locally observed holder, not from the record it has just
-fetched (and since v0.37 retries on conflict). If a client-go peer ever blanks a lock that someone
-else holds, its log says RELEASE-RACE; the scenarios print every such event with the client-go
-version, and an overlap of two leaders that follows one is reported as caused by it instead of
-as a leasehold overlap. Any other overlap fails.
+Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, LEASEHOLD_INTEROP_BIN (peer bin dir; default: the output of
+e2e/interop/build.sh), LEASEHOLD_SOAK_SECONDS (length of each soak run, default 45).
 """
 
 import collections
@@ -94,13 +86,10 @@ def release_races(members):
 
 def check_overlaps(smp, members, paused=()):
     """Fails on any overlap of two leaders that is not explained; prints every release race and
-    returns them.
-
-    Explained are: an overlap that begins within renew-deadline + retry-period + 1 s after a
-    client-go release race (RELEASE-RACE in a peer's log), and one in which a client-go peer that
-    the scenario paused (`paused`: (member, t_stop, t_cont)) answered a question asked before it
-    resumed with its pre-pause "yes" (client-go has no fencing: a paused leader keeps leading until
-    its renew loop runs again)."""
+    returns them. Explained are: an overlap that begins within `window` after a client-go release
+    race (RELEASE-RACE in a peer's log), and one in which a client-go peer the scenario paused
+    (`paused`: (member, t_stop, t_cont)) answered a question asked before it resumed with its
+    pre-pause "yes" (client-go has no fencing: it leads until its renew loop runs again)."""
     races = release_races(members)
     for t, m, line in races:
         log(f"!!! client-go {m.version} release race by {m.name}: {line}")
@@ -114,6 +103,7 @@ def check_overlaps(smp, members, paused=()):
             sp = s1 if a == m.name else s2 if b == m.name else None
             if sp is not None and t_stop <= sp[0] <= t_cont + 0.01:
                 why = f"a stale yes of {m.name}, paused, asked before it resumed ({m.kind})"
+        # A client-go leader says "yes" up to renew + retry after its last renewal (timings.py).
         window = MIXED.renew + MIXED.retry + 1.0
         cause = [r for r in races if start - window <= r[0] <= start + 0.5]
         if why is None and cause:
@@ -234,8 +224,6 @@ def mixed_failover(s, base, lh_lock, go_which, go_lock, min_rounds=6, max_rounds
     assert not missing, f"sampler saw leaders the lock never named: {missing}"
 
 
-# 2 leasehold agents (leases) + 2 current client-go peers (Lease lock); 2 leasehold agents
-# (configmaps) + 2 client-go v0.23 peers (configmaps lock).
 SCENARIOS.bind(mixed_failover, "e2e-ix-lease", "leases", "current", "leases", name="mixed_lease")
 SCENARIOS.bind(mixed_failover, "e2e-ix-cm", "configmaps", "v0.23", "configmaps",
                name="mixed_configmap")
@@ -258,9 +246,7 @@ def migration(s):
          multilock members, which create the Lease.
       5. Lease-only members join: leasehold --lock-type leases and current client-go peers.
       6. The multilock members leave one by one, the last v0.23 multilock peer last. While it is
-         still there the ConfigMap is deleted once: it recreates it (client-go's MultiLock creates
-         a missing primary), which is why a migration deletes the ConfigMap only after every
-         multilock member is gone.
+         still there the ConfigMap is deleted once, and it recreates it (docs/migration.md, 3).
       7. The ConfigMap is deleted for good; the fleet runs on the Lease alone and nobody
          recreates the ConfigMap.
     """
@@ -306,7 +292,6 @@ def migration(s):
         fleet = Fleet(s, smp)
         join("1. ConfigMap fleet on a cluster without Leases", "cm", ("configmaps", "auto"),
              "immediate", "v0.23", "configmaps", auto_uses="configmaps")
-        # 2. Cluster upgrade.
         t0 = time.monotonic()
         cp.restart("apiserver", "--no-extra-args")
         log(f"2. apiserver restarted with coordination.k8s.io in {time.monotonic() - t0:.1f}s")
@@ -314,7 +299,6 @@ def migration(s):
         one_leader("2. after the apiserver restart")
         join("3. multilock members joined", "ml", ("auto", "auto"), "safe", "v0.23",
              "configmapsleases", auto_uses="configmapsleases")
-        # 4. The ConfigMap-only members leave; make sure the last of them leaves as leader.
         for slot in ("cm-go1", "cm-lh1", "cm-go0", "cm-lh0"):
             leave(slot)
         ldr = one_leader("4. ConfigMap-only members gone")
@@ -327,7 +311,6 @@ def migration(s):
         assert lease["holderIdentity"] == cm_rec["holderIdentity"] == new.name, (lease, cm_rec)
         join("5. lease-only members joined", "ls", ("leases", "leases"), "safe", "current",
              "leases")
-        # 6. The multilock members leave, the v0.23 multilock peer ml-go1 last.
         for slot in ("ml-lh0", "ml-go0", "ml-lh1"):
             leave(slot)
         ldr = one_leader("6. only ml-go1 left of the multilock members")
@@ -342,7 +325,6 @@ def migration(s):
         log(f"6. ConfigMap recreated {time.monotonic() - t_del:.1f}s after its deletion by "
             f"{rec['holderIdentity']} (client-go v0.23 configmapsleases)")
         leave("ml-go1")
-        # 7. Leases alone.
         cp.kubectl("delete", "configmap", ns.lock_name, "-n", ns.name)
         ldr = one_leader("7. ConfigMap deleted for good")
         time.sleep(2 * MIXED.lease)
@@ -351,7 +333,6 @@ def migration(s):
         assert ldr.slot.startswith("ls-")
         lease = ns.lease()["spec"]
         assert lease["holderIdentity"] == ldr.name, lease
-        # One more failover on leases alone.
         ldr.kill()
         new = wait_single_leader([m for m in fleet.alive() if m is not ldr], 30)
         log(f"7. SIGKILL {ldr.describe()} -> {new.describe()}")
@@ -420,9 +401,8 @@ def soak_run(s, cp, base, timings, seconds):
 
 @scenario
 def soak(s):
-    """leasehold leads, client-go followers watch, at retry-period 2s (15s/10s/2s, client-go's
-    defaults) and 1s (4s/3s/1s) in parallel. LEASEHOLD_SOAK_SECONDS each (default 45; >= 300
-    for a real soak)."""
+    """leasehold leads while client-go followers watch, at DEFAULTS (client-go's) and at FAST in
+    parallel, LEASEHOLD_SOAK_SECONDS each (>= 300 for a real soak)."""
     seconds = float(os.environ.get("LEASEHOLD_SOAK_SECONDS", "45"))
     cp = s.control_plane()
     errors = []
@@ -443,15 +423,12 @@ def soak(s):
 
 @scenario
 def release_race(s):
-    """Provokes the hazard of client-go's release(): it decides from the holder it observed
-    locally, not from the record it has just fetched. A current client-go leader (with
-    ReleaseOnCancel) is cut off from the apiserver, so its renewals fail without it reading
-    anything new, and is paused (SIGSTOP: a GC pause, CPU starvation, a frozen VM) in that renew
-    round. Its network comes back, leasehold takes the expired lease, and the Go process resumes:
-    its renew round is past its deadline, it stops leading and releases -- GETs the lease, which
-    now names the leasehold agent, and still blanks it. The scenario reports whether that
-    happened (RELEASE-RACE lines) and what followed; an overlap of two leaders after a release
-    race is reported as caused by it, any other overlap fails."""
+    """Provokes client-go's release hazard (RELEASE-RACE, e2e/interop/README.md): a current
+    client-go leader with ReleaseOnCancel is cut off from the apiserver, so its renewals fail
+    without it reading anything new, and paused (SIGSTOP: a GC pause, CPU starvation, a frozen
+    VM) in that renew round. leasehold takes the expired lease; the Go process resumes past its
+    renew deadline and releases. Reports whether it blanked the leasehold agent's lease and what
+    followed; check_overlaps judges the overlaps."""
     cp = s.control_plane()
     ns = Namespace(cp, ns_name("e2e-ix-race"))
     proxies = ProxyLoop()
@@ -497,10 +474,7 @@ def release_race(s):
     log("lock history: " + " ".join(f"{h or chr(34) * 2}@{t - t_cont:+.2f}s" for t, h, _ in hist))
     races = check_overlaps(smp, members, paused=[(gp, t_stop, t_cont)])
     blanks = check_blanks(watcher, "lease", members, set())
-    # The race reproduced (client-go blanked the lease of the leasehold leader, a rival took it
-    # while that leader's promise ran): its leasehold_promise_overtaken_total then rightly moves,
-    # which the harness would otherwise fail the scenario on. Any genuine overlap still fails
-    # (check_overlaps).
+    # As in mixed_failover: a reproduced race rightly moves the overtaken count.
     s.expect_overtaken = bool(races or blanks)
     blanked = [r for r in races if "BLANKED" in r[2]]
     if blanked:

@@ -33,8 +33,8 @@ from e2e.lib.timings import MIXED
 
 SCENARIOS = Registry()
 
-# The managers' and the observers' timings: 5s/3s/1s, the observers' margin (lease-duration -
-# renew-deadline) at observe mode's minimum, 2 s; their --lease-duration equal to the managers'.
+# The managers' and the observers' timings: the observers' margin (lease-duration -
+# renew-deadline) at observe mode's minimum; their --lease-duration equal to the managers'.
 TIMINGS = MIXED
 PODS = ("op-0", "op-1", "op-2")
 INTERVAL = 0.05  # s between two questions to one agent
@@ -96,8 +96,7 @@ class Run:
         wait_until(lambda: labels(self.cp, self.ns) == want, timeout, what=f"labels {want}")
 
     def judge(self):
-        """Every pod's samples: its agent's answers and its managers' leaderships; raises
-        judge.Verdict on any overlap. Returns the pods' samples and the manager spans."""
+        """Judges the pods' samples (the module doc's); returns them and the manager spans."""
         self.smp.stop()
         t1 = time.time()
         pods = {p: [] for p in PODS}
@@ -158,10 +157,8 @@ class Run:
 
 
 def one_fault(s, fault):
-    """One fault of the holder's manager; another pod's manager takes the Lease, and the old
-    pod's yes ends first. kill: SIGKILL, the Lease expires. freeze: SIGSTOP for lease-duration +
-    3 s, the old pod's yes runs out (nothing renews), then SIGCONT. term: SIGTERM, and
-    controller-runtime stops without releasing (its default): the Lease expires."""
+    """One fault (the module doc's) of the holder's manager; another pod's manager takes the
+    Lease once it expires, and the old pod's yes ends first."""
     r = Run(s, fault)
     holder = r.wait_holder(timeout=40)
     log(f"holder: {holder} ({lease_holder(r.ns)})")

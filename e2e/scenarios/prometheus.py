@@ -1,21 +1,15 @@
 #!/usr/bin/env python3
-"""The shipped alert rules on a real Prometheus, scraping real agents on the real control plane.
+"""The shipped alert rules on a real Prometheus, scraping real agents on the real control plane
+(what it shows: docs/runbooks.md).
 
 Usage: python3 -m e2e.scenarios.prometheus NAME [NAME...]   (or `all`, `list`).
 
-Each scenario starts its own Prometheus server (e2e/lib/prometheus.py: the pinned one, Debian
-12's `prometheus` 2.42, the binary of the package that gives promtool to
-deploy/monitoring/rules_test.py), and stops it afterwards. It scrapes the agents' probe listeners
-(`--probe-address`, path /metrics, as the shipped PodMonitor does), each target labelled with
-`namespace` and `pod` as the PodMonitor's relabelling would, and loads the rules rendered by
-deploy/monitoring/rules.py (the one source promtool tests), their windows and `for:` scaled by
-SCALE, with the e2e's own timings. Both renderings of LeaseholdAbsent are loaded: the plain
-file's (`up`-based) and the chart's and Kustomize's per-lock `absent(leasehold_lock_info{...})`.
-
-Every check reads `ALERTS{alertstate="firing"}` as a range (query_range, 0.2 s steps) over the
-whole scenario through the HTTP API, after waiting until the rule group has been evaluated past
-the window's end, so an alert that fired and resolved in between is seen. Each must-fire
-assertion logs and bounds the measured fault-to-firing time.
+Each scenario starts its own server (e2e/lib/prometheus.py: the pinned one, with the rules of
+deploy/monitoring/rules.py scaled) and stops it afterwards. It scrapes the agents' probe
+listeners as the shipped PodMonitor does, each target labelled with `namespace` and `pod`. Every
+check reads `ALERTS{alertstate="firing"}` as a range over the whole scenario, after the rule group
+has been evaluated past the window's end, so an alert that fired and resolved in between is seen.
+Each must-fire assertion logs and bounds the measured fault-to-firing time.
 """
 
 import json
@@ -38,9 +32,10 @@ from e2e.lib.timings import FAST, MIXED
 # The scaled windows (rules.py: 5m and 15m of the shipped rules).
 FOR_5M = 300 * SCALE      # LeaseholdAbsent, LeaseholdNotReady, LeaseholdRenewSlowOrFailing `for:`
 WINDOW_15M = 900 * SCALE  # LeaseholdPromiseOvertaken's and LeaseholdFlapping's window
+# LeaseholdNoLeader fires once its window has held no "1", then its `for:`.
 NO_LEADER_WINDOW = FAST.lease + 2 * SCRAPE
 NO_LEADER_FOR = 2 * SCRAPE
-# A scrape, an evaluation, and the query's 0.2 s step, plus load on a shared 2-core machine.
+# A scrape, an evaluation, and the query's step, plus load on a shared 2-core machine.
 SLACK = 2 * SCRAPE + 2.0
 # An out-of-band write of the Lease is seen by the watch at once (or by the next Get, within a
 # retry period), then a scrape and an evaluation; no `for:`.
@@ -171,7 +166,6 @@ def clean_handovers_fire_nothing(s):
     ns, agents, leader, prom = scraped_fleet(s, "prom-clean")
     start = prom.started_wall
 
-    # Clean failover.
     t0 = time.monotonic()
     leader.term_and_wait()
     live = [a for a in agents if a is not leader]
@@ -191,7 +185,6 @@ def clean_handovers_fire_nothing(s):
     log(f"crash restart of the leader {cur.name}: {nxt.name} leads "
         f"{time.monotonic() - t0:.2f}s later")
 
-    # Rolling update: one new pod at a time (maxSurge 1), the old one stopped once it is ready.
     for i, old in enumerate(list(live)):
         fresh = s.agent(ns, f"{ns.name}-r{i}", probe=True).start()
         wait_ready([fresh], 10)
@@ -224,8 +217,7 @@ def rbac_removed_fires_no_leader_and_not_ready(s):
         t_fault = time.time()
         ns.cp.kubectl("delete", "rolebinding", "leasehold", "leasehold-create", "-n", ns.name)
         log("RoleBindings leasehold, leasehold-create deleted")
-        # NoLeader: the leader steps down within renew-deadline, then the window must hold no
-        # "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
+        # NoLeader: the leader steps down within renew-deadline, then the window and `for:`.
         no_leader_bound = FAST.renew + NO_LEADER_WINDOW + NO_LEADER_FOR + SLACK
         # NotReady: a refused attempt within a retry period (jittered up to 2.2), then `for:`.
         not_ready_bound = 2.2 * FAST.retry + FAST.renew + FOR_5M + SLACK
@@ -375,10 +367,10 @@ def slow_renewals_fire_renew_slow(s):
 
     Why not renewals of >= half the renew-deadline: a renew starts a retry-period after the
     previous answer and must be answered within renew-deadline of the previous send, so a
-    leader survives renewals of at most (renew-deadline - retry-period) / 2 = 1 s here (4 s
-    with the defaults). Measured while writing this test: 1.1 s renewals lost the lease at the
-    second renew. The rule's bucket is the largest below that bound (rules.slow_bound: 0.5 s
-    here, 2.5 s shipped); 0.75 s renewals (25 % of renew-deadline) sit between the two."""
+    leader survives renewals of at most (renew-deadline - retry-period) / 2 (`survivable`).
+    Measured while writing this test: 1.1 s renewals lost the lease at the second renew (1 s
+    survivable). The rule's bucket is the largest below that bound (rules.slow_bound); the
+    renewals here sit halfway between the two."""
     from e2e.lib.faultproxy import ProxyLoop
     ns = fresh_namespace(s, "prom-slow")
     loop = ProxyLoop()
@@ -399,7 +391,7 @@ def slow_renewals_fire_renew_slow(s):
         t_fault = time.time()
         log(f"fault proxy: {lat:.2f}s latency each way on {a.name}'s API traffic")
         lost = Watch(lambda: not a.is_leader(), 0.1)
-        # The 6 s rate must pass one half, then a scrape, an evaluation and `for:`.
+        # The rate over FOR_5M must pass one half, then a scrape, an evaluation and `for:`.
         bound = FOR_5M / 2 + FOR_5M + renew + SLACK
         try:
             dt, firing = wait_firing(prom, "LeaseholdRenewSlowOrFailing", t_fault, bound,
@@ -439,8 +431,7 @@ def dashboard_queries_return_data(s):
     watch.request("GET", "/leader/watch")
     resp = watch.getresponse()
     assert resp.status == 200, resp.status
-    # Some history before and after the failover, as a dashboard's range would show: until
-    # Prometheus holds 8 scrapes of every target, and again after the failover.
+    # Some history before and after the failover, as a dashboard's range would show.
     history = f'min(count_over_time(up{{namespace="{ns.name}"}}[1h])) >= 8'
     try:
         wait_until(lambda: prom.query(history), 30, 0.2, what="8 scrapes of every target")
@@ -449,7 +440,6 @@ def dashboard_queries_return_data(s):
         leader.term_and_wait()
         new = wait_single_leader([a for a in agents if a is not leader], FAST.lease + 5)
         log(f"failover {leader.name} -> {new.name} in {time.monotonic() - t0:.2f}s")
-        # Until a scrape after the failover has been evaluated (the term moved in Prometheus).
         wait_until(lambda: prom.query(f'max_over_time(leasehold_term{{namespace="{ns.name}"}}'
                                       f'[1h]) - min_over_time(leasehold_term{{namespace='
                                       f'"{ns.name}"}}[1h]) > 0'), 15, 0.2,
@@ -490,9 +480,8 @@ def dashboard_queries_return_data(s):
 
 
 def observer(s, ns, name, pod):
-    """An observing leasehold agent of pod `pod`, with a probe listener (the scrape target).
-    Observe mode needs lease-duration - renew-deadline >= 2 s: MIXED's timings (5s/3s/1s), the
-    managers' and the observers' lease-duration equal."""
+    """An observing leasehold agent of pod `pod`, with a probe listener (the scrape target), on
+    the managers' timings (MIXED; e2e/scenarios/observe.py's TIMINGS says why)."""
     return s.agent(ns, name, extra=("--agent-mode=observe",), timings=MIXED, probe=True,
                    env={"POD_NAME": pod, "POD_NAMESPACE": ns.name}).start()
 
@@ -543,13 +532,12 @@ def observed_operator_stopped_fires_no_leader(s):
     t_fault = time.time()
     prom.set_targets([watcher])
     log(f"operator scaled to 0: managers and sidecars stopped, targets left: {watcher.name}")
-    # The sidecars stopped at once (their last "1" scraped before t_fault), then the window must
-    # hold no "1" (lease-duration + 2 scrapes), plus an evaluation and `for:`.
+    # The sidecars stopped at once (their last "1" scraped before t_fault), then NoLeader's
+    # window and `for:`.
     bound = NO_LEADER_WINDOW + NO_LEADER_FOR + SLACK
     dt_fire, _ = wait_firing(prom, "LeaseholdNoLeader", t_fault, bound, lock_name=ns.lock_name)
     assert watcher.view().holder.startswith(pod_of(lease_holder(ns)) + "_"), watcher.view()
 
-    # Scaled up again: new pods.
     t_restore = time.time()
     agents2, managers2 = observing_pods(s, ns, binary, ("op-3", "op-4", "op-5"), 1)
     prom.set_targets([watcher, *agents2])

@@ -1,34 +1,28 @@
 #!/usr/bin/env python3
 """Mixed-fleet e2e scenarios with the Python client's leader election: leasehold agents and
-electors of PyPI `kubernetes` (`kubernetes.leaderelection`, run unchanged by
-e2e/interop/python_peer.py in a venv made by e2e/interop/python_venv.sh) contend for one lock on
-a real etcd + kube-apiserver: ConfigMapLock against `--lock-type configmaps`, LeaseLock against
-`--lock-type leases`.
+electors of PyPI `kubernetes` (e2e/interop/python_peer.py, in the venv of python_venv.sh) contend
+for one lock on a real etcd + kube-apiserver: ConfigMapLock against `--lock-type configmaps`,
+LeaseLock against `--lock-type leases`.
 
 Usage: python3 -m e2e.scenarios.python_interop NAME [NAME...]   (or `all`, `list`).
-CTest registers each one as its own test with the label `e2e` (see e2e/CMakeLists.txt).
+Env: LEASEHOLD_BIN, LEASEHOLD_E2E_CP, LEASEHOLD_PYTHON_PEER_PY (the venv's python; default: the
+output of python_venv.sh), LEASEHOLD_E2E_OUT (results root, default e2e/out),
+LEASEHOLD_PY_INTEROP_CYCLES (the fault cycles of `mixed`).
 
-Env: LEASEHOLD_BIN (the leasehold binary), LEASEHOLD_E2E_CP (the shared control plane),
-LEASEHOLD_PYTHON_PEER_PY (the venv's python; default: the output of python_venv.sh),
-LEASEHOLD_E2E_OUT (results root, default e2e/out), LEASEHOLD_PY_INTEROP_CYCLES (fault cycles of
-the mixed scenarios, default 2: each cycle moves leadership 3 times each way).
-
-Every member is asked /leader every 20 ms by the chaos suite's sampler (e2e/lib/sampler_process.py,
-its own process; a "yes" counts from the question's sending to the answer's arrival, however
-late). Each overlap of two "yes" answers is attributed to the member that started it, from the
-lock's own history (a watch with the admin credential):
+Every member is asked /leader every SAMPLE_INTERVAL by e2e/lib/sampler_process.py (its own
+process; its doc says when a "yes" counts). Each overlap of two "yes" answers is attributed to the
+member that started it, from the lock's own history (a watch with the admin credential):
   * the earlier leader X, if the later one Y took the lock lease-duration or more after X's last
     write (X led past its lease: a paused Python leader resumes and says "yes" until its renew
-    round fails), if X's lock was released in between (X said "yes" after its release), or if
-    X's last record is one the Python elector reads as unheld (a null or empty field: it takes
-    such a lock at once);
+    round fails), if X's lock was released in between, or if X's last record is one the Python
+    elector reads as unheld (it takes such a lock at once);
   * else Y, which took an unexpired lease.
 Overlaps started by a Python elector are reported apart; one started by leasehold fails the
-scenario. So do a leasehold record with a holder that the Python elector reads as unheld and a
-broken validUntil promise of a leasehold leader.
+scenario. So do a leasehold record that the Python elector reads as unheld and a broken
+validUntil promise of a leasehold leader.
 
-Results: e2e/out/python-interop-<scenario>/result.json (overlaps by side, failover times
-per direction, fault and lock kind, the rounds), samples.txt and the members' logs.
+Results: e2e/out/python-interop-<scenario>/result.json (overlaps by side, failover times per
+direction, fault and lock kind, the rounds), samples.txt and the members' logs.
 """
 
 import json
@@ -53,7 +47,7 @@ from e2e.lib.runner import Registry
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
 
-SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150  # as the chaos suite
+SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150  # s, as the chaos suite
 # The driver waits for states as often as the sampler asks.
 wait_single_leader = partial(agent.wait_single_leader, interval=SAMPLE_INTERVAL)
 FAILOVER_TIMEOUT = 30.0
@@ -72,8 +66,7 @@ LH, PY = Agent.family, PyPeer.family
 # ------------------------------------------------------------------------------- members
 
 def view_of(m):
-    """What a member's /leader says, briefly (its LeaderView): status, holder, isLeader, term,
-    and reason and termReliable where it says them."""
+    """What a member's /leader says, briefly."""
     v = m.view()
     return {"status": v.status, "name": v.holder, "isLeader": v.body.get("isLeader"),
             "term": v.term, **{k: v.body[k] for k in ("reason", "termReliable") if k in v.body}}
@@ -149,12 +142,10 @@ def left_over(x_ident, y_ident, new_start, events):
 
 def attribute(old, new, events, by_ident):
     """(family, why) of the member that started the overlap of claim spans old (began first) and
-    new; see the module doc."""
+    new; see the module doc. A newer claim whose first answer came past the client timeout and
+    after the older claim's last answer may hold only from after the old one ended: the late
+    answerer's doing (a Python peer whose HTTP thread stalled, or leasehold just the same)."""
     x, y = by_ident.get(old["identity"]), by_ident.get(new["identity"])
-    # The newer claim begins with an answer that came late (past the client timeout) and only
-    # after the older claim's last answer: that "yes" may hold only from after the old one
-    # ended, so the overlap is the late answerer's doing (a Python peer whose HTTP thread
-    # stalled; a late leasehold answer is blamed on leasehold just the same).
     late = new.get("first_recv", new["start"]) - new["start"]
     if late > CLIENT_TIMEOUT and new.get("first_recv", new["start"]) > old.get("end", new["start"]):
         return y.family, (f"{y.name}'s first yes came {late:.2f}s after its question, after "
@@ -228,7 +219,6 @@ def analyse(run):
     lead = analysis.spans(samples, CLIENT_TIMEOUT, by_term=False)
     seen_changes = family_changes(handovers([sp["identity"] for sp in sorted(
         (s for ss in lead.values() for s in ss), key=lambda s: s["start"])], by_ident))
-    # Records a leasehold holder wrote that the Python elector reads as unheld.
     lh_ids = {m.identity for m in run.fleet.members if m.family == LH}
     unheld = [{"t": round(t - t0, 3), "rv": rv, "record": rec} for t, rv, rec in events
               if holder(rec) in lh_ids and python_sees_unheld(rec)]
@@ -243,10 +233,8 @@ def analyse(run):
                               "max_seen_before": top})
         if isinstance(tr, int):
             top = tr if top is None else max(top, tr)
-    # validUntil promises of leasehold leaders, each judged as the one judge judges a promise
-    # overlap: it fails when definite (the new leader's first yes arrived before the old
-    # validUntil); a possible one (asked before it, answered after it: a slow Python answer
-    # under load) is reported.
+    # validUntil promises of leasehold leaders (analysis.promise_violations): a definite break
+    # fails; a possible one (a slow Python answer under load) is reported.
     promises = {True: [], False: []}
     for p in analysis.promise_violations(lead, analysis.spans(samples, None, by_term=False), [],
                                          run.exempt, lambda t: t + MONO_TO_WALL):
@@ -314,15 +302,12 @@ def check(res):
 # ------------------------------------------------------------------------------- the driver
 
 class Run:
-    """One fleet on one lock: the members, the lock's history, the sampler and the rounds.
-    `slots`: lh0 and lh1 leasehold agents, whose release-on-shutdown alternates with each
-    incarnation (lh0's first immediate, lh1's safe), and py<i> Python electors in zone
-    PY_TZ[i % 2]; none started yet."""
+    """One fleet on one lock: the members (`slots`: lh<i> leasehold agents, py<i> Python
+    electors; none started yet), the lock's history, the sampler and the rounds."""
 
     def __init__(self, s, cp, name, lock_type, slots):
         self.name, self.lock_type = name, lock_type
         self.ns = Namespace(cp, ns_name(f"e2e-py-{name.replace('_', '-')}"[:40]))
-        # <LEASEHOLD_E2E_OUT or e2e/out>/python-interop-<name>/, emptied (the last run's).
         root = Path(os.environ.get("LEASEHOLD_E2E_OUT") or REPO / "e2e" / "out")
         self.out = root / f"python-interop-{name}"
         shutil.rmtree(self.out, ignore_errors=True)
@@ -336,18 +321,17 @@ class Run:
         self.notes = {}
 
     def factory(self, slot):
-        """The Fleet factory of `slot` (see the class doc)."""
         if slot.startswith("py"):
             tz = PY_TZ[int(slot[2:]) % 2]
             return lambda name, port, gen: PyPeer(self.ns, name, self.lock_type, tz, port=port)
+        # Release-on-shutdown alternates with each incarnation (from 1): lh0's first immediate.
         releases = ("safe", "immediate") if slot == "lh0" else ("immediate", "safe")
         return lambda name, port, gen: Agent(self.ns, name, lock_type=self.lock_type,
                                              timings=MIXED, release=releases[gen % 2], port=port)
 
     def execute(self, body):
-        """Starts the sampler on every slot (its slots are fixed from here on), runs body(), then
-        stops it and analyses the run whatever body raised (re-raised after), and checks the
-        result; returns it."""
+        """Runs body() under the sampler (its slots are fixed from here on), analyses the run even
+        if body raised, and checks the result; returns it."""
         self.smp = sampler_process.Started(self.out / "samples.txt", SAMPLE_INTERVAL,
                                            CLIENT_TIMEOUT, self.fleet.sampler_slots())
         self.t0 = time.monotonic()
@@ -362,8 +346,7 @@ class Run:
         return res
 
     def wait_settled(self, leader):
-        """The state a fault counts from: `leader` has renewed at least once since it acquired,
-        and every follower that is to take over has read a record naming it."""
+        """The state a fault counts from: `leader` has renewed at least once since it acquired."""
         wait_until(lambda: self.watcher.writes_since_acquired(leader.identity) >= 2, 15,
                    what=f"{leader.name} to renew the lock once")
 
@@ -441,10 +424,9 @@ class Run:
 
 
 def mixed(s, name, lock_type, n_python):
-    """2 leasehold agents and n_python Python electors on `lock_type`. leasehold leads first; the
-    leader is faulted, in turn by kill -9, SIGTERM and a pause, so that leadership moves
-    leasehold→python and python→leasehold; LEASEHOLD_PY_INTEROP_CYCLES times each (default 2: 6
-    moves each way)."""
+    """2 leasehold agents and n_python Python electors on `lock_type`, leasehold leading first.
+    Each of LEASEHOLD_PY_INTEROP_CYCLES cycles (default 2) faults the leader by kill -9, SIGTERM
+    and a pause, each once to move leadership either way."""
     cycles = int(os.environ.get("LEASEHOLD_PY_INTEROP_CYCLES", "2"))
     run = Run(s, s.control_plane(), name, lock_type,
               ["lh0", "lh1", *(f"py{i}" for i in range(n_python))])
@@ -464,8 +446,6 @@ def mixed(s, name, lock_type, n_python):
         f"leadership did not move 3 times each way: {ch}"
 
 
-# 2 leasehold agents (--lock-type configmaps) + 2 Python ConfigMapLock electors; 2 leasehold
-# agents (--lock-type leases) + 1 Python LeaseLock elector.
 SCENARIOS.bind(mixed, "mixed_configmap", "configmaps", 2, name="mixed_configmap")
 SCENARIOS.bind(mixed, "mixed_lease", "leases", 1, name="mixed_lease")
 
@@ -479,8 +459,8 @@ PY_LED_BOUND = MIXED.lease + MIXED.retry + 2.0
 @scenario
 def python_led_fleet_fails_over(s):
     """For each lock kind: a Python elector leads first; two leasehold agents join; the Python
-    leader is killed -9, and a leasehold agent must lead within PY_LED_BOUND (lease-duration +
-    retry-period + 2 s = 8 s). Then a new Python elector joins and must not take the lock."""
+    leader is killed -9, and a leasehold agent must lead within PY_LED_BOUND. Then a new Python
+    elector joins and must not take the lock."""
     failures = []
     cp = s.control_plane()
     for lock_type in ("configmaps", "leases"):
@@ -559,8 +539,6 @@ def attribution_selftest(s):
         got, why = attribute(span(x.name, -1.0), span(y.name, events[-1][0]), events, ids)
         log(f"{what}: started by {got} ({why})")
         assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
-    # A late first answer, received after the other side's last yes, is the late side's; one
-    # received before that, or within the client timeout, is judged by the lock's history.
     late_cases = [
         ("py's late yes after lh's last", lh, py, dict(end=1.0), dict(first_recv=1.5), PY),
         ("lh's late yes after py's last", py, lh, dict(end=1.0), dict(first_recv=1.5), LH),
@@ -574,10 +552,7 @@ def attribution_selftest(s):
                              events, ids)
         log(f"{what}: started by {got} ({why})")
         assert got == want, f"{what}: attributed to {got}, want {want}: {why}"
-    # The promise check's immediate-release exemption runs to the new leader's first yes'
-    # arrival: a SIGTERM between its question and its answer may come before that yes. A broken
-    # promise is definite when the new leader's first yes arrived before the old validUntil
-    # (10 s here), possible when it was only asked before it.
+    # analysis.promise_violations: its exemption of an immediate release, definite or possible.
     def claim(slot, start, first_recv, max_vu=None):
         return {"slot": slot, "identity": slot, "start": start, "first_recv": first_recv,
                 "end": first_recv, "max_vu": max_vu}
@@ -596,8 +571,6 @@ def attribution_selftest(s):
             [], {"lh": terms}, lambda t: t)
         assert len(bad) == 1 and bad[0][key] == want, (what, bad)
         log(f"promise, {what}: {key} {want}")
-    # A new span of a leader whose term the other has since taken is no takeover; one of a
-    # leader that took the lock after the other is.
     for what, events, want in [
             ("py's span left over from before lh took the lock", ev((0.0, rec("py")),
                                                                    (3.0, rec("lh"))), True),
