@@ -3,12 +3,8 @@ shipped observing sidecar beside it, and a Prometheus that finds the pods the wa
 
     LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node_observe observe_rollout
 
-The operator is e2e/crmanager (a controller-runtime manager: its own Lease, identity
-<hostname>_<uuid>, controller-runtime's default timings 15 s / 10 s / 2 s, no release on
-shutdown), in the image e2e/node/images.py builds, in place of the example's `app`
-(cluster.operator_container; its own Role for its Lease, cluster.operator_rbac). The Deployment
-is the native-sidecar overlay with deploy/components/observe, observe-watch and the leader label,
-rendered and checked as every node scenario's (cluster.render, assert_shipped).
+The operator (e2e/crmanager) is the example's `app` (cluster.operator_container, operator_rbac)
+in the "observe" variant (cluster.VARIANTS), rendered and checked as every node scenario's.
 """
 
 import json
@@ -37,8 +33,7 @@ from e2e.node.helm import HelmRun
 from e2e.node.rollout import judge_lifetimes, replace_all
 from e2e.node.run import NodeScenario, Run, repeat
 
-# The shipped timings: deploy/components/observe's 15 s / 10 s (the base's retry-period, 2 s), the
-# operator's controller-runtime defaults (the same three).
+# The shipped timings, which are also the operator's (controller-runtime's defaults).
 LEASE, RENEW, RETRY = DEFAULTS
 # kObserveMargin (src/election/observer.h): an observer's "yes" ends this long before any rival
 # may take over (docs/safety.md, "Observe mode"), by the one clock of the node.
@@ -195,12 +190,9 @@ def rollout_round(run, results, i):
 
 @scenario
 def observe_rollout(s):
-    """An operator that elects itself, 3 replicas, each with the shipped observing sidecar:
-    NODE_REPEAT times a rollout (kubectl rollout restart) and a DELETE of the holder's pod. The
-    Lease's holder (its operator) and the sidecars' yes, the label on the holder's pod alone;
-    no sidecar says yes while another pod's operator holds the Lease (judge_terms), each pod
-    judged over its life; the old holder's yes ends by its sidecar's SIGTERM and by
-    docs/safety.md's bound, 2 s or more before the new holder acquired."""
+    """An operator that elects itself beside the shipped observing sidecar: NODE_REPEAT times a
+    rollout (rollout_round) and a DELETE of the holder's pod (delete_holder_round), each judged
+    by yes_ended; judge_terms and judge_lifetimes over the whole run."""
     with s.run("observe", cls=ObserveRun) as run:
         t0 = time.time()
         results = []
@@ -262,7 +254,7 @@ RULES = REPO / "deploy" / "monitoring" / "leasehold-rules.yaml"
 
 
 def no_leader_rule():
-    """(group interval, the expression's window, for:) of LeaseholdNoLeader in the shipped file."""
+    """(group interval, window, for:) of LeaseholdNoLeader in the shipped rule file (s)."""
     group = yaml.safe_load(RULES.read_text())["groups"][0]
     rule = next(r for r in group["rules"] if r.get("alert") == "LeaseholdNoLeader")
     window = re.search(r"\[(\w+)\]", rule["expr"]).group(1)
@@ -271,8 +263,7 @@ def no_leader_rule():
 
 def prometheus_binary():
     """LEASEHOLD_NODE_PROMETHEUS (the binary or its bin dir), else e2e/node/prometheus/build.sh's
-    (cached; the CTest fixture e2e_node_prometheus builds it first). Not Debian's: built without
-    the Kubernetes discovery (build.sh says more)."""
+    (cached; the e2e_node_prometheus fixture builds it first; why not Debian's: build.sh)."""
     p = os.environ.get("LEASEHOLD_NODE_PROMETHEUS")
     if not p:
         r = cluster.host_run(["bash", str(REPO / "e2e" / "node" / "prometheus" / "build.sh")],
@@ -287,8 +278,8 @@ def prometheus_binary():
 
 class NodePrometheus(Prometheus):
     """Prometheus in the node's network namespace (this process's), discovering pods from the
-    node's apiserver with the documented job (kubernetes_sd_configs, role pod) and a
-    ServiceAccount's token, the shipped rule file unchanged. The queries are e2e/lib's."""
+    node's apiserver with the documented job and a ServiceAccount's token, the shipped rule file
+    unchanged. The queries are e2e/lib's."""
 
     def __init__(self, node, token_file):
         self.dir = Path(tempfile.mkdtemp(prefix="leasehold-prom-node-"))
@@ -416,14 +407,11 @@ def others_firing(prom, runs, allowed):
 
 @scenario
 def prometheus_discovery(s):
-    """Prometheus finds the pods the way a user's does: Debian's prometheus in the node's
-    network namespace, the documented pod-role job (docs/runbooks.md, "Scraping") against the
-    node's apiserver with a ServiceAccount's token (list and watch on pods), the shipped rule
-    file unchanged. Every shipped variant (native, classic, gate, the chart) and the observe
-    Deployment with its watcher, each in a namespace of its own, deployed at once: every pod is
-    a target, up on its pod IP, every lock has leasehold_is_leader. Then the operator scaled to
-    0: LeaseholdNoLeader fires for its lock (the watcher's series) within the rule's window, its
-    `for:` and an evaluation; scaled back, it resolves; nothing else fires for these locks."""
+    """Prometheus finds the pods the way a user's does (NodePrometheus): every shipped variant,
+    the chart and the observe Deployment, each in its own namespace, are scraped
+    (check_scraped). With the operator scaled to 0, LeaseholdNoLeader fires for its lock (the
+    watcher's series) within the rule's window, `for:` and an evaluation; scaled back, it
+    resolves; nothing else fires for these locks."""
     runs = [s.run("native", cls=QuietRun, replicas=2), s.run("classic", cls=QuietRun, replicas=2),
             s.run("gate", cls=QuietRun, replicas=2), s.run("native", cls=QuietHelmRun, replicas=2),
             s.run("observe", cls=QuietRun, replicas=2)]
