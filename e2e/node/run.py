@@ -1,7 +1,5 @@
-"""One node scenario's run: its context (NodeScenario: into the node's network namespace, the
-fixture's health before and after, PASS/FAIL; as_instrument; NODE_REPEAT) and its Run (the
-namespace with the shipped overlay applied, the sampler, the lock's watch, the containers' log
-followers; the judge's rules over a window; the evidence kept on failure).
+"""One node scenario's context (NodeScenario, as_instrument, NODE_REPEAT) and its Runs: a
+namespace with the shipped overlay, its instruments, the judge's rules, the evidence on failure.
 """
 
 import gc
@@ -26,8 +24,8 @@ class LogFollower:
     failure): the deleted pod's logs are gone from the apiserver once the pod is."""
 
     def __init__(self, node, ns, pod, container, before=None):
-        """`before`: a follower whose stream ended (the kubelet, which serves it, restarted):
-        its lines are kept, and this one goes on after its last line's timestamp."""
+        """`before`: a follower whose stream ended (the kubelet restarted): its lines are kept,
+        and this one goes on after its last line's timestamp."""
         self.lines, self.pod, self.container = [], pod, container
         self.after = None
         cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
@@ -80,7 +78,7 @@ class Run:
         self.stopped = False
 
     def __enter__(self):
-        """Starts the run; one that fails to start is stopped (its evidence kept)."""
+        """One that fails to start is stopped (its evidence kept)."""
         try:
             return self.start()
         except BaseException:
@@ -213,10 +211,9 @@ class Run:
                           f"{n} units of work by {pod}")
 
     def judge(self, t0, t1, exemptions=(), require_handover=False, residual=()):
-        """e2e/lib/judge.py's rules over [t0, t1]: no definite overlap; every pod judged over its
-        own life (from its first answer to the start of its deletion as the pod watch saw it, or
-        t1), outside `exemptions` (judge.Exemption: a fault's hole, with an end); no two pods'
-        units intersect, except the `residual` ones ((pod, start): bounded by the caller)."""
+        """e2e/lib/judge.py's rules over [t0, t1], a pod's life ending where the pod watch saw
+        its deletion, outside `exemptions`; no two pods' units intersect, except the `residual`
+        ones ((pod, start): bounded by the caller)."""
         definite, possible, judged = verdict.judge(
             self.sampler.by_pod(), t0, t1, SAMPLE_INTERVAL, ends=dict(self.deleted),
             exemptions=exemptions, fail_on=("definite",), require_handover=require_handover)
@@ -272,12 +269,9 @@ class Run:
 
 
 class NodeScenario:
-    """The context of one node scenario (Registry.main(context=...)): enters the node's network
-    namespace (once per process, before any thread), checks the fixture's health before and
-    after, hands the scenario its Runs (`with s.run(variant) as run:`: each stops on the way out
-    and keeps the evidence if the scenario failed), logs PASS/FAIL with the time taken.
-    It lives here, not in e2e/lib/runner.py: it is the node tier's (cluster, Run), and e2e/lib
-    does not import the tiers."""
+    """The context of one node scenario (Registry.main(context=...)): the node's network namespace
+    (entered once, before any thread), the fixture's health before and after, the scenario's
+    Runs (`with s.run(variant) as run:`), PASS/FAIL. Not in e2e/lib: it imports the tier."""
 
     entered = False  # the process is in the node's network namespace
 
@@ -326,11 +320,9 @@ def repeat():
 def as_instrument():
     """The scenario process is the measuring instrument: no cyclic garbage collector, and a
     priority above the node's (used by node_faults and node_disruptions)."""
-    # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
-    # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
-    # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
-    # that every thread here saw at once, so no collector during a scenario (minutes long, it
-    # makes no reference cycles worth collecting), and it runs 5 above the node's priority
-    # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
+    # This process still times the faults (freezer, Lease polls, thaws): under load 7-9 a full
+    # cyclic collection was the suspect of 420-430 ms stalls every thread saw at once, and a
+    # scenario makes no cycles worth collecting. What it starts for the node goes back to the
+    # node's priority (host_run).
     gc.disable()
     os.nice(-5)
