@@ -1,16 +1,11 @@
 """The node tier's images, built locally (no registry): docker-archive tars for `ctr images
 import`, written into DIR/images/ before the kubelet starts.
 
-- leasehold.local/leasehold:dev: the image scripts/image.sh builds from the Dockerfile (the one
-  e2e_ship_image builds and smoke-tests; the node fixture requires that test, so the image is
-  built once per run), exported with `buildah push ... docker-archive:` (keeps the tag).
-- leasehold.local/pause:1: the pod sandbox, a static C program FROM scratch (images/pause.c).
-- leasehold.local/lhapp:1: the test's app, a static C program FROM scratch (images/lhapp.c) that
-  stamps every ask and unit of work with CLOCK_REALTIME microseconds.
-- leasehold.local/crmanager:1: an operator that elects itself, the observe-mode scenarios' `app`:
-  e2e/crmanager's controller-runtime manager (static Go, CGO off, built and cached by its
-  build.sh) FROM scratch. In a pod its identity is controller-runtime's <hostname>_<uuid>, the
-  host name being the pod's name.
+- LEASEHOLD: scripts/image.sh's (the one e2e_ship_image builds and smoke-tests, a requirement
+  of the node fixture), exported with `buildah push ... docker-archive:` (keeps the tag).
+- PAUSE, APP: the pod sandbox and the test's app (images/pause.c, lhapp.c), static, FROM scratch.
+- OPERATOR: e2e/crmanager's controller-runtime manager (static Go, cached by its build.sh), the
+  observe scenarios' `app`; its identity, <hostname>_<uuid>, starts with the pod's name.
 
     python3 -m e2e.node.images OUTDIR      # writes OUTDIR/{pause,lhapp,crmanager,leasehold}.tar
 """

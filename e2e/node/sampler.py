@@ -2,10 +2,9 @@
 
     python3 -m e2e.node.sampler OUT INTERVAL TIMEOUT      # stdin: "POD HOST PORT" lines; EOF: stop
 
-Per pod (one thread each, started when its line arrives): GET http://HOST:PORT/is-leader every
-INTERVAL s on a kept-alive connection, with a send and a receive stamp (time.time(): the
-CLOCK_REALTIME the apps stamp with), appended to OUT as one JSON line per sample:
-[pod, send, recv, yes, status] (status: the HTTP code, or the exception's name).
+Per pod, one thread: GET http://HOST:PORT/is-leader every INTERVAL s on a kept-alive connection,
+stamped on send and receipt (time.time(): the CLOCK_REALTIME the apps stamp with), one JSON line
+per sample in OUT: [pod, send, recv, yes, status] (the HTTP code, or the exception's name).
 
 Why a process: in the scenario's process the samplers shared the GIL and the collector with the
 log followers, the pod watch's JSON and the judge itself; under load every pod's sampler stalled
@@ -59,12 +58,10 @@ def sample(pod, host, port, interval, timeout, out, stopping):
 def main():
     path, interval, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
     gc.disable()  # nothing here makes cycles; a full collection would stop every thread at once
-    # The lowest real-time priority (SCHED_RR 1; the threads started below inherit it): on 2
-    # cores at load average 27, this process at nice -5 was not run for ~200 ms at once (every
-    # pod's thread late together, each answer before it back in 1-8 ms), and a gap of the
-    # instrument read as a pod nobody looked at. It sleeps between requests and uses a few % of
-    # a core; the kernel's RT throttle (sched_rt_runtime_us) bounds it anyway. The pods keep
-    # their priority: a slow answer still shows (the gap rule counts it, gap_report names it).
+    # The lowest real-time priority, inherited by the threads: on 2 cores at load average 27,
+    # this process at nice -5 was not run for ~200 ms at once (each answer back in 1-8 ms). It
+    # uses a few % of a core, bounded anyway by the kernel's RT throttle; the pods keep their
+    # priority, so a slow answer still shows (gap_report names it).
     try:
         os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
     except OSError as e:  # no CAP_SYS_NICE: sample anyway, at the inherited priority
