@@ -550,12 +550,10 @@ def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
 
 
 def overtaken(out, meta, kinds, foreign, term_imm, to_wall):
-    """leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's
-    own witness of an overlap, whatever the sampler saw. Each logged line fails the run, unless
-    it follows, by at most renew-deadline + retry-period (its promise runs at most
-    renew-deadline past its last renew; it reads the record again within a retry period), its
-    own release with `immediate` or a client-go peer's blanking of its lease (the peer's release
-    race). Returns the report's fields."""
+    """leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): each logged
+    line fails the run, unless it follows its own `immediate` release or a client-go peer's
+    blanking of its lease by at most renew-deadline (its promise's reach past its last renew) +
+    retry-period (its next read of the record). Returns the report's fields."""
     slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
     given_up = [(r["overwrote_holder"], r.get("time") and parse_rfc3339(r["time"]))
                 for r in foreign]

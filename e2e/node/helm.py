@@ -11,7 +11,6 @@ import yaml
 from e2e.node import cluster
 from e2e.node.run import Run
 
-# The chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
 # The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
 POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",

@@ -3,11 +3,8 @@ one-node cluster of e2e/node (node.sh, started once per run by the e2e_node_star
 
     LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_delete_leader
 
-Every scenario checks the fixture's health on entry and on exit, renders the shipped manifests
-(cluster.render; only replicas, images and the test's own app differ, checked), samples every
-pod's "yes" (judge.Sampler), follows the apps' unit logs and the lock's history, and asserts the
-judge's rules. NODE_REPEAT=N repeats the timed part N times in one namespace.
-On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node/evidence/NAME).
+Each scenario runs in a NodeScenario and its Runs (e2e/node/run.py: the shipped manifests, the
+instruments, the evidence on failure). NODE_REPEAT=N repeats the timed part N times.
 """
 
 import json

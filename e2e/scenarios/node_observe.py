@@ -38,10 +38,9 @@ LEASE, RENEW, RETRY = DEFAULTS
 # kObserveMargin (src/election/observer.h): an observer's "yes" ends this long before any rival
 # may take over (docs/safety.md, "Observe mode"), by the one clock of the node.
 OBSERVE_MARGIN = 2.0
-# A takeover after the holder's pod is gone: the operator does not release, so its rivals wait
-# out the lease from the last renewal they saw (LEASE), try every RETRY (1.2 x jittered), and the
-# new holder's sidecar says yes within two retry-periods of the acquisition (a watch event, then
-# Gets); plus a node's startup and scheduling.
+# A takeover after the holder's pod is gone (no release): the lease waited out, two jittered tries,
+# the new holder's sidecar's yes within two retry-periods (a watch event, then Gets), and a pod's
+# startup and scheduling.
 TAKEOVER_WAIT = LEASE + 2 * 1.2 * RETRY + 2 * RETRY + 30
 
 SCENARIOS = Registry()
@@ -56,11 +55,9 @@ class ObserveRun(Run):
     the watcher pod beside the operator's pods (sampled too: it never says yes)."""
 
     def terms(self, t1):
-        """The operator's terms as the Lease holds them: [(pod, holder, start, end)], each from
-        its acquireTime (the holder's LEADING line reads it: stamped before the winning write)
-        or, without that line, the instant the lock watch saw the new holder, to the next term's
-        start or t1. A pod "holds the lease" over its whole term, also after its manager stopped
-        (nobody else may take it before the lease ran out)."""
+        """The operator's terms as the Lease holds them: [(pod, holder, start, end)], from its
+        acquireTime (its LEADING line; else when the lock watch saw it) to the next term's start
+        or t1, also after its manager stopped (nobody else may take it before the lease ran out)."""
         acquired = {}
         for (pod, c), f in self.followers.items():
             if c == "app":
@@ -88,10 +85,9 @@ class ObserveRun(Run):
 
 
 def judge_terms(run, t1):
-    """No sidecar said yes at an instant another pod's operator held the Lease: per term, the
-    other pods' samples against the term given as two yes points (its start and end), so that
-    e2e/lib/judge.py's definite rule fails a yes answer sent after the term began and received
-    before it ended. Partial ones (an answer in flight across a term's edge) are logged."""
+    """No sidecar said yes while another pod's operator held the Lease: the other pods' samples
+    against each term as two yes points (its start and end), for e2e/lib/judge.py's definite
+    rule; answers in flight across a term's edge are logged."""
     by_pod = run.sampler.by_pod()
     terms = run.terms(t1)
     possible = []
@@ -139,10 +135,8 @@ def yes_ended(run, old, nxt, t_fault):
     # observer's stop). The question answered last was sent before it.
     assert last.send <= term + CLOCK_SLACK, \
         f"{old} said yes {last.send - term:.3f}s after its sidecar's SIGTERM"
-    # The bound of any observer (docs/safety.md, "Observe mode"), whatever stops it: "yes" only
-    # before S + min(renew-deadline, lease-duration - 2 s), S the send of a Get that read the
-    # version before the last renewal seen, which was written (and then seen by the lock watch)
-    # after S.
+    # The bound of any observer (docs/safety.md, "Observe mode"), whatever stops it, from S: the
+    # send of a Get that read the version before the last renewal seen (written and seen after S).
     assert last.send < seen[-1] + min(RENEW, LEASE - OBSERVE_MARGIN), \
         f"{old}'s yes {last.send - seen[-1]:.3f}s after the last renewal seen"
     # ... and so OBSERVE_MARGIN or more before the rival could take over (one clock: the node's).
@@ -227,8 +221,8 @@ class QuietHelmRun(Quiet, HelmRun):
     pass
 
 
-# The scrape interval here (s); the documented job's is 30 s ("the rules' windows assume 30s or
-# faster"). Evaluation: the rule file's own group interval (30 s) wins over any global one.
+# The scrape interval here (s), faster than the documented job's; the rule file's own group
+# interval wins over the global evaluation interval.
 SCRAPE = 5
 
 
