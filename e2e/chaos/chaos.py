@@ -444,8 +444,7 @@ class Chaos:
 # ------------------------------------------------------------------------------------ the report
 def audit_summary(path, ns):
     """Requests per user/verb/code from the apiserver's audit log, and every write of holder ""
-    with the holder it overwrote (a release by someone who no longer held the lock is the
-    client-go release race)."""
+    with the holder it overwrote (for foreign_releases)."""
     path = Path(path)
     if not path.exists():
         path = path.with_name(path.name + ".gz")  # compressed once the run was over
@@ -530,10 +529,9 @@ def classify(ovs, kinds, foreign, t0):
 
 
 def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
-    """The promise rule as every tier judges it (analysis.promise_violations; README.md, "promise
-    violations"), a lease blanked by a client-go peer also given up. term_imm: {slot: [SIGTERMs
-    with `immediate`]}; blanked: identities whose lease a client-go peer blanked. Returns the
-    report's fields."""
+    """The promise rule as every tier judges it (README.md, "promise violations"). term_imm: {slot:
+    [SIGTERMs with `immediate`]}; blanked: identities whose lease a client-go peer blanked (also
+    given up). Returns the report's fields."""
     listed, counts = [], collections.Counter()
     for p in analysis.promise_violations({}, claim, [], term_imm, to_wall):
         race = p["old"]["identity"] in blanked

@@ -1,5 +1,4 @@
-"""The node tier's images, built locally (no registry): docker-archive tars for `ctr images
-import`, written into DIR/images/ before the kubelet starts.
+"""The node tier's images, built locally: docker-archive tars for `ctr images import`.
 
 - LEASEHOLD: scripts/image.sh's (the one e2e_ship_image builds and smoke-tests, a requirement
   of the node fixture), exported with `buildah push ... docker-archive:` (keeps the tag).
@@ -69,9 +68,8 @@ def docker_archive(out, tag, files, entrypoint, user="65532:65532"):
 
 
 def busybox_static(tmp):
-    """Debian's busybox-static binary, from its package (`apt-get download`: nothing is
-    installed on the host). It stands in for the distroless debug image's /busybox/sh, which
-    the classic overlay's preStop hook runs."""
+    """Debian's busybox-static (downloaded, not installed), for the distroless debug image's
+    /busybox/sh, which the classic overlay's preStop hook runs."""
     subprocess.run(["apt-get", "download", "-qq", "busybox-static"], cwd=tmp, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deb = next(Path(tmp).glob("busybox-static_*.deb"))

@@ -1,12 +1,8 @@
-"""The node tier's instruments: the sampler of every pod's "yes" and the apps' own work logs.
-What the samples prove is e2e/lib/judge.py's, as for every tier.
-
-- Sampling: the probe listener's /is-leader (PROBE_PORT: a peek, not a promise, so sampling
-  cannot delay a safe release; no validUntil, so a yes span ends at the answer's receipt), in a
-  process of its own (sampler.py).
-- Units: each app logs, per unit of leader-only work, when it asked, the answer and when the
-  unit started and ended (CLOCK_REALTIME us, as the samples: one kernel, one clock): no two
-  pods' units may intersect.
+"""The node tier's instruments; what they prove is e2e/lib/judge.py's, as for every tier. Samples
+of the probe listener's /is-leader (a peek, not a promise, so sampling cannot delay a safe
+release; no validUntil, so a yes span ends at the answer's receipt), and each app's log of its
+units of leader-only work (CLOCK_REALTIME us, as the samples: one kernel, one clock): no two
+pods' units may intersect.
 """
 
 import json

@@ -227,9 +227,8 @@ class Run:
         return possible
 
     def stop(self, failed):
-        """Stops what the run started and keeps the evidence; the namespace goes whatever
-        fails on the way (a sampler report that raised once left one behind). Once: a Run
-        stopped by its `with` is not stopped again by its NodeScenario."""
+        """Stops what the run started, keeps the evidence, and deletes the namespace whatever
+        fails on the way; once, whether its `with` or its NodeScenario stops it."""
         if self.stopped:
             return
         self.stopped = True

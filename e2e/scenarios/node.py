@@ -172,11 +172,9 @@ STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
 
 @scenario
 def classic_delete_leader(s):
-    """The shipped classic overlay unchanged (ConfigMap lock, release-on-shutdown safe, the
-    app's preStop hook: stop file, then POST /release): deletion of the leader's pod. The kubelet
-    SIGTERMs the sidecar while the hook runs; the sidecar stops saying yes at once and releases
-    only on the hook's POST, which comes after the app stopped: never before the promises it
-    gave were dead."""
+    """The shipped classic overlay (ConfigMap lock, the app's preStop hook: stop file, then POST
+    /release): deletion of the leader's pod. The sidecar, SIGTERMed while the hook runs, stops
+    saying yes at once and releases only on the hook's POST, after the app stopped."""
     with s.run("classic") as run:
         t0 = time.time()
         results = []
