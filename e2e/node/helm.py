@@ -19,9 +19,8 @@ HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold
 
 
 class HelmRun(Run):
-    """A Run whose objects come from `helm install` of deploy/helm/leasehold with the cluster's
-    capabilities (no --kube-version, no lock type or sidecar mode forced). The example's app
-    container becomes the test's app (post-renderer; checked: nothing else differs)."""
+    """A Run whose objects come from `helm install` of the chart with the cluster's capabilities
+    (no --kube-version, lock type or sidecar mode forced), post-rendered (check_manifest)."""
 
     lock_name = HELM_RELEASE
     release = HELM_RELEASE

@@ -1,6 +1,5 @@
-"""The node tier's reading of its lock during a fault (e2e/scenarios/node_faults.py): the record
-as the apiserver holds it (lease), how far its times may lie (record_slack), and LeaseTracker,
-which polls it for the holder's last renewal and the first other holder."""
+"""The node tier's reading of its lock during a fault (e2e/scenarios/node_faults.py, the gate's
+rounds in node.py): the record, how far its times may lie, and LeaseTracker."""
 
 import json
 
@@ -35,9 +34,8 @@ def record_slack(run):
 
 
 class LeaseTracker:
-    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
-    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
-    what the rivals saw), and the first record of another holder. Polled once on creation."""
+    """The last renewTime the apiserver stored for `holder` (a renew whose answer a partition
+    dropped counts: the rivals saw it), and the first record of another holder, as polled."""
 
     def __init__(self, run, holder_pod):
         self.run, self.pod = run, holder_pod

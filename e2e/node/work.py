@@ -14,9 +14,8 @@ _RUNS = {}  # (ns, pod) -> (follower, lines parsed, runs): each line parsed once
 
 
 def gated_runs(run):
-    """pod -> [[start, end or None]]: the gated program's runs, from its LHSTART stamp to its
-    LHEXIT stamp or, when it got no chance to write one (SIGKILL), the gate's "CMD exited"
-    line's CRI stamp."""
+    """pod -> [[start, end or None]]: the gated program's runs, from its LHSTART to its LHEXIT
+    stamp or, after a SIGKILL, the CRI stamp of the gate's "CMD exited" line."""
     out = {}
     for (pod, c), f in list(run.followers.items()):
         if c != "app":

@@ -57,12 +57,10 @@ def native_delete_leader(s):
 
 @scenario
 def gate_handovers(s):
-    """The gate component on the native overlay: the install init container, followers Ready
-    without CMD (exec probes), exactly one CMD; deletion of the leader pod; SIGKILL of the
-    sidecar alone (the kubelet restarts it); a liveness restart of a SIGSTOPped sidecar. The
-    gated runs never intersect, each stops by the last validUntil its gate received less the
-    gate's margin, and the judge covers the whole run (each pod over its life; the killed and
-    the stopped sidecar exempt until they are back)."""
+    """The gate component on the native overlay, exactly one CMD: deletion of the leader pod,
+    SIGKILL of the sidecar alone, a liveness restart of a SIGSTOPped sidecar. The gated runs
+    never intersect, each stops by the last validUntil its gate received less the gate's margin,
+    and the judge covers the whole run (the killed and the stopped sidecar exempt until back)."""
     with s.run("gate") as run:
         t0 = time.time()
         leader = run.single_leader()
@@ -208,10 +206,9 @@ def classic_delete_leader(s):
 def native_sidecar_alone(s):
     """SIGTERM of the native sidecar alone (a liveness failure, `crictl stop`, an in-place resize)
     while `app` works on a "yes" still valid for seconds. No acknowledgement comes, so `safe`
-    stops saying yes at once and releases only once the last validUntil has passed (under
-    `immediate`, two pods' units intersected by 2.1-2.3 s here). Asserted: no units intersect;
-    the rival's first yes comes after the last validUntil the app was given and within
-    renew-deadline + RELEASE_TO_YES_BOUND of the SIGTERM; the restarted sidecar follows."""
+    releases only once the last validUntil has passed (`immediate` let two pods' units intersect
+    by 2.1-2.3 s here): the rival's first yes comes after it, and within renew-deadline +
+    RELEASE_TO_YES_BOUND of the SIGTERM; the restarted sidecar follows."""
     with s.run("native", app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}) as run:
         leader = run.single_leader()
         run.wait_units(leader, 1, timeout=60)

@@ -130,9 +130,8 @@ def yes_ended(run, old, nxt, t_fault):
          "first_yes_after_acquired_s": nxt.recv - acquired, "room_s": acquired - last.recv}
     log("yes ended: " + json.dumps({k: round(v, 3) if isinstance(v, float) else v
                                     for k, v in r.items()}))
-    # The bound in force on a native sidecar: the operator (`app`) exits at its SIGTERM without
-    # releasing, then the kubelet stops the sidecar, which says "no" from its SIGTERM on (the
-    # observer's stop). The question answered last was sent before it.
+    # On a native sidecar: the operator exits at its SIGTERM without releasing, then the sidecar
+    # says "no" from its own SIGTERM on (the observer's stop).
     assert last.send <= term + CLOCK_SLACK, \
         f"{old} said yes {last.send - term:.3f}s after its sidecar's SIGTERM"
     # The bound of any observer (docs/safety.md, "Observe mode"), whatever stops it, from S: the
@@ -271,9 +270,8 @@ def prometheus_binary():
 
 
 class NodePrometheus(Prometheus):
-    """Prometheus in the node's network namespace (this process's), discovering pods from the
-    node's apiserver with the documented job and a ServiceAccount's token, the shipped rule file
-    unchanged. The queries are e2e/lib's."""
+    """Prometheus in this process's network namespace, discovering pods from the node's apiserver
+    with the documented job and a ServiceAccount's token, the shipped rule file unchanged."""
 
     def __init__(self, node, token_file):
         self.dir = Path(tempfile.mkdtemp(prefix="leasehold-prom-node-"))
@@ -401,11 +399,10 @@ def others_firing(prom, runs, allowed):
 
 @scenario
 def prometheus_discovery(s):
-    """Prometheus finds the pods the way a user's does (NodePrometheus): every shipped variant,
-    the chart and the observe Deployment, each in its own namespace, are scraped
-    (check_scraped). With the operator scaled to 0, LeaseholdNoLeader fires for its lock (the
-    watcher's series) within the rule's window, `for:` and an evaluation; scaled back, it
-    resolves; nothing else fires for these locks."""
+    """Prometheus finds the pods the way a user's does (NodePrometheus) in every shipped variant,
+    each in its own namespace (check_scraped); with the operator scaled to 0, LeaseholdNoLeader
+    fires for its lock (the watcher's series) in time; scaled back, it resolves; nothing else
+    fires for these locks."""
     runs = [s.run("native", cls=QuietRun, replicas=2), s.run("classic", cls=QuietRun, replicas=2),
             s.run("gate", cls=QuietRun, replicas=2), s.run("native", cls=QuietHelmRun, replicas=2),
             s.run("observe", cls=QuietRun, replicas=2)]
