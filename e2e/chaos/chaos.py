@@ -89,8 +89,7 @@ class Slot:
         return [m.identity for m in self.drv.fleet.members if m.slot == self.name]
 
     def restart(self, new_identity=True):
-        """The member stopped and started again: as the Fleet's next incarnation (a new pod's
-        identity), or as the same identity."""
+        """Stopped and started again: the Fleet's next incarnation (a new identity), or the same."""
         m = self.member
         m.stop()
         if new_identity:
@@ -186,8 +185,7 @@ class Chaos:
             self.faults.append(ev)
 
     def pick_target(self, p_leader, r):
-        """The leader with probability p_leader (decided by the pre-drawn r[0]), else the free
-        slot that r[1] picks."""
+        """The leader with probability p_leader (by r[0]), else the free slot r[1] picks."""
         free = [s for s in self.slots if not s.busy.locked()]
         if not free:
             return None
@@ -486,8 +484,7 @@ def audit_summary(path, ns):
 
 
 def log_lines(out, needle):
-    """[(log file's stem, line)]: the lines of the run's logs (logs/IDENTITY.log, apiserver, etcd)
-    that hold `needle`."""
+    """[(log file's stem, line)] of the run's logs (agents, apiserver, etcd) that hold `needle`."""
     return [(p.stem, line) for p in sorted((Path(out) / "logs").glob("*.log"))
             for line in p.read_text(errors="replace").splitlines() if needle in line]
 

@@ -51,8 +51,7 @@ def host_run(cmd, nice=0, **kw):
 
 
 def enter_netns():
-    """Moves this process (before it starts any thread) into the node's network namespace,
-    keeping the host's at hand for host_run()."""
+    """Moves this process, before any thread, into the node's netns; host_run() keeps the host's."""
     global HOST_NETNS_FD
     HOST_NETNS_FD = os.open("/proc/self/ns/net", os.O_RDONLY)
     fd = os.open(NETNS, os.O_RDONLY)
@@ -187,8 +186,7 @@ def app_container(shipped_app, variant, env):
 
 
 def observed_lock(shipped):
-    """The lock name of a rendering whose sidecar observes (LEASEHOLD_AGENT_MODE=observe), else
-    None."""
+    """The lock name of a rendering whose sidecar observes (LEASEHOLD_AGENT_MODE), or None."""
     for d in shipped:
         data = d.get("data") or {}
         if d["kind"] == "ConfigMap" and data.get("LEASEHOLD_AGENT_MODE") == "observe":

@@ -33,8 +33,7 @@ def sidecar_lines(run, pod):
 
 
 def sidecar_log_events(run, pod):
-    """(first SIGTERM, first release after it, first release at all or None) from the
-    sidecar's JSON log lines."""
+    """(first SIGTERM, first release after it, first release at all) of the sidecar, or None."""
     term = rel = first_rel = None
     for own, ts, msg in sidecar_lines(run, pod):
         t = own if own is not None else cluster_time(ts)  # the CRI stamp is taken later
@@ -135,8 +134,7 @@ RELEASE_RE = re.compile(r"LHRELEASE ask=(\d+) ans=(\d+) code=(-?\d+)")
 
 
 def delete_settled_leader(run, leader):
-    """DELETE the leader's pod once it is settled (wait_settled); (t_del, the next pod's first
-    "yes" sample after it)."""
+    """DELETE the leader's pod once settled: (t_del, the next pod's first "yes" sample after it)."""
     wait_settled(run, leader)
     t_del = time.time()
     run.node.delete_pod(run.ns, leader)

@@ -1,5 +1,4 @@
-"""The chart, installed for real on the node: HelmRun, a Run whose objects come from `helm install`
-of deploy/helm/leasehold (used by e2e/scenarios/node.py and node_observe.py)."""
+"""HelmRun: the chart (deploy/helm/leasehold) installed for real on the node."""
 
 import json
 import os

@@ -1,5 +1,4 @@
-"""The node tier's reading of its lock during a fault (e2e/scenarios/node_faults.py, the gate's
-rounds in node.py): the record, how far its times may lie, and LeaseTracker."""
+"""The lock's record during a fault (node_faults.py, node.py's gate rounds), and LeaseTracker."""
 
 import json
 

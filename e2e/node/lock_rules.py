@@ -1,5 +1,4 @@
-"""The rule a lock's history must meet when pods leave gracefully (rollouts, evictions, scale-down):
-one home for it, used by e2e/node/rollout.py and e2e/scenarios/node_disruptions.py."""
+"""The rule a lock's history meets when pods leave gracefully (rollouts, evictions, scale-down)."""
 
 
 def assert_release_acquire(what, holders, new, old, replicas):

@@ -1,5 +1,4 @@
-"""A rolling update on the node (kubectl rollout restart, helm upgrade, ...) and the rules over a
-run whose pods were all replaced."""
+"""A rolling update on the node, and the rules over a run whose pods were all replaced."""
 
 import math
 import time
@@ -26,8 +25,7 @@ def handovers(by_pod, t0, t1):
 
 
 def judge_lifetimes(run):
-    """Non-vacuity for pods that come and go: the judge's coverage rule over each pod's answered
-    span, held to LIFETIME_GAP_BOUND."""
+    """Non-vacuity for pods that come and go: the coverage rule per life, at LIFETIME_GAP_BOUND."""
     by_pod = run.sampler.by_pod()
     ends = {p: max(s.send for s in ss if s.answered) for p, ss in by_pod.items()
             if any(s.answered for s in ss)}

@@ -103,8 +103,7 @@ class Run:
         return docs
 
     def deploy(self):
-        """Applies docs(); returns the name of the Deployment with the app (observe-watch's has
-        none)."""
+        """Applies docs(); the name of the Deployment with the app (observe-watch's has none)."""
         docs = self.docs()
         cluster.apply(self.node, self.ns, docs)
         return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment" and any(
@@ -194,8 +193,7 @@ class Run:
         return [judge.pod_of(h, list(self.pod_ips)) for h in self.watch.holders() if h]
 
     def lock_changes(self, since):
-        """[(t, holder)] of the lock's history from `since`: a pod's name, "" or the raw
-        identity."""
+        """[(t, holder)] of the lock's history from `since`: a pod's name, "" or an identity."""
         return [(t, judge.pod_of(h, list(self.pod_ips)) or h) for t, h in self.watch.history
                 if t >= since]
 
@@ -317,8 +315,7 @@ def repeat():
 
 
 def as_instrument():
-    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
-    priority above the node's (used by node_faults and node_disruptions)."""
+    """The scenario process as the measuring instrument (node_faults, node_disruptions)."""
     # This process still times the faults (freezer, Lease polls, thaws): under load 7-9 a full
     # cyclic collection was the suspect of 420-430 ms stalls every thread saw at once, and a
     # scenario makes no cycles worth collecting. What it starts for the node goes back to the

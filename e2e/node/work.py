@@ -1,5 +1,4 @@
-"""The leader-only work the pods' apps did, as their logs (the followers of e2e.node.run.Run)
-tell it: units of work (Run.units) or, under the gate, the gated program's runs."""
+"""The leader-only work the pods' apps logged: units (Run.units) or the gated program's runs."""
 
 import re
 import time

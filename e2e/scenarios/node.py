@@ -134,8 +134,7 @@ def gate_handovers(s):
 
 
 def cmd_stop_tracker(run, leader):
-    """A LeaseTracker of `leader`, with the number of CMD runs so far (the current one is the
-    one its gate will stop)."""
+    """A LeaseTracker of `leader`, with the number of CMD runs so far (its gate stops the last)."""
     track = LeaseTracker(run, leader)
     assert track.last_renew is not None, f"the Lease does not name {leader}"
     track.n_runs = len(gated_runs(run)[leader])
@@ -287,8 +286,7 @@ def uninstall_leaves_nothing(run):
 
 
 def check_chart_choices(run):
-    """The sidecar mode and lock type the chart chose from the cluster's capabilities, against what
-    ran."""
+    """The sidecar mode and lock type the chart chose for the cluster, against what ran."""
     version = run.node.api("GET", "/version")
     minor = int(re.match(r"\d+", version["minor"]).group(0))
     expect_native = (int(version["major"]), minor) >= (1, 29)
