@@ -59,8 +59,7 @@ class Slot:
         self.proxy = drv.loop.proxy(name, drv.cp.host, drv.cp.port)
         self.sa = "leasehold" if kind == "leasehold" else f"peer-{name}"
         if kind != "leasehold":
-            # The peer's own ServiceAccount (so the audit log tells its writes apart) with the
-            # shipped Roles (deploy/rbac: `leasehold`, and `leasehold-create` where present).
+            # The peer's own ServiceAccount (the audit log tells its writes apart), shipped Roles.
             drv.cp.ensure_sa(drv.ns.name, self.sa)
             for role in ("leasehold", "leasehold-create"):
                 drv.cp.kubectl("create", "rolebinding", f"{role}-{self.sa}", f"--role={role}",

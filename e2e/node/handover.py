@@ -162,9 +162,8 @@ def delete_leader_round(run, results):
     new = run.single_leader()
     assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
     run.wait_units(new, 3)
-    # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
-    # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
-    # releases on the acknowledgement, not at its SIGTERM.
+    # The kubelet SIGTERMs `app`, which stops its unit, POSTs /release and exits, before the
+    # sidecar; the safe sidecar releases on that acknowledgement, not at its SIGTERM.
     f = run.followers.get((leader, "app"))
     text = f.text() if f else ""
     m = judge.EXIT_RE.search(text)

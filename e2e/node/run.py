@@ -127,8 +127,7 @@ class Run:
         if ip and name not in self.pod_ips:
             self.pod_ips[name] = ip
         if p["metadata"].get("deletionTimestamp") and name not in self.deleted:
-            # The end of its life: when the watch saw the deletion (deletionTimestamp is the
-            # end of the grace period, not its start).
+            # Its life's end (deletionTimestamp is the grace period's end, not its start).
             self.deleted[name] = time.time()
         for c in (p["status"].get("containerStatuses", []) +
                   p["status"].get("initContainerStatuses", [])):

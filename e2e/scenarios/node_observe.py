@@ -279,8 +279,7 @@ class NodePrometheus(Prometheus):
         job = documented_job()
         job["scrape_interval"] = f"{SCRAPE}s"
         env = node.cp_env
-        # Outside the cluster, what in-cluster discovery takes from the pod: where the apiserver
-        # is, its CA, the ServiceAccount's token.
+        # What in-cluster discovery would take from the pod: the apiserver, its CA, the token.
         job["kubernetes_sd_configs"][0].update({
             "api_server": f"https://{env['APISERVER_HOST']}:{env['APISERVER_PORT']}",
             "authorization": {"credentials_file": str(token_file)},
@@ -440,8 +439,7 @@ def prometheus_discovery(s):
         t_fire = time.time()
         log(f"LeaseholdNoLeader fired {t_fire - t_down:.1f}s after the scale to 0 ({t_gone - t_down:.1f}s "
             f"until the pods were gone; rule: window {window}s, for {hold}s, evaluated every {interval}s)")
-        # (the last 1 was scraped at most a scrape before the scale, the leader's sidecar saying
-        # yes until its SIGTERM after it)
+        # (the last 1 scraped at most a scrape before the scale: yes until the sidecar's SIGTERM)
         assert t_fire - t_down >= window + hold - SCRAPE, \
             f"fired {t_fire - t_down:.1f}s after the scale to 0"
         watcher = [p for p in all_pods(observe) if p.startswith("leasehold-watch")]
