@@ -1,9 +1,7 @@
 #!/usr/bin/env python3
-"""Chaos suite: N leasehold agents (and optionally client-go peers) on a real etcd +
-kube-apiserver, each agent's API traffic through its own fault-injecting proxy, faults injected
-at random from a seed, a sampler asking every agent /leader every 20 ms. Fails on any overlap of
-two leasehold "yes" answers and on any definite break of a leasehold validUntil promise. How to
-run and reproduce it, the faults and the figures: e2e/chaos/README.md (and --help).
+"""Chaos suite: leasehold agents (and client-go peers) on a real etcd + kube-apiserver, faults
+from a seed, every agent sampled. How to run and reproduce it, the faults, the figures and what
+fails a run: e2e/chaos/README.md (and --help).
 """
 
 import argparse
@@ -35,10 +33,9 @@ TIMINGS = (Timings(*(float(v) for v in os.environ["LEASEHOLD_CHAOS_TIMINGS"].spl
            if os.environ.get("LEASEHOLD_CHAOS_TIMINGS") else FAST)
 
 SAMPLE_INTERVAL, CLIENT_TIMEOUT = 0.020, 0.150
-# The interval the judge holds the sampler to (no gap over 2 x this per slot): the node tier's
-# 100 ms. The sampler asks every 20 ms, but on a shared 2-core machine its process was up to
-# 67 ms late (seed 873271377, 5 other jobs): 2 x 20 ms would fail on the machine, not on the
-# sampler's stopping or looking away, which this still catches.
+# The interval the judge's gap rule holds the sampler to (the node tier's): at SAMPLE_INTERVAL, its
+# process was up to 67 ms late on a shared 2-core machine (seed 873271377, 5 other jobs), a
+# failure of the machine, not of a sampler that stops or looks away, which this still catches.
 COVERAGE_INTERVAL = 0.100
 LOCK = "chaos-lock"
 
@@ -49,9 +46,7 @@ FAULTS = {
     "apiserver-restart": (1.0, None), "etcd-restart": (1.0, None),
     "apiserver-pause": (1.0, None), "conflicts": (1.5, None),
 }
-# Mixed fleets only: cut every leasehold agent off at once, so that a client-go peer takes over
-# (leasehold followers, who watch the lock and wake at the exact expiry, otherwise win nearly
-# every race against client-go's polling) and leasehold must later take the lock back from it.
+# Mixed fleets only (why: README.md, the faults' table).
 MIXED_FAULTS = {"isolate-leasehold": (2.0, None)}
 
 
@@ -64,8 +59,7 @@ class Slot:
         self.proxy = drv.loop.proxy(name, drv.cp.host, drv.cp.port)
         self.sa = "leasehold" if kind == "leasehold" else f"peer-{name}"
         if kind != "leasehold":
-            # The peer's own ServiceAccount (so the audit log tells its writes apart) with the
-            # shipped Roles (deploy/rbac: `leasehold`, and `leasehold-create` where present).
+            # The peer's own ServiceAccount (the audit log tells its writes apart), shipped Roles.
             drv.cp.ensure_sa(drv.ns.name, self.sa)
             for role in ("leasehold", "leasehold-create"):
                 drv.cp.kubectl("create", "rolebinding", f"{role}-{self.sa}", f"--role={role}",
@@ -94,8 +88,7 @@ class Slot:
         return [m.identity for m in self.drv.fleet.members if m.slot == self.name]
 
     def restart(self, new_identity=True):
-        """The member stopped and started again: as the Fleet's next incarnation (a new pod's
-        identity), or as the same identity."""
+        """Stopped and started again: the Fleet's next incarnation (a new identity), or the same."""
         m = self.member
         m.stop()
         if new_identity:
@@ -129,7 +122,7 @@ class Chaos:
         threading.Thread(target=self._clock, daemon=True).start()
 
     def _clock(self):
-        """Records (monotonic, wall) every 5 s: validUntil is wall clock, samples monotonic."""
+        """Records (monotonic, wall) pairs: validUntil is wall clock, samples monotonic."""
         while True:
             m0, w = time.monotonic(), time.time()
             self.clock_pairs.append(((m0 + time.monotonic()) / 2, w))
@@ -191,8 +184,7 @@ class Chaos:
             self.faults.append(ev)
 
     def pick_target(self, p_leader, r):
-        """The leader with probability p_leader (decided by the pre-drawn r[0]), else the free
-        slot that r[1] picks."""
+        """The leader with probability p_leader (by r[0]), else the free slot r[1] picks."""
         free = [s for s in self.slots if not s.busy.locked()]
         if not free:
             return None
@@ -449,8 +441,7 @@ class Chaos:
 # ------------------------------------------------------------------------------------ the report
 def audit_summary(path, ns):
     """Requests per user/verb/code from the apiserver's audit log, and every write of holder ""
-    with the holder it overwrote (a release by someone who no longer held the lock is the
-    client-go release race)."""
+    with the holder it overwrote (for foreign_releases)."""
     path = Path(path)
     if not path.exists():
         path = path.with_name(path.name + ".gz")  # compressed once the run was over
@@ -492,17 +483,14 @@ def audit_summary(path, ns):
 
 
 def log_lines(out, needle):
-    """[(log file's stem, line)]: the lines of the run's logs (logs/IDENTITY.log, apiserver, etcd)
-    that hold `needle`."""
+    """[(log file's stem, line)] of the run's logs (agents, apiserver, etcd) that hold `needle`."""
     return [(p.stem, line) for p in sorted((Path(out) / "logs").glob("*.log"))
             for line in p.read_text(errors="replace").splitlines() if needle in line]
 
 
 def foreign_releases(out, slots, aud):
-    """Release writes by a member that no longer held the lock (client-go's release race): from
-    the audit log, and from the peers' own lines (e2e/interop: "RELEASE-RACE ... BLANKED <lock>
-    held by "<holder>" at <RFC3339>"); either source counts. `time`: when the lease was blanked,
-    where either says."""
+    """Release writes by a member that no longer held the lock (client-go's release race), from
+    the audit log or the peers' own RELEASE-RACE lines. `time`: when the lease was blanked."""
     ident_of_sa = {}
     for s in slots:
         ident_of_sa.setdefault(s["sa"], set()).update(s["identities"])
@@ -518,9 +506,7 @@ def foreign_releases(out, slots, aud):
 
 
 def classify(ovs, kinds, foreign, t0):
-    """The sampler's overlaps [(span, span)], each with why: one that a client-go peer began
-    stale is client-go's (its yes is not time-bounded); one that follows a foreign release of a
-    leasehold lease is the client-go release race; any other is leasehold's."""
+    """The sampler's overlaps [(span, span)], each with why (README.md, "Client-go peers")."""
     out = []
     for a, b in ovs:
         old, new = (a, b) if a["start"] <= b["start"] else (b, a)
@@ -539,12 +525,9 @@ def classify(ovs, kinds, foreign, t0):
 
 
 def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
-    """The promise rule as every tier judges it (analysis.promise_violations; the Python interop
-    tier too): a break of a leasehold leader's validUntil that the leader did not give up (a
-    release with `immediate`, its lease blanked by a client-go peer) fails the run when definite
-    (the new leader's first yes arrived before the validUntil) and is reported when possible
-    (asked before it, answered after it). term_imm: {slot: [SIGTERMs with `immediate`]};
-    blanked: identities whose lease a client-go peer blanked. Returns the report's fields."""
+    """The promise rule as every tier judges it (README.md, "promise violations"). term_imm: {slot:
+    [SIGTERMs with `immediate`]}; blanked: identities whose lease a client-go peer blanked (also
+    given up). Returns the report's fields."""
     listed, counts = [], collections.Counter()
     for p in analysis.promise_violations({}, claim, [], term_imm, to_wall):
         race = p["old"]["identity"] in blanked
@@ -561,12 +544,10 @@ def promise_findings(claim, kinds, term_imm, blanked, to_wall, t0):
 
 
 def overtaken(out, meta, kinds, foreign, term_imm, to_wall):
-    """leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): the agent's
-    own witness of an overlap, whatever the sampler saw. Each logged line fails the run, unless
-    it follows, by at most renew-deadline + retry-period (its promise runs at most
-    renew-deadline past its last renew; it reads the record again within a retry period), its
-    own release with `immediate` or a client-go peer's blanking of its lease (the peer's release
-    race). Returns the report's fields."""
+    """leasehold_promise_overtaken_total moved (elector.cpp, "Promises overtaken"): each logged
+    line fails the run, unless it follows its own `immediate` release or a client-go peer's
+    blanking of its lease by at most renew-deadline (its promise's reach past its last renew) +
+    retry-period (its next read of the record). Returns the report's fields."""
     slot_of = {i: s["name"] for s in meta["slots"] for i in s["identities"]}  # logs: IDENTITY.log
     given_up = [(r["overwrote_holder"], r.get("time") and parse_rfc3339(r["time"]))
                 for r in foreign]
@@ -583,7 +564,7 @@ def overtaken(out, meta, kinds, foreign, term_imm, to_wall):
             "promise_overtaken_leasehold": unexplained}
 
 
-# The timeline's marks, one character a second (timeline.txt); the faults' in FAULTS' order.
+# The timeline's marks (timeline.txt); the faults' in FAULTS' order.
 MARKS = "# leads, ~ said yes late, ! no leader, X overlap"
 FAULT_MARKS = dict(zip({**FAULTS, **MIXED_FAULTS}, "kstpldrAEPcI"))
 
@@ -624,8 +605,7 @@ def report(out, meta=None):
     lead = analysis.spans(samples, meta["client_timeout"])
     t_last = max((s[1] for ss in samples.values() for s in ss), default=te)
     to_wall = analysis.mono_to_wall_fn(meta["clock_pairs"])
-    # Non-vacuity: every slot asked at least every 2 x COVERAGE_INTERVAL from its first answer (the
-    # sampler asks on its own clock whatever the agent does: a gap is the sampler's).
+    # Non-vacuity (a gap is the sampler's: it asks on its own clock whatever the agent does).
     uncovered, judged = analysis.coverage(samples, tc, te, COVERAGE_INTERVAL)
     first_lead = min((s["start"] for ss in lead.values() for s in ss), default=tc)
     no_leader, gaps = analysis.leaderless(lead, first_lead, t_last)
@@ -762,9 +742,7 @@ def verdict(out, meta=None):
 
 
 def failed(rep):
-    """The verdict: an overlap of a leasehold leader's answers, a definite break of its promise
-    (seen by the sampler; or logged by the agent, whose witness is definite), a slot not sampled
-    as stated, or no leader at the end. A possible break is reported (promise_findings)."""
+    """The verdict (README.md, the exit status); an agent's logged witness is definite."""
     return bool(rep["overlaps_leasehold"] or rep["promise_violations_leasehold"] or
                 rep["promise_overtaken_leasehold"] or rep["coverage_failures"] or
                 rep["final_leader"] is None)

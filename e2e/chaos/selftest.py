@@ -192,10 +192,9 @@ def test_verdict():
               chaos.failed({**CLEAN, **findings}) == must_fail)
 
 
-# Promise breaks, judged as report() judges them: lh0 promised until 10.0 (validUntil); lh1's
-# first yes was asked at 9.95 and answered at `answered`. (what, lh1's answer, lh0's SIGTERMs
-# with `immediate`, identities blanked by a client-go peer, leasehold's definite and possible
-# breaks: a definite one fails the run)
+# Promise breaks as report() judges them: lh0 promised until 10.0; lh1's first yes was asked at
+# 9.95. (what, lh1's answer, lh0's SIGTERMs with `immediate`, identities blanked by a client-go
+# peer, leasehold's definite and possible breaks)
 PROMISES = [
     ("definite: answered before the validUntil", 9.96, [], set(), 1, 0),
     ("possible: answered after it", 10.05, [], set(), 0, 1),

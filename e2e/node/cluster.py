@@ -1,8 +1,6 @@
-"""The node tier's view of the one-node cluster that e2e/node/node.sh brings up.
-
-A scenario process enters the node's network namespace first (enter_netns): the apiserver
-listens on the node IP there, and the sampler reaches the pods' IPs on the node's bridge without
-anything being forwarded.
+"""The node tier's view of the one-node cluster that e2e/node/node.sh brings up, and the shipped
+overlays rendered for it. A scenario process enters the node's network namespace (enter_netns):
+the apiserver listens on the node IP there, and the pods' IPs are reachable without forwarding.
 """
 
 import ctypes
@@ -53,8 +51,7 @@ def host_run(cmd, nice=0, **kw):
 
 
 def enter_netns():
-    """Moves this process (before it starts any thread) into the node's network namespace,
-    keeping the host's at hand for host_run()."""
+    """Moves this process, before any thread, into the node's netns; host_run() keeps the host's."""
     global HOST_NETNS_FD
     HOST_NETNS_FD = os.open("/proc/self/ns/net", os.O_RDONLY)
     fd = os.open(NETNS, os.O_RDONLY)
@@ -92,10 +89,9 @@ class Node:
         return r if result else r.stdout
 
     def api(self, method, path, timeout=10, body=None):
-        """One request to the apiserver with the admin certificate, no kubectl process (whose
-        start-up, ~0.3 s under load, would count into a measured failover). `body`: a JSON
-        object to send. An answer >= 300 raises ApiError (its .status, e.g. 429 for an eviction
-        a PodDisruptionBudget refuses)."""
+        """One request to the apiserver with the admin certificate, no kubectl process (~0.3 s of
+        start-up under load, counted into a measured failover). `body`: a JSON object. An
+        answer >= 300 raises ApiError (its .status, e.g. 429 for a refused eviction)."""
         import http.client
         import ssl
         env = self.cp_env
@@ -137,8 +133,8 @@ class Node:
                         text=True, timeout=300)
 
     def pods(self, ns, selector="app.kubernetes.io/name=leasehold-example"):
-        """One request, no kubectl process: the scenarios poll this every 0.2 s, and a kubectl
-        start (~0.2 s of CPU) that often starved the sampler's threads under load."""
+        """One request, no kubectl process: polled every 0.2 s, a kubectl start (~0.2 s of CPU)
+        that often starved the sampler's threads under load."""
         from urllib.parse import quote
         return self.api("GET", f"/api/v1/namespaces/{ns}/pods?labelSelector={quote(selector)}")["items"]
 
@@ -153,12 +149,9 @@ VARIANTS = {
     "native": ("overlays/native-sidecar", ["rbac/leader-label"]),
     "classic": ("overlays/classic-sidecar", []),
     "gate": ("overlays/native-sidecar", ["components/gate", "rbac/leader-label"]),
-    # The deletion cost switched off (and so no leader label: it needs the same Role), for the
-    # scenarios that set the costs themselves.
+    # For the scenarios that set the costs themselves (no leader label: it needs the same Role).
     "native-nocost": ("overlays/native-sidecar", ["components/no-deletion-cost"]),
-    # Beside an operator that elects itself: the sidecar observes the operator's Lease (`app` is
-    # the operator: operator_container), the watcher pod reports for the lock when no operator
-    # pod runs, the leader label on.
+    # Beside an operator that elects itself (operator_container), with the watcher pod.
     "observe": ("overlays/native-sidecar", ["rbac/leader-label", "components/observe",
                                             "components/observe-watch"]),
 }
@@ -178,8 +171,8 @@ def kustomize(node, variant):
 
 
 def app_container(shipped_app, variant, env):
-    """The test's app in place of the example's: same name, mounts, resources and security
-    context; the image is lhapp. Under the gate, the gate's command prefix is kept."""
+    """The test's app (lhapp) in place of the example's, its name, mounts, resources and security
+    context kept; under the gate, the gate's command prefix too."""
     c = dict(shipped_app)
     c["image"], c["imagePullPolicy"] = APP_IMAGE, "Never"
     c.pop("args", None)
@@ -193,8 +186,7 @@ def app_container(shipped_app, variant, env):
 
 
 def observed_lock(shipped):
-    """The lock name of a rendering whose sidecar observes (LEASEHOLD_AGENT_MODE=observe), else
-    None."""
+    """The lock name of a rendering whose sidecar observes (LEASEHOLD_AGENT_MODE), or None."""
     for d in shipped:
         data = d.get("data") or {}
         if d["kind"] == "ConfigMap" and data.get("LEASEHOLD_AGENT_MODE") == "observe":
@@ -203,11 +195,9 @@ def observed_lock(shipped):
 
 
 def operator_container(shipped_app, lock_name):
-    """An operator that elects itself in place of the example's app (e2e/crmanager: a
-    controller-runtime manager, LeaderElection on the Lease `lock_name` in the pod's namespace,
-    controller-runtime's default timings 15 s / 10 s / 2 s, no release on cancel). The app's
-    name, mounts and security context are kept; its resources are the operator's own (a Go
-    manager's, not the example shell's)."""
+    """An operator that elects itself (e2e/crmanager, on the Lease `lock_name`) in place of the
+    example's app, keeping its name, mounts and security context; its resources are a Go
+    manager's, not the example shell's."""
     c = dict(shipped_app)
     c.pop("args", None)
     c["image"], c["imagePullPolicy"] = OPERATOR_IMAGE, "Never"
@@ -220,10 +210,9 @@ def operator_container(shipped_app, lock_name):
 
 
 def operator_rbac(lock_name):
-    """What the operator's own chart grants it for its election (controller-runtime's: get and
-    update on its Lease, create for the first election, Events of its leadership), on the
-    pod's ServiceAccount. Not leasehold's: deploy/components/observe leaves it to the operator.
-    The only objects a node scenario may add to a shipped rendering (assert_shipped)."""
+    """What the operator's own chart grants it for its election, on the pod's ServiceAccount
+    (deploy/components/observe leaves it to the operator): the only objects a node scenario may
+    add to a shipped rendering (assert_shipped)."""
     meta = {"name": "operator-leader-election",
             "labels": {"app.kubernetes.io/name": "operator"}}
     return [
@@ -242,11 +231,8 @@ def operator_rbac(lock_name):
 
 
 def render(node, variant, replicas, app_env=None, configmap=None):
-    """Returns (docs, shipped): the objects to apply, and the shipped rendering they came from.
-    Only the replicas (of the Deployment with the app), the images and the app container differ
-    (assert_shipped checks it); beside an operator that elects itself (observed_lock), `app` is
-    the operator and its own RBAC is added. `configmap` (test timings) is an explicit, named
-    exception when given."""
+    """(docs, shipped): the objects to apply (as assert_shipped allows: `app` is the operator
+    under observe), and the shipped rendering. `configmap` (test timings): a named exception."""
     shipped = kustomize(node, variant)
     docs = json.loads(json.dumps(shipped))
     lock = observed_lock(shipped)
@@ -270,8 +256,8 @@ def render(node, variant, replicas, app_env=None, configmap=None):
 
 def assert_shipped(docs, shipped, configmap=None):
     """Every object but the Deployments is the shipped one; in the Deployments only replicas,
-    images (and imagePullPolicy) and the `app` container differ. Beside an operator that elects
-    itself, exactly the operator's own RBAC (operator_rbac) follows the shipped objects."""
+    images (and imagePullPolicy) and the `app` container differ; under observe, exactly the
+    operator's RBAC (operator_rbac) follows the shipped objects."""
     lock = observed_lock(shipped)
     extra = operator_rbac(lock) if lock else []
     assert len(docs) == len(shipped) + len(extra), \

@@ -1,6 +1,5 @@
-"""A graceful handover: the leader's pod deleted (or evicted: the node's delete_pod decides) and
-the next pod's first "yes", with the evidence read on the way (the sidecar's and the kubelet's
-log lines, the leader label) and the graceful-failover bounds (e2e.node.bounds)."""
+"""A graceful handover: the leader's pod deleted (or evicted: the node's delete_pod decides), the
+next pod's first "yes", the evidence read on the way and the bounds (e2e.node.bounds)."""
 
 import json
 import re
@@ -20,8 +19,8 @@ def leader_label(run, pod):
 
 
 def sidecar_lines(run, pod):
-    """(the sidecar's own stamp (ms, rounded down; its clock, the node's) or None, the CRI
-    stamp's text, msg) of each of its JSON log lines."""
+    """(its own stamp (ms, rounded down) or None, the CRI stamp's text, msg) of each of the
+    sidecar's JSON log lines."""
     f = run.followers.get((pod, "leasehold"))
     for line in f.text().splitlines() if f else []:
         ts, _, rest = line.partition(" ")
@@ -34,8 +33,7 @@ def sidecar_lines(run, pod):
 
 
 def sidecar_log_events(run, pod):
-    """(first SIGTERM, first release after it, first release at all or None) from the
-    sidecar's JSON log lines."""
+    """(first SIGTERM, first release after it, first release at all) of the sidecar, or None."""
     term = rel = first_rel = None
     for own, ts, msg in sidecar_lines(run, pod):
         t = own if own is not None else cluster_time(ts)  # the CRI stamp is taken later
@@ -62,26 +60,19 @@ def acquired_at(run, pod, since):
 
 def began_to_lead(run, nxt, since):
     """When the pod of `nxt` (its first "yes" sample after `since`) began to say yes: that
-    sample's receive stamp, unless it is the pod's very first sample: a replacement pod created
-    at the deletion can win the lock before its IP reaches the pod watch and the sampler (the
-    kubelet's status update, up to a second late under load; measured: acquired 0.06 s after
-    the release, first sampled 0.8 s later). Then its sidecar's "acquired lease" line after
-    `since` (its own stamp, ms) is when it began to lead."""
+    sample's receive stamp, or if it is the pod's very first sample, its sidecar's "acquired
+    lease" line: a replacement pod can win the lock before its IP reaches the sampler (measured:
+    acquired 0.06 s after the release, first sampled 0.8 s later)."""
     first = run.sampler.by_pod()[nxt.pod][0]
     if not (first.yes and first.send >= since):
         return nxt.recv
     return min(nxt.recv, acquired_at(run, nxt.pod, since - 0.001))
 
 
-# The kubelet starts a deleted pod's termination only when its pod worker has a runtime status
-# newer than the end of the pod's last sync: it waits for the next PLEG relist (generic PLEG, 1 s
-# period, hard-coded), and a sync already waiting for one is not cut short (pod_workers.go
-# podWorkerLoop -> podCache.GetNewerThan). A pod synced in the last second or so (it just became
-# Ready: every probe result change is a sync) gets its first signal up to ~2 s after the DELETE;
-# a settled pod within ms. BENCHMARKS.md#why-the-first-deletion-takes-18-s.
-# The deletion rounds count from a settled leader: Ready for SETTLED_S (the condition's stamp has
-# 1 s resolution) so no probe-driven sync is in flight. A periodic resync (syncFrequency) in the
-# second before the DELETE can still delay it up to ~1 s: kubelet_stop_delay says so per round.
+# A pod synced in the last second or so (it just became Ready) gets its first signal up to ~2 s
+# after the DELETE, a settled pod within ms: BENCHMARKS.md#why-the-first-deletion-takes-18-s. The
+# deletion rounds count from a leader Ready for SETTLED_S (the condition's stamp has 1 s
+# resolution); a periodic resync can still add ~1 s, which kubelet_stop_delay logs per round.
 SETTLED_S = 4.0
 KUBELET_LINE_RE = re.compile(r"^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) ")
 
@@ -97,11 +88,9 @@ def wait_settled(run, pod):
 
 
 def kubelet_stop_delay(run, pod, t_del):
-    """The kubelet's part of a deletion, from its log (-v=2 lines): (DELETE seen, first container
-    signalled), seconds after t_del, or None. The first "Killing container with a grace period"
-    line of the pod is its first signal (for a container with a preStop hook the line follows the
-    hook, but the hookless one of the pod, started in parallel, logs at once; the native app has
-    none)."""
+    """The kubelet's part of a deletion, from its -v=2 log: (DELETE seen, first container
+    signalled), s after t_del, or None. The pod's first "Killing container with a grace period"
+    line is its first signal (a hookless container logs it at once; BENCHMARKS.md)."""
     path = run.node.dir / "logs" / "kubelet.log"
     seen = kill = None
     day = time.strftime("%m%d", time.localtime(t_del))
@@ -129,8 +118,8 @@ def kubelet_stop_delay(run, pod, t_del):
 
 
 def log_stop_delay(run, pod, t_del):
-    """Logs kubelet_stop_delay: evidence only (no bound on it), so missing lines (a kubelet at
-    -v<2) are logged, not failed. Returns (seen, signalled) or (None, None)."""
+    """Logs kubelet_stop_delay: evidence only, so missing lines are logged, not failed. Returns
+    (seen, signalled) or (None, None)."""
     deadline = time.time() + 10
     while (d := kubelet_stop_delay(run, pod, t_del)) is None and time.time() < deadline:
         time.sleep(0.2)
@@ -145,8 +134,7 @@ RELEASE_RE = re.compile(r"LHRELEASE ask=(\d+) ans=(\d+) code=(-?\d+)")
 
 
 def delete_settled_leader(run, leader):
-    """DELETE the leader's pod once it is settled (wait_settled); (t_del, the next pod's first
-    "yes" sample after it)."""
+    """DELETE the leader's pod once settled: (t_del, the next pod's first "yes" sample after it)."""
     wait_settled(run, leader)
     t_del = time.time()
     run.node.delete_pod(run.ns, leader)
@@ -174,9 +162,8 @@ def delete_leader_round(run, results):
     new = run.single_leader()
     assert new == nxt.pod, f"leader after handover {new}, first yes from {nxt.pod}"
     run.wait_units(new, 3)
-    # The kubelet's order: `app` gets SIGTERM, stops its unit, POSTs /release (the
-    # acknowledgement) and exits; only then does the sidecar get SIGTERM. The safe sidecar
-    # releases on the acknowledgement, not at its SIGTERM.
+    # The kubelet SIGTERMs `app`, which stops its unit, POSTs /release and exits, before the
+    # sidecar; the safe sidecar releases on that acknowledgement, not at its SIGTERM.
     f = run.followers.get((leader, "app"))
     text = f.text() if f else ""
     m = judge.EXIT_RE.search(text)

@@ -1,5 +1,4 @@
-"""The chart, installed for real on the node: HelmRun, a Run whose objects come from `helm install`
-of deploy/helm/leasehold (used by e2e/scenarios/node.py and node_observe.py)."""
+"""HelmRun: the chart (deploy/helm/leasehold) installed for real on the node."""
 
 import json
 import os
@@ -11,7 +10,6 @@ import yaml
 from e2e.node import cluster
 from e2e.node.run import Run
 
-# The chart, installed for real.
 CHART = cluster.DEPLOY / "helm" / "leasehold"
 # The post-renderer, run by helm as a program: this Python, the module (PYTHONPATH: the repo).
 POST_RENDER = ["--post-renderer", sys.executable, "--post-renderer-args=-m",
@@ -20,9 +18,8 @@ HELM_RELEASE = "leasehold"  # full name "leasehold": the Deployment is leasehold
 
 
 class HelmRun(Run):
-    """A Run whose objects come from `helm install` of deploy/helm/leasehold with the cluster's
-    capabilities (no --kube-version, no lock type or sidecar mode forced). The example's app
-    container becomes the test's app (post-renderer; checked: nothing else differs)."""
+    """A Run whose objects come from `helm install` of the chart with the cluster's capabilities
+    (no --kube-version, lock type or sidecar mode forced), post-rendered (check_manifest)."""
 
     lock_name = HELM_RELEASE
     release = HELM_RELEASE

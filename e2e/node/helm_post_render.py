@@ -1,9 +1,6 @@
-"""helm --post-renderer of the node tier's `helm` scenario: the chart's example `app` container
-becomes the test's app (lhapp, the one the kustomize scenarios run: cluster.app_container), so
-its units of leader-only work carry microsecond stamps. Nothing else is touched; the scenario
-checks that against `helm template` of the same values (only the app container differs).
-The app's environment comes as JSON in $LHAPP_ENV_JSON. helm runs it as
-`python3 -m e2e.node.helm_post_render` (--post-renderer-args), PYTHONPATH the repository."""
+"""helm --post-renderer of the node tier's helm scenarios (helm.POST_RENDER): the chart's example
+`app` container becomes the test's app (cluster.app_container, its environment as JSON in
+$LHAPP_ENV_JSON); HelmRun.check_manifest checks that nothing else changed."""
 
 import json
 import os

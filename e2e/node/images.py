@@ -1,16 +1,10 @@
-"""The node tier's images, built locally (no registry): docker-archive tars for `ctr images
-import`, written into DIR/images/ before the kubelet starts.
+"""The node tier's images, built locally: docker-archive tars for `ctr images import`.
 
-- leasehold.local/leasehold:dev: the image scripts/image.sh builds from the Dockerfile (the one
-  e2e_ship_image builds and smoke-tests; the node fixture requires that test, so the image is
-  built once per run), exported with `buildah push ... docker-archive:` (keeps the tag).
-- leasehold.local/pause:1: the pod sandbox, a static C program FROM scratch (images/pause.c).
-- leasehold.local/lhapp:1: the test's app, a static C program FROM scratch (images/lhapp.c) that
-  stamps every ask and unit of work with CLOCK_REALTIME microseconds.
-- leasehold.local/crmanager:1: an operator that elects itself, the observe-mode scenarios' `app`:
-  e2e/crmanager's controller-runtime manager (static Go, CGO off, built and cached by its
-  build.sh) FROM scratch. In a pod its identity is controller-runtime's <hostname>_<uuid>, the
-  host name being the pod's name.
+- LEASEHOLD: scripts/image.sh's (the one e2e_ship_image builds and smoke-tests, a requirement
+  of the node fixture), exported with `buildah push ... docker-archive:` (keeps the tag).
+- PAUSE, APP: the pod sandbox and the test's app (images/pause.c, lhapp.c), static, FROM scratch.
+- OPERATOR: e2e/crmanager's controller-runtime manager (static Go, cached by its build.sh), the
+  observe scenarios' `app`; its identity, <hostname>_<uuid>, starts with the pod's name.
 
     python3 -m e2e.node.images OUTDIR      # writes OUTDIR/{pause,lhapp,crmanager,leasehold}.tar
 """
@@ -74,9 +68,8 @@ def docker_archive(out, tag, files, entrypoint, user="65532:65532"):
 
 
 def busybox_static(tmp):
-    """Debian's busybox-static binary, from its package (`apt-get download`: nothing is
-    installed on the host). It stands in for the distroless debug image's /busybox/sh, which
-    the classic overlay's preStop hook runs."""
+    """Debian's busybox-static (downloaded, not installed), for the distroless debug image's
+    /busybox/sh, which the classic overlay's preStop hook runs."""
     subprocess.run(["apt-get", "download", "-qq", "busybox-static"], cwd=tmp, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deb = next(Path(tmp).glob("busybox-static_*.deb"))

@@ -1,15 +1,8 @@
-"""The node tier's instruments and its own rules: one sampler of every pod's "yes", a watch of the
-lock's history, the apps' own work logs. What the samples prove (yes spans, overlaps, each pod
-judged over its life, exemptions) is e2e/lib/judge.py's, as for every tier.
-
-- Sampling: GET http://POD_IP:8081/is-leader (the probe listener: a peek, not a promise, so
-  sampling cannot delay a safe release; its answer carries no validUntil, so a yes span ends at
-  the answer's receipt) every `interval` per pod, one thread per pod, with a send and a receive
-  stamp (time.time(): CLOCK_REALTIME, the clock the apps stamp with too), in a process of its
-  own (sampler.py): a stall of the scenario's process is not a gap.
-- Units: each app logs, per unit of leader-only work, when it asked, the answer and when the
-  unit started and ended (CLOCK_REALTIME us; one kernel, one clock): no two pods' units may
-  intersect.
+"""The node tier's instruments; what they prove is e2e/lib/judge.py's, as for every tier. Samples
+of the probe listener's /is-leader (a peek, not a promise, so sampling cannot delay a safe
+release; no validUntil, so a yes span ends at the answer's receipt), and each app's log of its
+units of leader-only work (CLOCK_REALTIME us, as the samples: one kernel, one clock): no two
+pods' units may intersect.
 """
 
 import json
@@ -30,12 +23,10 @@ PROBE_PORT = 8081
 
 
 class Sampler:
-    """Samples every pod the `pods` callable lists (name -> IP), until stop(), through a process
-    of its own (e2e/node/sampler.py: the stamps are taken there, so a stall of this process, the
-    scenario's, cannot look like a gap in sampling). This side tells it new pods and reads the
-    samples it appends to its file; the file is the raw evidence (dump). If that process dies
-    before stop(), the next read fails the scenario: a sampler that stopped looking proves
-    nothing."""
+    """Samples every pod the `pods` callable lists (name -> IP), until stop(), through
+    e2e/node/sampler.py's process: this side tells it new pods and reads the file it appends to
+    (the raw evidence: dump). If that process dies before stop(), the next read fails the
+    scenario: a sampler that stopped looking proves nothing."""
 
     def __init__(self, pods, interval=0.05, timeout=1.0, port=PROBE_PORT):
         self.pods_fn, self.interval, self.timeout, self.port = pods, interval, timeout, port
@@ -77,8 +68,7 @@ class Sampler:
             self.stopping.wait(0.05)
 
     def _read(self):
-        """Takes the samples appended since the last call (complete lines only). Caller holds
-        self.lock."""
+        """Takes the complete lines appended since the last call. Caller holds self.lock."""
         if self.closed:  # stop() read the last of it and removed the file
             return
         with open(self.path, "rb") as f:
@@ -144,7 +134,7 @@ class Sampler:
             Path(path).write_text(json.dumps([s.row() for s in self.samples]))
 
     def report(self):
-        """One line on how well the pods were sampled (gap_report over every pod's samples)."""
+        """One line on how well the pods were sampled (gap_report)."""
         return gap_report(self.by_pod(), self.interval)
 
 

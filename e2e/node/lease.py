@@ -1,6 +1,4 @@
-"""The node tier's reading of its lock during a fault (e2e/scenarios/node_faults.py): the record
-as the apiserver holds it (lease), how far its times may lie (record_slack), and LeaseTracker,
-which polls it for the holder's last renewal and the first other holder."""
+"""The lock's record during a fault (node_faults.py, node.py's gate rounds), and LeaseTracker."""
 
 import json
 
@@ -35,9 +33,8 @@ def record_slack(run):
 
 
 class LeaseTracker:
-    """Polls the Lease (every 0.1 s, one request) during a fault: the last renewTime the
-    apiserver stored for `holder` (a renew whose answer a partition dropped still counts: it is
-    what the rivals saw), and the first record of another holder. Polled once on creation."""
+    """The last renewTime the apiserver stored for `holder` (a renew whose answer a partition
+    dropped counts: the rivals saw it), and the first record of another holder, as polled."""
 
     def __init__(self, run, holder_pod):
         self.run, self.pod = run, holder_pod

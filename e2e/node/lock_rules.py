@@ -1,13 +1,10 @@
-"""The rule a lock's history must meet when pods leave gracefully (rollouts, evictions, scale-down):
-one home for it, used by e2e/node/rollout.py and e2e/scenarios/node_disruptions.py."""
+"""The rule a lock's history meets when pods leave gracefully (rollouts, evictions, scale-down)."""
 
 
 def assert_release_acquire(what, holders, new, old, replicas):
-    """`holders`: the lock's holder after each change seen since the pods began to leave ("" for
-    a release; pod names otherwise), in order. Every change is a release or an acquisition right
-    after one (no expiry takeover, no pod -> pod change), no pod acquires twice, every acquirer
-    but the last is one of the `old` pods (a pod that was itself to leave), the last holder is
-    `new`, and there is at most one handover per leaving pod (<= 2 x replicas changes)."""
+    """`holders`: the lock's holder after each change since the pods began to leave ("" for a
+    release), in order: releases and acquisitions in turn, no pod acquiring twice, only `old`
+    pods handing over, `new` last, one handover per leaving pod at most. Returns the acquirers."""
     assert holders and holders[-1] == new, f"{what}: last holder not {new}: {holders}"
     assert all(h == "" for h in holders[0::2]) and all(h for h in holders[1::2]), \
         f"{what}: a change that is neither a release nor an acquisition after one: {holders}"

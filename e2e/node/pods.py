@@ -1,5 +1,4 @@
-"""The node's view of one pod: its containers (id, restarts, a signal through containerd) and
-its cgroup in the v1 freezer hierarchy (the pod's processes)."""
+"""The node's view of one pod: its containers and its cgroup in the v1 freezer hierarchy."""
 
 import os
 from pathlib import Path

@@ -1,7 +1,5 @@
-"""The node scenarios run the shipped manifests: cluster.render() changes only the replicas, the
-images and the test's own `app`, and cluster.assert_shipped() says so. This test renders each
-variant with `kubectl kustomize` (no cluster needed) and checks that the check passes on what the
-scenarios apply, and fails on each kind of drift it exists to catch.
+"""cluster.assert_shipped(), checked without a cluster: it passes on what cluster.render() makes of
+each variant, and fails on each kind of drift (DRIFTS) it exists to catch.
 
     python3 -m e2e.node.render_check        (needs the control plane's kubectl: build.sh)
 """

@@ -1,6 +1,4 @@
-"""A rolling update on the node (kubectl rollout restart, helm upgrade, ...): every old pod
-replaced, one new leader, the leaderless gap and the lock's changes bounded; the judge's rules
-over a run whose pods were all replaced."""
+"""A rolling update on the node, and the rules over a run whose pods were all replaced."""
 
 import math
 import time
@@ -27,9 +25,7 @@ def handovers(by_pod, t0, t1):
 
 
 def judge_lifetimes(run):
-    """Non-vacuity for pods that come and go: per pod, over the span it answered (first to last
-    answered question), no gap between questions longer than LIFETIME_GAP_BOUND (the judge's
-    coverage rule, its interval scaled to that bound)."""
+    """Non-vacuity for pods that come and go: the coverage rule per life, at LIFETIME_GAP_BOUND."""
     by_pod = run.sampler.by_pod()
     ends = {p: max(s.send for s in ss if s.answered) for p, ss in by_pod.items()
             if any(s.answered for s in ss)}
@@ -55,8 +51,7 @@ def replace_all(run, trigger, what, leader_timeout=60):
 
 
 def rolling_update(run, trigger, what):
-    """One rolling update (replace_all): every old pod replaced, one new leader.
-    Returns the measurements; asserts the gap bound and the lock-change count."""
+    """One rolling update (replace_all) under the rollout bounds. Returns the measurements."""
     leader = run.single_leader()
     wait_working(run, leader)
     old, t_r, new = replace_all(run, trigger, what)

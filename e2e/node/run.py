@@ -1,7 +1,5 @@
-"""One node scenario's run: its context (NodeScenario: into the node's network namespace, the
-fixture's health before and after, PASS/FAIL; as_instrument; NODE_REPEAT) and its Run (the
-namespace with the shipped overlay applied, the sampler, the lock's watch, the containers' log
-followers; the judge's rules over a window; the evidence kept on failure).
+"""One node scenario's context (NodeScenario, as_instrument, NODE_REPEAT) and its Runs: a
+namespace with the shipped overlay, its instruments, the judge's rules, the evidence on failure.
 """
 
 import gc
@@ -26,8 +24,8 @@ class LogFollower:
     failure): the deleted pod's logs are gone from the apiserver once the pod is."""
 
     def __init__(self, node, ns, pod, container, before=None):
-        """`before`: a follower whose stream ended (the kubelet, which serves it, restarted):
-        its lines are kept, and this one goes on after its last line's timestamp."""
+        """`before`: a follower whose stream ended (the kubelet restarted): its lines are kept,
+        and this one goes on after its last line's timestamp."""
         self.lines, self.pod, self.container = [], pod, container
         self.after = None
         cmd = [str(node.bin_dir / "kubectl"), "--kubeconfig", str(node.kubeconfig), "logs",
@@ -80,7 +78,7 @@ class Run:
         self.stopped = False
 
     def __enter__(self):
-        """Starts the run; one that fails to start is stopped (its evidence kept)."""
+        """One that fails to start is stopped (its evidence kept)."""
         try:
             return self.start()
         except BaseException:
@@ -105,8 +103,7 @@ class Run:
         return docs
 
     def deploy(self):
-        """Applies docs(); returns the name of the Deployment with the app (observe-watch's has
-        none)."""
+        """Applies docs(); the name of the Deployment with the app (observe-watch's has none)."""
         docs = self.docs()
         cluster.apply(self.node, self.ns, docs)
         return next(d["metadata"]["name"] for d in docs if d["kind"] == "Deployment" and any(
@@ -130,8 +127,7 @@ class Run:
         if ip and name not in self.pod_ips:
             self.pod_ips[name] = ip
         if p["metadata"].get("deletionTimestamp") and name not in self.deleted:
-            # The end of its life: when the watch saw the deletion (deletionTimestamp is the
-            # end of the grace period, not its start).
+            # Its life's end (deletionTimestamp is the grace period's end, not its start).
             self.deleted[name] = time.time()
         for c in (p["status"].get("containerStatuses", []) +
                   p["status"].get("initContainerStatuses", [])):
@@ -196,8 +192,7 @@ class Run:
         return [judge.pod_of(h, list(self.pod_ips)) for h in self.watch.holders() if h]
 
     def lock_changes(self, since):
-        """[(t, holder)] of the lock's history from `since`: a pod's name, "" or the raw
-        identity."""
+        """[(t, holder)] of the lock's history from `since`: a pod's name, "" or an identity."""
         return [(t, judge.pod_of(h, list(self.pod_ips)) or h) for t, h in self.watch.history
                 if t >= since]
 
@@ -213,10 +208,9 @@ class Run:
                           f"{n} units of work by {pod}")
 
     def judge(self, t0, t1, exemptions=(), require_handover=False, residual=()):
-        """e2e/lib/judge.py's rules over [t0, t1]: no definite overlap; every pod judged over its
-        own life (from its first answer to the start of its deletion as the pod watch saw it, or
-        t1), outside `exemptions` (judge.Exemption: a fault's hole, with an end); no two pods'
-        units intersect, except the `residual` ones ((pod, start): bounded by the caller)."""
+        """e2e/lib/judge.py's rules over [t0, t1], a pod's life ending where the pod watch saw
+        its deletion, outside `exemptions`; no two pods' units intersect, except the `residual`
+        ones ((pod, start): bounded by the caller)."""
         definite, possible, judged = verdict.judge(
             self.sampler.by_pod(), t0, t1, SAMPLE_INTERVAL, ends=dict(self.deleted),
             exemptions=exemptions, fail_on=("definite",), require_handover=require_handover)
@@ -230,9 +224,8 @@ class Run:
         return possible
 
     def stop(self, failed):
-        """Stops what the run started and keeps the evidence; the namespace goes whatever
-        fails on the way (a sampler report that raised once left one behind). Once: a Run
-        stopped by its `with` is not stopped again by its NodeScenario."""
+        """Stops what the run started, keeps the evidence, and deletes the namespace whatever
+        fails on the way; once, whether its `with` or its NodeScenario stops it."""
         if self.stopped:
             return
         self.stopped = True
@@ -272,12 +265,9 @@ class Run:
 
 
 class NodeScenario:
-    """The context of one node scenario (Registry.main(context=...)): enters the node's network
-    namespace (once per process, before any thread), checks the fixture's health before and
-    after, hands the scenario its Runs (`with s.run(variant) as run:`: each stops on the way out
-    and keeps the evidence if the scenario failed), logs PASS/FAIL with the time taken.
-    It lives here, not in e2e/lib/runner.py: it is the node tier's (cluster, Run), and e2e/lib
-    does not import the tiers."""
+    """The context of one node scenario (Registry.main(context=...)): the node's network namespace
+    (entered once, before any thread), the fixture's health before and after, the scenario's
+    Runs (`with s.run(variant) as run:`), PASS/FAIL. Not in e2e/lib: it imports the tier."""
 
     entered = False  # the process is in the node's network namespace
 
@@ -324,13 +314,10 @@ def repeat():
 
 
 def as_instrument():
-    """The scenario process is the measuring instrument: no cyclic garbage collector, and a
-    priority above the node's (used by node_faults and node_disruptions)."""
-    # The sampler has its own process (judge.Sampler: no collector, SCHED_RR). This process
-    # still times the faults (freezer polls, the Lease polled at 10 Hz, thaws): under load 7-9 a
-    # full cyclic collection (the pod watch's JSON objects) was the suspect of 420-430 ms stalls
-    # that every thread here saw at once, so no collector during a scenario (minutes long, it
-    # makes no reference cycles worth collecting), and it runs 5 above the node's priority
-    # (what it starts for the node, through node.sh or controlplane.sh, goes back to it).
+    """The scenario process as the measuring instrument (node_faults, node_disruptions)."""
+    # This process still times the faults (freezer, Lease polls, thaws): under load 7-9 a full
+    # cyclic collection was the suspect of 420-430 ms stalls every thread saw at once, and a
+    # scenario makes no cycles worth collecting. What it starts for the node goes back to the
+    # node's priority (host_run).
     gc.disable()
     os.nice(-5)

@@ -2,17 +2,13 @@
 
     python3 -m e2e.node.sampler OUT INTERVAL TIMEOUT      # stdin: "POD HOST PORT" lines; EOF: stop
 
-Per pod (one thread each, started when its line arrives): GET http://HOST:PORT/is-leader every
-INTERVAL s on a kept-alive connection, with a send and a receive stamp (time.time(): the
-CLOCK_REALTIME the apps stamp with), appended to OUT as one JSON line per sample:
-[pod, send, recv, yes, status] (status: the HTTP code, or the exception's name).
+Per pod, one thread: GET http://HOST:PORT/is-leader every INTERVAL s on a kept-alive connection,
+stamped on send and receipt (time.time(): the CLOCK_REALTIME the apps stamp with), one JSON line
+per sample in OUT: [pod, send, recv, yes, status] (the HTTP code, or the exception's name).
 
-Why a process: in the scenario's process the samplers shared the GIL and the collector with the
-log followers, the pod watch's JSON and the judge itself; under load every pod's sampler stalled
-at the same instant (211-743 ms, README), and a stall of the instrument read as a pod nobody
-looked at. This process does nothing else: no cyclic collector, the stamps taken here, and the
-file is appended with one write(2) per sample, so a slow reader never holds a sample back (a pipe
-would, once full). It exits when its stdin ends (the scenario's process stopped it, or died).
+Why a process: in the scenario's, every pod's sampler stalled at once under load (211-743 ms),
+and a stall of the instrument read as a pod nobody looked at. The design and its measurements:
+BENCHMARKS.md, "The sampler's own process". It exits when its stdin ends.
 """
 
 import gc
@@ -59,12 +55,8 @@ def sample(pod, host, port, interval, timeout, out, stopping):
 def main():
     path, interval, timeout = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
     gc.disable()  # nothing here makes cycles; a full collection would stop every thread at once
-    # The lowest real-time priority (SCHED_RR 1; the threads started below inherit it): on 2
-    # cores at load average 27, this process at nice -5 was not run for ~200 ms at once (every
-    # pod's thread late together, each answer before it back in 1-8 ms), and a gap of the
-    # instrument read as a pod nobody looked at. It sleeps between requests and uses a few % of
-    # a core; the kernel's RT throttle (sched_rt_runtime_us) bounds it anyway. The pods keep
-    # their priority: a slow answer still shows (the gap rule counts it, gap_report names it).
+    # The lowest real-time priority, inherited by the threads: at nice -5 this process was not run
+    # for ~200 ms at once at load average 27. The pods keep theirs: a slow answer still shows.
     try:
         os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(1))
     except OSError as e:  # no CAP_SYS_NICE: sample anyway, at the inherited priority

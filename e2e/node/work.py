@@ -1,5 +1,4 @@
-"""The leader-only work the pods' apps did, as their logs (the followers of e2e.node.run.Run)
-tell it: units of work (Run.units) or, under the gate, the gated program's runs."""
+"""The leader-only work the pods' apps logged: units (Run.units) or the gated program's runs."""
 
 import re
 import time
@@ -14,9 +13,8 @@ _RUNS = {}  # (ns, pod) -> (follower, lines parsed, runs): each line parsed once
 
 
 def gated_runs(run):
-    """pod -> [[start, end or None]]: the gated program's runs, from its LHSTART stamp to its
-    LHEXIT stamp or, when it got no chance to write one (SIGKILL), the gate's "CMD exited"
-    line's CRI stamp."""
+    """pod -> [[start, end or None]]: the gated program's runs, from its LHSTART to its LHEXIT
+    stamp or, after a SIGKILL, the CRI stamp of the gate's "CMD exited" line."""
     out = {}
     for (pod, c), f in list(run.followers.items()):
         if c != "app":

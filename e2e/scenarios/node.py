@@ -3,11 +3,8 @@ one-node cluster of e2e/node (node.sh, started once per run by the e2e_node_star
 
     LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_delete_leader
 
-Every scenario checks the fixture's health on entry and on exit, renders the shipped manifests
-(cluster.render; only replicas, images and the test's own app differ, checked), samples every
-pod's "yes" (judge.Sampler), follows the apps' unit logs and the lock's history, and asserts the
-judge's rules. NODE_REPEAT=N repeats the timed part N times in one namespace.
-On failure the evidence goes to $LEASEHOLD_NODE_EVIDENCE (default build/e2e-node/evidence/NAME).
+Each scenario runs in a NodeScenario and its Runs (e2e/node/run.py: the shipped manifests, the
+instruments, the evidence on failure). NODE_REPEAT=N repeats the timed part N times.
 """
 
 import json
@@ -60,12 +57,10 @@ def native_delete_leader(s):
 
 @scenario
 def gate_handovers(s):
-    """The gate component on the native overlay: the install init container, followers Ready
-    without CMD (exec probes), exactly one CMD; deletion of the leader pod; SIGKILL of the
-    sidecar alone (the kubelet restarts it); a liveness restart of a SIGSTOPped sidecar. The
-    gated runs never intersect, each stops by the last validUntil its gate received less the
-    gate's margin, and the judge covers the whole run (each pod over its life; the killed and
-    the stopped sidecar exempt until they are back)."""
+    """The gate component on the native overlay, exactly one CMD: deletion of the leader pod,
+    SIGKILL of the sidecar alone, a liveness restart of a SIGSTOPped sidecar. The gated runs
+    never intersect, each stops by the last validUntil its gate received less the gate's margin,
+    and the judge covers the whole run (the killed and the stopped sidecar exempt until back)."""
     with s.run("gate") as run:
         t0 = time.time()
         leader = run.single_leader()
@@ -139,8 +134,7 @@ def gate_handovers(s):
 
 
 def cmd_stop_tracker(run, leader):
-    """The Lease's last renew by `leader` (LeaseTracker), polled now, with the number of CMD
-    runs so far: CMD's current run is the one its gate will stop."""
+    """A LeaseTracker of `leader`, with the number of CMD runs so far (its gate stops the last)."""
     track = LeaseTracker(run, leader)
     assert track.last_renew is not None, f"the Lease does not name {leader}"
     track.n_runs = len(gated_runs(run)[leader])
@@ -148,9 +142,8 @@ def cmd_stop_tracker(run, leader):
 
 
 def cmd_stopped_in_time(run, track):
-    """CMD's run on track.pod ended by the last validUntil its gate received (<= the last renew
-    the apiserver stored + renew-deadline, as node_faults' gate rounds bound it) less the
-    gate's margin. Returns the room left (s)."""
+    """CMD's run on track.pod ended by the last validUntil its gate received (<= the last stored
+    renew + renew-deadline) less the gate's margin. Returns the room left (s)."""
     track.poll()
     end = gated_runs(run)[track.pod][track.n_runs - 1][1]
     return verdict.stopped_before(f"CMD of {track.pod}", end,
@@ -158,9 +151,8 @@ def cmd_stopped_in_time(run, track):
 
 
 def judge_deletions(run, t0, results, what):
-    """The judge over the whole run, a handover required; each deletion round's leader and
-    next pod in the lock's history; every graceful failover within FAILOVER_BOUND. Returns the
-    lock's holders."""
+    """The judge over the whole run, a handover required, and the rounds' results against the
+    lock's history and FAILOVER_BOUND. Returns the lock's holders."""
     run.judge(t0 + 1, time.time() - 1, require_handover=True)
     holders = run.holder_pods()
     log(f"{what}: lock history {holders}")
@@ -177,11 +169,9 @@ STOPPED_RE = re.compile(r"LHSTOPPED at=(\d+)")
 
 @scenario
 def classic_delete_leader(s):
-    """The shipped classic overlay unchanged (ConfigMap lock, release-on-shutdown safe, the
-    app's preStop hook: stop file, then POST /release): deletion of the leader's pod. The kubelet
-    SIGTERMs the sidecar while the hook runs; the sidecar stops saying yes at once and releases
-    only on the hook's POST, which comes after the app stopped: never before the promises it
-    gave were dead."""
+    """The shipped classic overlay (ConfigMap lock, the app's preStop hook: stop file, then POST
+    /release): deletion of the leader's pod. The sidecar, SIGTERMed while the hook runs, stops
+    saying yes at once and releases only on the hook's POST, after the app stopped."""
     with s.run("classic") as run:
         t0 = time.time()
         results = []
@@ -213,18 +203,11 @@ def classic_delete_leader(s):
 
 @scenario
 def native_sidecar_alone(s):
-    """SIGTERM of the native sidecar alone (what a liveness failure, `crictl
-    stop` or an in-place resize that restarts it does) while `app` keeps running, inside a unit
-    of leader-only work it began on a "yes" still valid for seconds. No acknowledgement comes
-    (`app` got no signal), so the shipped overlay's --release-on-shutdown=safe keeps the promises
-    it gave: it stops saying yes at once and releases only when the last validUntil has passed
-    (<= renew-deadline). Under `immediate` (the overlay before) it released at once and two pods'
-    units intersected (2.1-2.3 s here).
-    Asserted: no two pods' units intersect; the rival's first yes comes no earlier than the last
-    validUntil the leader's app was given (sent after ask + validForMs; the app's stamps), and no
-    later than renew-deadline + RELEASE_TO_YES_BOUND after the SIGTERM; the kubelet restarts the
-    sidecar and it follows.
-        LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node native_sidecar_alone"""
+    """SIGTERM of the native sidecar alone (a liveness failure, `crictl stop`, an in-place resize)
+    while `app` works on a "yes" still valid for seconds. No acknowledgement comes, so `safe`
+    releases only once the last validUntil has passed (`immediate` let two pods' units intersect
+    by 2.1-2.3 s here): the rival's first yes comes after it, and within renew-deadline +
+    RELEASE_TO_YES_BOUND of the SIGTERM; the restarted sidecar follows."""
     with s.run("native", app_env={"LHAPP_UNIT_MS": 3000, "LHAPP_MARGIN_MS": 500}) as run:
         leader = run.single_leader()
         run.wait_units(leader, 1, timeout=60)
@@ -261,8 +244,6 @@ def native_sidecar_alone(s):
         assert leader in holders and nxt.pod in holders, (leader, nxt.pod, holders)
 
 
-# Rollouts and the chart's upgrade: one rolling update and the rules after it are
-# e2e/node/rollout.py's; the leaderless-gap and lock-change bounds e2e/node/bounds.py's.
 def resolved_strategy(run):
     """(maxSurge, maxUnavailable) of the Deployment, percentages resolved as the Deployment
     controller does (surge rounds up, unavailable down)."""
@@ -280,10 +261,8 @@ def resolved_strategy(run):
 
 
 def rollout(s, variant):
-    """`kubectl rollout restart` of the shipped variant (maxSurge 1, maxUnavailable 0,
-    checked), NODE_REPEAT times in one namespace. Per rollout: the leaderless gap <= GAP_BOUND,
-    the lock changes at most twice (release, acquisition), a new pod leads and works. The
-    judge's rules over the whole run."""
+    """`kubectl rollout restart` of the shipped variant, NODE_REPEAT times in one namespace: each
+    rolling_update's bounds, then judge_rollouts over the whole run."""
     with s.run(variant) as run:
         t0 = time.time()
         assert resolved_strategy(run) == (1, 0), resolved_strategy(run)
@@ -307,8 +286,7 @@ def uninstall_leaves_nothing(run):
 
 
 def check_chart_choices(run):
-    """The sidecar mode and lock type the chart chose from the cluster's capabilities, against
-    what ran."""
+    """The sidecar mode and lock type the chart chose for the cluster, against what ran."""
     version = run.node.api("GET", "/version")
     minor = int(re.match(r"\d+", version["minor"]).group(0))
     expect_native = (int(version["major"]), minor) >= (1, 29)
@@ -351,10 +329,8 @@ def check_chart_choices(run):
 
 @scenario
 def helm(s):
-    """helm install (exampleDeployment, 3 replicas, local images, the cluster's
-    capabilities), the chart's choices against what ran, helm upgrade with a changed value (a
-    rolling update: the rollout bounds), helm uninstall (everything it created is gone). The
-    judge's rules over the whole run."""
+    """helm install (HelmRun), the chart's choices against what ran, helm upgrade with a changed
+    value (rolling_update's bounds), helm uninstall (uninstall_leaves_nothing); judge_rollouts."""
     with s.run("native", cls=HelmRun) as run:
         t0 = time.time()
         leader = run.single_leader()
@@ -401,9 +377,9 @@ class ParentHelmRun(HelmRun):
 
 @scenario
 def helm_parent(s):
-    """The parent-chart use of the chart on the node: the included sidecar (native on v1.34),
-    the gate's install init container and volume; one CMD, gated runs never intersect; a
-    `helm upgrade` of the parent (rolling update, the rollout rules); `helm uninstall`."""
+    """The chart as a parent chart's dependency (ParentHelmRun): the included sidecar and the
+    gate's install init container; a `helm upgrade` of the parent (rolling_update), the rollout
+    rules (judge_rollouts), `helm uninstall`."""
     with s.run("gate", cls=ParentHelmRun) as run:
         t0 = time.time()
         dep = next(d for d in run.manifest if d["kind"] == "Deployment")

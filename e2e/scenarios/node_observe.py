@@ -3,12 +3,8 @@ shipped observing sidecar beside it, and a Prometheus that finds the pods the wa
 
     LEASEHOLD_NODE_DIR=build/e2e-node python3 -m e2e.scenarios.node_observe observe_rollout
 
-The operator is e2e/crmanager (a controller-runtime manager: its own Lease, identity
-<hostname>_<uuid>, controller-runtime's default timings 15 s / 10 s / 2 s, no release on
-shutdown), in the image e2e/node/images.py builds, in place of the example's `app`
-(cluster.operator_container; its own Role for its Lease, cluster.operator_rbac). The Deployment
-is the native-sidecar overlay with deploy/components/observe, observe-watch and the leader label,
-rendered and checked as every node scenario's (cluster.render, assert_shipped).
+The operator (e2e/crmanager) is the example's `app` (cluster.operator_container, operator_rbac)
+in the "observe" variant (cluster.VARIANTS), rendered and checked as every node scenario's.
 """
 
 import json
@@ -37,16 +33,14 @@ from e2e.node.helm import HelmRun
 from e2e.node.rollout import judge_lifetimes, replace_all
 from e2e.node.run import NodeScenario, Run, repeat
 
-# The shipped timings: deploy/components/observe's 15 s / 10 s (the base's retry-period, 2 s), the
-# operator's controller-runtime defaults (the same three).
+# The shipped timings, which are also the operator's (controller-runtime's defaults).
 LEASE, RENEW, RETRY = DEFAULTS
 # kObserveMargin (src/election/observer.h): an observer's "yes" ends this long before any rival
 # may take over (docs/safety.md, "Observe mode"), by the one clock of the node.
 OBSERVE_MARGIN = 2.0
-# A takeover after the holder's pod is gone: the operator does not release, so its rivals wait
-# out the lease from the last renewal they saw (LEASE), try every RETRY (1.2 x jittered), and the
-# new holder's sidecar says yes within two retry-periods of the acquisition (a watch event, then
-# Gets); plus a node's startup and scheduling.
+# A takeover after the holder's pod is gone (no release): the lease waited out, two jittered tries,
+# the new holder's sidecar's yes within two retry-periods (a watch event, then Gets), and a pod's
+# startup and scheduling.
 TAKEOVER_WAIT = LEASE + 2 * 1.2 * RETRY + 2 * RETRY + 30
 
 SCENARIOS = Registry()
@@ -61,11 +55,9 @@ class ObserveRun(Run):
     the watcher pod beside the operator's pods (sampled too: it never says yes)."""
 
     def terms(self, t1):
-        """The operator's terms as the Lease holds them: [(pod, holder, start, end)], each from
-        its acquireTime (the holder's LEADING line reads it: stamped before the winning write)
-        or, without that line, the instant the lock watch saw the new holder, to the next term's
-        start or t1. A pod "holds the lease" over its whole term, also after its manager stopped
-        (nobody else may take it before the lease ran out)."""
+        """The operator's terms as the Lease holds them: [(pod, holder, start, end)], from its
+        acquireTime (its LEADING line; else when the lock watch saw it) to the next term's start
+        or t1, also after its manager stopped (nobody else may take it before the lease ran out)."""
         acquired = {}
         for (pod, c), f in self.followers.items():
             if c == "app":
@@ -93,10 +85,9 @@ class ObserveRun(Run):
 
 
 def judge_terms(run, t1):
-    """No sidecar said yes at an instant another pod's operator held the Lease: per term, the
-    other pods' samples against the term given as two yes points (its start and end), so that
-    e2e/lib/judge.py's definite rule fails a yes answer sent after the term began and received
-    before it ended. Partial ones (an answer in flight across a term's edge) are logged."""
+    """No sidecar said yes while another pod's operator held the Lease: the other pods' samples
+    against each term as two yes points (its start and end), for e2e/lib/judge.py's definite
+    rule; answers in flight across a term's edge are logged."""
     by_pod = run.sampler.by_pod()
     terms = run.terms(t1)
     possible = []
@@ -139,15 +130,12 @@ def yes_ended(run, old, nxt, t_fault):
          "first_yes_after_acquired_s": nxt.recv - acquired, "room_s": acquired - last.recv}
     log("yes ended: " + json.dumps({k: round(v, 3) if isinstance(v, float) else v
                                     for k, v in r.items()}))
-    # The bound in force on a native sidecar: the operator (`app`) exits at its SIGTERM without
-    # releasing, then the kubelet stops the sidecar, which says "no" from its SIGTERM on (the
-    # observer's stop). The question answered last was sent before it.
+    # On a native sidecar: the operator exits at its SIGTERM without releasing, then the sidecar
+    # says "no" from its own SIGTERM on (the observer's stop).
     assert last.send <= term + CLOCK_SLACK, \
         f"{old} said yes {last.send - term:.3f}s after its sidecar's SIGTERM"
-    # The bound of any observer (docs/safety.md, "Observe mode"), whatever stops it: "yes" only
-    # before S + min(renew-deadline, lease-duration - 2 s), S the send of a Get that read the
-    # version before the last renewal seen, which was written (and then seen by the lock watch)
-    # after S.
+    # The bound of any observer (docs/safety.md, "Observe mode"), whatever stops it, from S: the
+    # send of a Get that read the version before the last renewal seen (written and seen after S).
     assert last.send < seen[-1] + min(RENEW, LEASE - OBSERVE_MARGIN), \
         f"{old}'s yes {last.send - seen[-1]:.3f}s after the last renewal seen"
     # ... and so OBSERVE_MARGIN or more before the rival could take over (one clock: the node's).
@@ -195,12 +183,9 @@ def rollout_round(run, results, i):
 
 @scenario
 def observe_rollout(s):
-    """An operator that elects itself, 3 replicas, each with the shipped observing sidecar:
-    NODE_REPEAT times a rollout (kubectl rollout restart) and a DELETE of the holder's pod. The
-    Lease's holder (its operator) and the sidecars' yes, the label on the holder's pod alone;
-    no sidecar says yes while another pod's operator holds the Lease (judge_terms), each pod
-    judged over its life; the old holder's yes ends by its sidecar's SIGTERM and by
-    docs/safety.md's bound, 2 s or more before the new holder acquired."""
+    """An operator that elects itself beside the shipped observing sidecar: NODE_REPEAT times a
+    rollout (rollout_round) and a DELETE of the holder's pod (delete_holder_round), each judged
+    by yes_ended; judge_terms and judge_lifetimes over the whole run."""
     with s.run("observe", cls=ObserveRun) as run:
         t0 = time.time()
         results = []
@@ -235,8 +220,8 @@ class QuietHelmRun(Quiet, HelmRun):
     pass
 
 
-# The scrape interval here (s); the documented job's is 30 s ("the rules' windows assume 30s or
-# faster"). Evaluation: the rule file's own group interval (30 s) wins over any global one.
+# The scrape interval here (s), faster than the documented job's; the rule file's own group
+# interval wins over the global evaluation interval.
 SCRAPE = 5
 
 
@@ -262,7 +247,7 @@ RULES = REPO / "deploy" / "monitoring" / "leasehold-rules.yaml"
 
 
 def no_leader_rule():
-    """(group interval, the expression's window, for:) of LeaseholdNoLeader in the shipped file."""
+    """(group interval, window, for:) of LeaseholdNoLeader in the shipped rule file (s)."""
     group = yaml.safe_load(RULES.read_text())["groups"][0]
     rule = next(r for r in group["rules"] if r.get("alert") == "LeaseholdNoLeader")
     window = re.search(r"\[(\w+)\]", rule["expr"]).group(1)
@@ -271,8 +256,7 @@ def no_leader_rule():
 
 def prometheus_binary():
     """LEASEHOLD_NODE_PROMETHEUS (the binary or its bin dir), else e2e/node/prometheus/build.sh's
-    (cached; the CTest fixture e2e_node_prometheus builds it first). Not Debian's: built without
-    the Kubernetes discovery (build.sh says more)."""
+    (cached; the e2e_node_prometheus fixture builds it first; why not Debian's: build.sh)."""
     p = os.environ.get("LEASEHOLD_NODE_PROMETHEUS")
     if not p:
         r = cluster.host_run(["bash", str(REPO / "e2e" / "node" / "prometheus" / "build.sh")],
@@ -286,9 +270,8 @@ def prometheus_binary():
 
 
 class NodePrometheus(Prometheus):
-    """Prometheus in the node's network namespace (this process's), discovering pods from the
-    node's apiserver with the documented job (kubernetes_sd_configs, role pod) and a
-    ServiceAccount's token, the shipped rule file unchanged. The queries are e2e/lib's."""
+    """Prometheus in this process's network namespace, discovering pods from the node's apiserver
+    with the documented job and a ServiceAccount's token, the shipped rule file unchanged."""
 
     def __init__(self, node, token_file):
         self.dir = Path(tempfile.mkdtemp(prefix="leasehold-prom-node-"))
@@ -296,8 +279,7 @@ class NodePrometheus(Prometheus):
         job = documented_job()
         job["scrape_interval"] = f"{SCRAPE}s"
         env = node.cp_env
-        # Outside the cluster, what in-cluster discovery takes from the pod: where the apiserver
-        # is, its CA, the ServiceAccount's token.
+        # What in-cluster discovery would take from the pod: the apiserver, its CA, the token.
         job["kubernetes_sd_configs"][0].update({
             "api_server": f"https://{env['APISERVER_HOST']}:{env['APISERVER_PORT']}",
             "authorization": {"credentials_file": str(token_file)},
@@ -416,14 +398,10 @@ def others_firing(prom, runs, allowed):
 
 @scenario
 def prometheus_discovery(s):
-    """Prometheus finds the pods the way a user's does: Debian's prometheus in the node's
-    network namespace, the documented pod-role job (docs/runbooks.md, "Scraping") against the
-    node's apiserver with a ServiceAccount's token (list and watch on pods), the shipped rule
-    file unchanged. Every shipped variant (native, classic, gate, the chart) and the observe
-    Deployment with its watcher, each in a namespace of its own, deployed at once: every pod is
-    a target, up on its pod IP, every lock has leasehold_is_leader. Then the operator scaled to
-    0: LeaseholdNoLeader fires for its lock (the watcher's series) within the rule's window, its
-    `for:` and an evaluation; scaled back, it resolves; nothing else fires for these locks."""
+    """Prometheus finds the pods the way a user's does (NodePrometheus) in every shipped variant,
+    each in its own namespace (check_scraped); with the operator scaled to 0, LeaseholdNoLeader
+    fires for its lock (the watcher's series) in time; scaled back, it resolves; nothing else
+    fires for these locks."""
     runs = [s.run("native", cls=QuietRun, replicas=2), s.run("classic", cls=QuietRun, replicas=2),
             s.run("gate", cls=QuietRun, replicas=2), s.run("native", cls=QuietHelmRun, replicas=2),
             s.run("observe", cls=QuietRun, replicas=2)]
@@ -461,8 +439,7 @@ def prometheus_discovery(s):
         t_fire = time.time()
         log(f"LeaseholdNoLeader fired {t_fire - t_down:.1f}s after the scale to 0 ({t_gone - t_down:.1f}s "
             f"until the pods were gone; rule: window {window}s, for {hold}s, evaluated every {interval}s)")
-        # (the last 1 was scraped at most a scrape before the scale, the leader's sidecar saying
-        # yes until its SIGTERM after it)
+        # (the last 1 scraped at most a scrape before the scale: yes until the sidecar's SIGTERM)
         assert t_fire - t_down >= window + hold - SCRAPE, \
             f"fired {t_fire - t_down:.1f}s after the scale to 0"
         watcher = [p for p in all_pods(observe) if p.startswith("leasehold-watch")]
