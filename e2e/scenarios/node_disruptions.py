@@ -88,9 +88,7 @@ def summary(name, xs, unit="s"):
 # ------------------------------------------------------------------ 3. evict
 
 def evict_pod(node, ns, pod):
-    """POST of the pod's eviction subresource (policy/v1). Returns (HTTP status, message):
-    201 evicted (a graceful deletion), 429 refused by a PodDisruptionBudget, 500 when the pod
-    matches more than one PodDisruptionBudget."""
+    """POST of the pod's eviction subresource (policy/v1): (HTTP status, message), 201 evicted."""
     try:
         node.api("POST", f"/api/v1/namespaces/{ns}/pods/{pod}/eviction",
                  body={"apiVersion": "policy/v1", "kind": "Eviction",

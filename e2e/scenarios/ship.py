@@ -1063,9 +1063,9 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
 def observe_components(s):
     """deploy/components/observe and observe-watch on top of each overlay: the mode, the Role
     read-only on the lock and no leasehold-create, the watcher Deployment (container leasehold,
-    port probes); accepted by the apiserver; on native-sidecar, the rendered sidecars and the
-    watcher run beside a stand-in operator. classic-sidecar's ConfigMap-only Role is refused at
-    build time (the component's `test` ops); no-leader-election builds, and the agent refuses it."""
+    port probes); accepted by the apiserver; on native-sidecar, observers_follow. classic-sidecar's
+    ConfigMap-only Role is refused at build time (the component's `test` ops); no-leader-election
+    builds, and the agent refuses it."""
     cp = s.control_plane()
     comps = [COMPONENTS / "observe", COMPONENTS / "observe-watch"]
     for ov in ("native-sidecar", "no-leader-election"):
@@ -1106,8 +1106,7 @@ def observe_helm(s):
     """The chart with agentMode=observe: the args, the Role read-only on the lock and no create,
     the watcher Deployment and its PodMonitor; accepted by the apiserver; every combination
     validate refuses; each choice --help lists for --agent-mode and --observe-identity renders
-    (the registry and the chart agree); the rendered sidecars and watcher run beside a stand-in
-    operator."""
+    (the registry and the chart agree); then observers_follow."""
     cp = s.control_plane()
     ns = ensure_ns(cp, "ship-obs-helm")
     lock = "op-lock"
@@ -1165,8 +1164,7 @@ def observe_helm(s):
 def k8up_observe(s):
     """The K8up example's observe variant (and its post-renderer variant): K8up's own election
     on, the native observing sidecar, the Role read-only on d2ab61da.syn.tools for K8up's
-    ServiceAccount and the watcher's own; accepted; then the sidecars of two K8up pods and the
-    watcher beside a stand-in K8up holding that Lease."""
+    ServiceAccount and the watcher's own; accepted; then observers_follow on two K8up pods."""
     cp = s.control_plane()
     lock = "d2ab61da.syn.tools"
     ns, objs = kustomized(s, cp, "ship-k8up-observe", K8UP / "observe")
