@@ -399,8 +399,7 @@ STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT")
 
 def refollow(run, timeout=60):
     """`kubectl logs -f` streams through the kubelet: after its restart, every follower whose
-    stream ended (or that the apiserver refused while the kubelet came up) goes on from its last
-    line, until every one has stayed up for 2 s."""
+    stream ended (or the apiserver refused while the kubelet came up) goes on from its last line."""
     deadline, quiet = time.time() + timeout, 0
     while quiet < 2:
         assert time.time() < deadline, "log streams do not stay up after the kubelet's restart"
