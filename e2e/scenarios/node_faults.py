@@ -472,8 +472,8 @@ def component_outage(s, comp, hold):
 # ------------------------------------------------------------------ apiserver restarted
 
 CP_SH = cluster.REPO / "e2e" / "controlplane" / "controlplane.sh"
-# Why: e2e.lib.timings.LONG_RENEW. A restart under load may exceed the shipped renew-deadline:
-# the test then fails as vacuous.
+# fault_apiserver_short's timings (why: e2e.lib.timings.LONG_RENEW). A restart under load may
+# exceed the shipped renew-deadline: the test then fails as vacuous.
 SHORT_TIMINGS = DEFAULTS if SHIPPED else LONG_RENEW
 
 

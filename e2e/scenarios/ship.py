@@ -482,8 +482,8 @@ def seconds(duration):
 
 
 def native_pair(s, tag):
-    """The shipped native overlay rendered and applied in namespace `tag`, two of its sidecars
-    run (pods TAG-0, TAG-1). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
+    """The shipped native overlay rendered and applied (apply_for_real) in namespace `tag`, two
+    of its sidecars run (pods TAG-0, TAG-1). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
     and retry-period in s)."""
     cp = s.control_plane()
     ns, objs = kustomized(s, cp, tag, NATIVE)
