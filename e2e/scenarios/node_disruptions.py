@@ -1,20 +1,11 @@
-"""On real pods (CTest label `node`): evictions, scaling, start and stop order
-with the leader label, and the security contexts users run (e2e/node/README.md).
+"""On real pods (CTest label `node`): evictions, scaling, start and stop order with the leader
+label, and the security contexts users run. How to run, and what every scenario samples and
+follows: e2e/node/README.md. The timings, and the bounds shared with node_faults:
+e2e/node/bounds.py; every other bound is a named constant below, derived from them.
 
-    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_disruptions evict
-
-The shared pieces are e2e/node's (run.py: Run, its sampler, log followers and lock watch;
-handover.py: the graceful handover round delete_leader_round; rollout.py: the rollout's gap
-measure) and the faults' timings (bounds.py): test timings 5/3/1 unless
-LEASEHOLD_NODE_SHIPPED_TIMINGS=1 (the shipped 15/10/2). Every bound is a named constant below or
-in e2e/node/bounds.py, derived from those timings or from the graceful-failover chain.
-
-Evidence channels: every scenario samples /is-leader on each pod's probe port (the pod IP) and
-reads the containers' output as the kubelet serves it (`kubectl logs -f --timestamps`: the CRI
-log files, each line with a nanosecond stamp); `security` also reads those CRI log files
-directly from the node's pod log directory (/var/log/pods in the node's mount namespace) and
-judges the units from them. No pod mounts anything from the host (Pod Security `restricted`
-forbids hostPath, and no scenario of the tier needs it).
+`security` also judges the units from the CRI log files, read from the node's pod log directory
+(CriLogs). No pod mounts anything from the host (Pod Security `restricted` forbids hostPath, and
+no scenario of the tier needs it).
 """
 
 import copy
@@ -97,9 +88,7 @@ def summary(name, xs, unit="s"):
 # ------------------------------------------------------------------ 3. evict
 
 def evict_pod(node, ns, pod):
-    """POST of the pod's eviction subresource (policy/v1). Returns (HTTP status, message):
-    201 evicted (a graceful deletion), 429 refused by a PodDisruptionBudget, 500 when the pod
-    matches more than one PodDisruptionBudget."""
+    """POST of the pod's eviction subresource (policy/v1): (HTTP status, message), 201 evicted."""
     try:
         node.api("POST", f"/api/v1/namespaces/{ns}/pods/{pod}/eviction",
                  body={"apiVersion": "policy/v1", "kind": "Eviction",
@@ -110,9 +99,8 @@ def evict_pod(node, ns, pod):
 
 
 class EvictingNode(cluster.Node):
-    """The node, whose delete_pod evicts through the Eviction API instead: the graceful
-    handover round of e2e/node/handover.py (delete_leader_round: the kubelet's stop order, the
-    app's acknowledgement, the release, the failover bounds) run as is, through policy/v1."""
+    """The node, whose delete_pod evicts through the Eviction API instead: delete_leader_round
+    (e2e/node/handover.py) runs as is, through policy/v1."""
 
     def delete_pod(self, ns, pod):
         code, msg = evict_pod(self, ns, pod)
@@ -146,16 +134,14 @@ def post_to_yes(r):
 
 @scenario
 def evict(s):
-    """The leader's pod evicted through the Eviction API (policy/v1).
-    Per round (NODE_REPEAT): (a) without a PodDisruptionBudget: the eviction is a graceful
-    deletion, the handover is delete_leader_round's (the app acknowledges, the sidecar releases,
-    failover <= FAILOVER_BOUND, POST /release -> next yes <= RELEASE_TO_YES_BOUND); (b) with the
-    PodDisruptionBudget docs/install.md recommends (maxUnavailable 1): a follower evicted (201),
-    then the leader's eviction refused (429) while the follower's replacement is not Ready: the
-    leader keeps leading (no change of the lock, every sample of it yes); once it is, the
-    leader's eviction is allowed and hands over as in (a). Once per run: a second PDB over the
-    same pods makes every eviction fail (500; why the chart ships none). The node is not drained:
-    a drain cordons the only node, and the replacements would stay Pending."""
+    """The leader's pod evicted through the Eviction API (policy/v1), NODE_REPEAT rounds:
+    (a) without a PodDisruptionBudget: a graceful deletion, handed over as delete_leader_round
+    asserts; (b) with the PodDisruptionBudget docs/install.md recommends: a follower evicted,
+    then the leader's eviction refused (429) while the follower's replacement is not Ready (the
+    leader keeps leading, the lock unchanged); once it is, the leader's eviction hands over as in
+    (a). Once per run: a second PDB over the same pods makes every eviction fail (500; why the
+    chart ships none). The node is not drained: a drain cordons the only node, and the
+    replacements would stay Pending."""
     with s.run("native", cls=WatchedRun, node=EvictingNode(s.node.dir), configmap=TIMINGS) as run:
         t0 = time.time()
         log(f"evict: {timings_note()}")
@@ -215,9 +201,8 @@ def evict(s):
 # ------------------------------------------------------------------ 4. scale
 
 def set_costs(run, costs):
-    """Annotates each pod with its controller.kubernetes.io/pod-deletion-cost and waits until the
-    pod watch has seen them all (the ReplicaSet controller reads them from its own watch, as
-    fast as this one)."""
+    """Annotates each pod with its DELETION_COST and waits until the pod watch saw them all (the
+    ReplicaSet controller reads them from its own watch, as fast as this one)."""
     for pod, cost in costs.items():
         run.node.kubectl("annotate", "pod", "-n", run.ns, pod, f"{DELETION_COST}={cost}",
                          "--overwrite")
@@ -295,13 +280,12 @@ def scale_round(run, keep, results):
 @scenario
 def scale(s):
     """Scale 3 -> 1 -> 3, NODE_REPEAT times each way; the ReplicaSet controller deletes the pods
-    of lowest controller.kubernetes.io/pod-deletion-cost first. (a) The shipped native variant,
-    whose leader's sidecar gives its pod the cost (--deletion-cost): the leader is kept, the lock
-    never changes, the leader never says no and goes on working; a `kubectl rollout restart`
-    deletes its pod last, so the lock changes exactly twice (its release, one new pod's
-    acquisition). (b) The cost switched off and the leader's pod made cheapest by the test: it
-    is scaled away, the lock goes through releases and acquisitions only to the one survivor,
-    leaderless gap <= GAP_BOUND. Scaling back to 3 never changes the lock."""
+    of lowest DELETION_COST first. (a) The shipped native variant, whose leader's sidecar gives
+    its pod the cost (--deletion-cost): the leader is kept, the lock never changes, the leader
+    never says no and goes on working; a `kubectl rollout restart` deletes its pod last
+    (MAX_LOCK_CHANGES). (b) The cost switched off and the leader's pod made cheapest by the
+    test: it is scaled away, through releases and acquisitions only, leaderless gap <=
+    GAP_BOUND. Scaling back to 3 never changes the lock."""
     results, rollouts = [], []
     with s.run("native", cls=WatchedRun, configmap=TIMINGS) as run:
         t0 = time.time()
@@ -336,15 +320,12 @@ STARTUP_DELAY = 5
 # (startupProbe period 1 s x failureThreshold 30), longer than the kubelet's first crash-loop
 # back-off (10 s) so a crashing sidecar has been restarted at least once.
 NEGATIVE_WINDOW = 15.0
-# The whole pod (its object gone from the API) after a DELETE: terminationGracePeriodSeconds
-# (read from the pod) + this.
+# A deleted pod's object is gone from the API within its terminationGracePeriodSeconds + this.
 TERMINATION_SLACK = 2.0
-# The leader label lags the election by one PATCH from the sidecar's announcer thread (plus the
-# pod watch's event): the same chain as a release to the next "yes" (one request, one watch
-# event), so the same bound.
+# The leader label lags the election by one PATCH (the sidecar's announcer) and one pod-watch
+# event: the chain of a release to the next "yes" (one request, one watch event), so its bound.
 LABEL_LAG_BOUND = RELEASE_TO_YES_BOUND
-# A leader sees a foreign holder at its next renew, one retry-period after the last, plus the
-# request (the slack as for takeovers: 0.5 s unloaded, 1 s loaded).
+# A leader sees a foreign holder at its next renew (one retry-period after the last) + a request.
 STEPDOWN_BOUND = RETRY + (0.5 if UNLOADED else 1.0)
 INTRUDER = "intruder-not-a-pod"
 
@@ -421,10 +402,9 @@ def write_foreign_holder(run):
 
 
 def stopped_saying_yes(run, pod, after):
-    """(send stamp of pod's last yes, receive stamp of its first no) around the first answer
-    other than yes to a request sent after `after`, or None yet: it stopped saying yes in
-    between. The moment its publication changed, which the leader label follows (the sidecar
-    may log the reason later: measured up to 0.12 s after the label moved)."""
+    """(send stamp of pod's last yes, receive stamp of its first no) around its first answer
+    other than yes to a request sent after `after`, or None yet: when its publication changed,
+    which the leader label follows (the sidecar may log why later: measured up to 0.12 s)."""
     last_yes = None
     for s in run.sampler.by_pod().get(pod, []):
         if s.yes:
@@ -435,8 +415,9 @@ def stopped_saying_yes(run, pod, after):
 
 
 def stepdown_round(run, out):
-    """The leader loses the Lease to a foreign holder: it steps down at its next renew, its
-    label moves to follower; after the foreign lease expires a pod takes over."""
+    """The leader loses the Lease to a foreign holder: it says no within STEPDOWN_BOUND, its
+    label moves to follower (label_lags); a pod takes over after the foreign lease expired,
+    within TAKEOVER_MAX."""
     leader = run.single_leader()
     run.wait_units(leader, 3)
     wait_until(lambda: run.label_seen(leader, "leader", 0), 10, 0.1, f"{leader} labelled leader")
@@ -446,7 +427,6 @@ def stepdown_round(run, out):
                                     STEPDOWN_BOUND + 10, 0.05, f"{leader} stepping down")
     wait_until(lambda: sidecar_messages(run, leader, "lost lease")[n_lost:], 10, 0.05,
                f"{leader}'s \"lost lease\" line")
-    # The first yes sent after the step-down.
     nxt = wait_until(lambda: run.sampler.first_yes_after(first_no), TAKEOVER_MAX + 10, 0.05,
                      "a pod's yes after the foreign lease")
     new = run.single_leader()
@@ -476,7 +456,7 @@ def release_round(run, out):
     r = results[-1]
     assert r["leader"] == leader
     # The sidecar stops saying yes at the acknowledgement, before its release request: the
-    # label may move before the "released" line; the lag is counted from that line.
+    # label may move before the "released" line, so its lag counts from the last yes.
     last_yes, _ = wait_until(lambda: stopped_saying_yes(run, leader, r["t_delete"]), 10, 0.05,
                              f"{leader}'s last yes")
     new = r["next"]
@@ -584,7 +564,8 @@ def app_never_ran(app):
 
 
 def order_negative(node):
-    """The three Deployments of negative_docs in a namespace of their own."""
+    """The three Deployments of negative_docs in a namespace of their own: `delayed` starts `app`
+    no earlier than STARTUP_DELAY after its sidecar, the others never (NEGATIVE_WINDOW)."""
     ns = f"order-{uuid.uuid4().hex[:6]}"
     try:
         cluster.apply(node, ns, negative_docs(node))
@@ -639,16 +620,10 @@ def order_negative(node):
 @scenario
 def order(s):
     """Start and stop order, the native sidecar (overlays/native-sidecar + rbac/leader-label):
-    - start: in every pod `app`'s first line follows the sidecar's and its first question is
-      answered; with the startupProbe delayed by STARTUP_DELAY, `app` starts no earlier than
-      that after the sidecar; a sidecar that exits 2 at start, or runs with a startupProbe that
-      never passes, keeps `app` from starting (NEGATIVE_WINDOW);
-    - stop: a deleted pod (leader or follower) is gone within terminationGracePeriodSeconds +
-      TERMINATION_SLACK;
-    - the leader label: `follower` on the old leader within LABEL_LAG_BOUND of its last "yes"
-      (the sampler's), at its release (pod deletion) and at its step-down (the Lease written by
-      a foreign holder: the leader says no within STEPDOWN_BOUND; a pod takes over after the foreign lease expired and
-      within TAKEOVER_MAX), `leader` on the new one within LABEL_LAG_BOUND of its acquisition.
+    - start: check_start_order in every pod, and order_negative's three named exceptions;
+    - stop: a deleted pod (leader or follower) is gone within its grace + TERMINATION_SLACK;
+    - the leader label follows the election (label_lags) at the leader's release (pod
+      deletion, release_round) and at its step-down (stepdown_round).
     NODE_REPEAT rounds of step-down, release and follower deletion."""
     with s.run("native", cls=WatchedRun, configmap=TIMINGS) as run:
         t0 = time.time()
@@ -680,19 +655,17 @@ def order(s):
 # from here (e2e/node/node.sh, NODE_PATHS): <ns>_<pod>_<uid>/<container>/<restart>.log, CRI
 # format: "<RFC 3339, ns> <stream> <P|F> <text>".
 POD_LOGS = Path("/var/lib/leasehold-node/paths/var-log-pods")
-# OpenShift's restricted SCC: a uid from the namespace's range, the same as fsGroup, no
-# runAsGroup.
+# OpenShift's restricted SCC: a uid from the namespace's range, also fsGroup, no runAsGroup.
 OPENSHIFT_UID = 1000680000
 IMAGE_UID = 65532  # the images' USER (e2e/node/images.py, the Dockerfile)
 PSA = "restricted"
 
 
 class CriLogs:
-    """Reads the CRI log files of one namespace's containers from the node's pod log directory
-    (every 0.2 s), keeping each (pod, container)'s lines. Each file is kept open from when it is
-    first seen: the kubelet removes a pod's log directory as soon as the pod is gone, and an
-    open file is still read to its end after that (a deleted leader's last units were lost
-    when each poll opened the files anew)."""
+    """Keeps each (pod, container)'s lines of one namespace's CRI log files (POD_LOGS). Each
+    file is kept open from when it is first seen: the kubelet removes a pod's log directory as
+    soon as the pod is gone, and an open file is still read to its end (a deleted leader's last
+    units were lost when each poll opened the files anew)."""
 
     def __init__(self, ns):
         self.ns, self.files, self.lines = ns, {}, {}
@@ -750,10 +723,9 @@ class CriLogs:
 
 
 class RestrictedRun(Run):
-    """A Run in a namespace that enforces Pod Security `restricted` (enforce, warn and audit,
-    version latest). The apply's warnings are kept (self.warnings); `pod_security` is merged into
-    the pod's securityContext after the shipped check (a named exception). Units of work are
-    read from the CRI log files (CriLogs), not from `kubectl logs`."""
+    """A Run in a namespace that enforces Pod Security `restricted` (enforce, warn and audit),
+    the apply's warnings kept (self.warnings), `pod_security` merged into the pod's
+    securityContext after the shipped check (a named exception), the units read by CriLogs."""
 
     def __init__(self, node, name, variant="native", pod_security=None, **kw):
         super().__init__(node, name, variant, **kw)
@@ -882,13 +854,10 @@ def security_run(s, name, pod_security, uid, fs_group, rounds):
 @scenario
 def security(s):
     """Security contexts, in namespaces enforcing Pod Security `restricted` (no warning at apply;
-    non-vacuity: a pod without the context is refused there, and its Deployment warns):
-    (a) the shipped securityContext as is: every container's processes run as the image's uid
-    65532, without capabilities, with no_new_privs, a seccomp filter and a read-only root; one
-    graceful handover; (b) as OpenShift's restricted SCC assigns: runAsUser and fsGroup
-    1000680000, no runAsGroup: the same checks under that uid (fsGroup among the groups), it
-    leads, and NODE_REPEAT graceful handovers. The judge's rules over each, the units read from
-    the CRI log files."""
+    non-vacuity: psa_is_enforced): (a) the shipped securityContext as is: check_processes under
+    the image's uid, one graceful handover; (b) as OpenShift's restricted SCC assigns
+    (OPENSHIFT_UID): the same checks under that uid, fsGroup among the groups, and NODE_REPEAT
+    graceful handovers. The judge's rules over each, the units read from the CRI log files."""
     log(f"security: {timings_note()}")
     a = security_run(s, "security_shipped", {}, IMAGE_UID, None, 1)
     b = security_run(s, "security_openshift_uid",
@@ -900,6 +869,6 @@ def security(s):
 
 
 if __name__ == "__main__":
-    as_instrument()  # as node_faults: no cyclic collector, priority above the node's
+    as_instrument()
     sys.exit(SCENARIOS.main(context=lambda name: NodeScenario(
         name, f"{name}: {timings_note()}, NODE_REPEAT={repeat()}")))

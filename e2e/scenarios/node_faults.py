@@ -1,16 +1,11 @@
-"""The faults only a node can make, on real pods of the one-node cluster (CTest label
-`node`, test names `e2e_node_fault_<kind>_<variant>`; e2e/node/README.md).
-
-    LEASEHOLD_NODE_DIR=build/e2e-node NODE_REPEAT=10 python3 -m e2e.scenarios.node_faults fault_pod_freeze_native
+"""The faults only a node can make, on real pods of the one-node cluster (CTest label `node`;
+how to run: e2e/node/README.md).
 
 Each round applies one fault to the leader's pod, restores it in a `finally` (freezer state,
-iptables rules), asserts the row's expected outcome, and ends with the fixture's health check
-(node Ready, Service rules, drops on top, the host's six kubelet sysctls and ip_forward
-unchanged). Timings: the test timings of e2e/node/bounds.py (5/3/1);
-LEASEHOLD_NODE_SHIPPED_TIMINGS=1 runs the shipped 15/10/2 unchanged (the freeze is then longer,
-still inside the liveness window).
-Every bound is a named constant derived from the timings: below, or in e2e/node/bounds.py where
-node_disruptions shares it.
+iptables rules), asserts the round's expected outcome, and ends with the node's health check.
+The timings, and the bounds shared with node_disruptions: e2e/node/bounds.py (under the shipped
+timings a freeze is longer, still inside the liveness window); every other bound is a named
+constant below, derived from them.
 """
 
 import json
@@ -36,8 +31,8 @@ from e2e.node.run import LogFollower, NodeScenario, as_instrument, repeat
 from e2e.node.work import (assert_gated_runs_disjoint, gated_runs, given, running_cmd,
                           wait_cmd_on)
 
-# The gate's stop-grace must fit the timings (at most half of renew-deadline - retry-period,
-# less its 250 ms margin: the gate refuses anything longer); the shipped 3 s fits 15/10/2.
+# The gate refuses a stop-grace that does not fit the timings (docs/gate.md); the shipped one
+# fits the shipped timings only.
 GATE_ENV = None if SHIPPED else {"LEASEHOLD_GATE_STOP_GRACE": "500ms"}
 # The shipped liveness probe (deploy/base): period 10 s x failureThreshold 3, timeout 1 s. Its
 # first failing probe can come right at the freeze, so the kubelet restarts a frozen sidecar no
@@ -72,9 +67,8 @@ def last_sample(run, pod):
 
 
 def rejoined_as_follower(run, pod, rival, t_restore):
-    """The old leader answers "no" on the probe port and is Ready, and it has read the lock
-    since the restore: its metrics name the rival as holder (the same holder hash and term as
-    the rival's own), not itself; the Lease names the rival."""
+    """Waits until `pod` is back as a Ready follower that read the lock since `t_restore`: it
+    says no, its metrics and the Lease name `rival` as holder (the rival's hash and term)."""
     ip, rival_ip = run.pod_ips[pod], run.pod_ips[rival]
 
     def ok():
@@ -173,10 +167,9 @@ def container_freezer(run, pod, container):
 
 def hold_frozen(run, leader, alone, also=lambda: True, what="takeover"):
     """Freezes `leader`'s whole pod (v1 freezer: app and sidecar stop together), or with `alone`
-    its sidecar container only, until a rival has taken over, lease-duration + 1 s has passed
-    and also() is truthy (never past FREEZE_MAX), then thaws. Returns the Lease's track, the
-    times of the freeze's write and of the thaw's write (before and after it), the polls of the
-    freezer state and also()'s last value."""
+    its sidecar container only, until a rival took over and also() holds (never past
+    FREEZE_MAX), then thaws. Returns track (the Lease's), t_freeze, t_thaw0 and t_thaw (before
+    and after the thaw's write), polls (of the freezer state) and also (its last value)."""
     cg = container_freezer(run, leader, "leasehold") if alone else pod_freezer(run, leader)
     assert freezer_state(cg) == "THAWED", f"{cg} is {freezer_state(cg)} before the freeze"
     f = SimpleNamespace(track=LeaseTracker(run, leader), polls=0, also=None)
@@ -224,9 +217,8 @@ def freeze_round(run, results, alone=False):
     # produced after it: the sampler is not frozen).
     late = [s for s in run.sampler.by_pod()[leader] if s.yes and s.recv >= t_thaw0]
     assert not late, f"{leader} said yes after the thaw: {[(s.send, s.recv) for s in late[:3]]}"
-    # The app: its last validUntil passed during the freeze; it begins no unit after it, asks
-    # no unit on an answer given after the thaw; at most one unit (begun before the freeze)
-    # ends after the thaw, within RESIDUAL_BOUND.
+    # The app's last validUntil passed during the freeze; a unit begun before it may end after
+    # the thaw (RESIDUAL_BOUND).
     units = [u for u in run.units()[leader] if u["end"] >= t_freeze - 1]
     v_lo, v_hi = given(run.units()[leader], t_freeze)
     assert v_hi < t_thaw0, f"the freeze ended before the last validUntil ({v_hi - t_thaw0:.3f}s)"
@@ -243,7 +235,6 @@ def freeze_round(run, results, alone=False):
         assert residual <= RESIDUAL_BOUND, \
             f"the unit begun before the freeze ran {residual * 1000:.0f} ms after the thaw " \
             f"> {RESIDUAL_BOUND * 1000:.0f} ms"
-    # Takeover lease-duration after the last renew the apiserver stored.
     takeover = assert_takeover(track)
     assert nxt.send >= v_lo, f"the rival's yes came {v_lo - nxt.send:.3f}s before validUntil"
     # Freeze shorter than the liveness window: nothing restarted.
@@ -309,9 +300,8 @@ def gate_freeze_round(run, results, alone=False):
 
 def freeze(s, variant, alone):
     """NODE_REPEAT freezes of the leader's whole pod, or with `alone` of its sidecar alone
-    (freeze_round, gate_freeze_round). The residual, bounded by the round (the unit or, under
-    the gate, the CMD run begun before the freeze), is left out of the units' rule, or of the
-    gated runs' rule under the gate."""
+    (freeze_round, gate_freeze_round). The residual the round bounds (the unit, or the CMD run,
+    begun before the freeze) is left out of the units' (or gated runs') rule."""
     gate = variant == "gate"
     with fault_run(s, variant) as run:
         residual = set()
@@ -409,8 +399,7 @@ STAMPED = re.compile(r"^\d{4}-\d\d-\d\dT")
 
 def refollow(run, timeout=60):
     """`kubectl logs -f` streams through the kubelet: after its restart, every follower whose
-    stream ended (or that the apiserver refused while the kubelet came up) goes on from its last
-    line, until every one has stayed up for 2 s."""
+    stream ended (or the apiserver refused while the kubelet came up) goes on from its last line."""
     deadline, quiet = time.time() + timeout, 0
     while quiet < 2:
         assert time.time() < deadline, "log streams do not stay up after the kubelet's restart"
@@ -483,10 +472,8 @@ def component_outage(s, comp, hold):
 # ------------------------------------------------------------------ apiserver restarted
 
 CP_SH = cluster.REPO / "e2e" / "controlplane" / "controlplane.sh"
-# "Shorter than renew-deadline" needs a renew-deadline longer than an apiserver's restart here
-# (SIGKILL, start, /readyz: measured 3-6 s loaded): 30/25/2, e2e.lib.timings.LONG_RENEW
-# (LEASEHOLD_NODE_SHIPPED_TIMINGS=1: the shipped 15/10/2, which a restart under load may exceed:
-# the test then fails as vacuous).
+# fault_apiserver_short's timings (why: e2e.lib.timings.LONG_RENEW). A restart under load may
+# exceed the shipped renew-deadline: the test then fails as vacuous.
 SHORT_TIMINGS = DEFAULTS if SHIPPED else LONG_RENEW
 
 
@@ -690,8 +677,7 @@ def partition_round(run, i, results):
         old = runs[leader][n_runs - 1]
         assert old[1] is not None, f"CMD still running on {leader}"
         rival_start = runs[rival][-1][0]
-        # The gate's timer: CMD gone by validUntil - margin (stop signal at validUntil - grace
-        # - margin, SIGKILL at validUntil - margin), before the rival's first yes and its CMD.
+        # CMD gone by validUntil - margin (the gate's timer, docs/gate.md), before the rival led.
         verdict.stopped_before(f"CMD of {leader}", old[1], v_hi, GATE_MARGIN)
         assert old[1] < nxt.send and old[1] < rival_start, \
             f"CMD of {leader} ended {old[1] - min(nxt.send, rival_start):.3f}s after the rival led"
@@ -705,8 +691,7 @@ def partition_round(run, i, results):
         assert last_yes.recv <= v_app, f"{leader}'s last yes {last_yes.recv - v_app:.3f}s after validUntil"
         late = [u for u in run.units()[leader] if u["start"] > v_lo and u["start"] < t_restore]
         assert not late, f"{leader} began units after its last validUntil: {late[:3]}"
-    # The kubelet's probes and the sampler reached the pod throughout: every sample an HTTP
-    # answer, no gap over 2 x interval, no restart, no probe that timed out.
+    # The cut is by port: the kubelet's probes and the sampler reached the pod throughout.
     during = [s for s in ss if t_cut <= s.send <= t_restore]
     errs = [s.status for s in during if not isinstance(s.status, int)]
     assert not errs, f"the sampler could not reach {leader} during the partition: {errs[:5]}"

@@ -1,14 +1,10 @@
-#!/usr/bin/env python3
 """e2e checks of what leasehold ships: the image, deploy/ (Kustomize), the Helm chart and the
-K8up example, on a real etcd + kube-apiserver.
-
-Usage: python3 -m e2e.scenarios.ship NAME [NAME...]   (or `all`, `list`).
-CTest registers each as e2e_ship_NAME (label e2e, see e2e/CMakeLists.txt).
+K8up example, on a real etcd + kube-apiserver (how to run: e2e/scenarios/__init__.py).
 
 Every rendering is sent to the apiserver with `kubectl apply --dry-run=server -o json`, which
-both proves it is accepted and gives it back as JSON to assert on. Then the sidecar is run the
-way the rendered Deployment would run it (its args, its env, its envFrom ConfigMap, the
-ServiceAccount and RBAC from the same rendering applied for real), since there is no kubelet.
+both proves it is accepted and gives it back as JSON to assert on. Then the sidecar is run as the
+rendered Deployment would run it (Ship.sidecar, with the rendering's RBAC applied for real), since
+there is no kubelet.
 """
 
 import contextlib
@@ -82,8 +78,7 @@ def overlay(tmp, resource, components):
 
 
 def kustomized(s, cp, ns, resource, components=()):
-    """(ns, the kustomization `resource` (a deploy/ directory, with `components` on top) as the
-    apiserver accepts it in namespace `ns`, which is created if need be)."""
+    """(ns, `resource` (with `components`: overlay) as the apiserver accepts it in `ns`)."""
     if components:
         resource = overlay(s.tmp, resource, components)
     return ensure_ns(cp, ns), dry_run(cp, cp.kubectl("kustomize", str(resource)), ns)
@@ -148,7 +143,7 @@ def assert_args(objs, where, deployment=None, **want):
 
 
 def rules_of(role):
-    """{(group, resource): (frozenset(verbs), tuple(resourceNames))} of a Role."""
+    """{(group, resource, tuple(resourceNames)): frozenset(verbs)} of a Role."""
     out = {}
     for r in role.get("rules", []):
         for g in r.get("apiGroups", []):
@@ -185,10 +180,9 @@ def assert_restricted(dep, where=None):
 
 
 def assert_settings(objs, where, absent=(), deployment=None, **want):
-    """A Kustomize rendering: Deployment `deployment` (by default the one) restricted, its
-    sidecar in `where` (assert_restricted), the settings (its envFrom ConfigMap) as in `want`
-    (LOCK_TYPE: LEASEHOLD_LOCK_TYPE; None: unset), and none of `absent` (assert_absent).
-    Returns (the Deployment, the settings)."""
+    """A Kustomize rendering: Deployment `deployment` (by default the one) assert_restricted
+    with its sidecar in `where`, its envFrom settings as in `want` (LOCK_TYPE: LEASEHOLD_LOCK_TYPE;
+    None: unset), none of `absent` (assert_absent). Returns (the Deployment, the settings)."""
     dep = one(objs, "Deployment", deployment)
     ref = assert_restricted(dep, where)["envFrom"][0]["configMapRef"]["name"]
     data = one(objs, "ConfigMap", ref)["data"]
@@ -222,6 +216,7 @@ class Ship(Scenario):
     def __init__(self, name):
         super().__init__(name)
         self.tmp = Path(tempfile.mkdtemp(prefix=f"leasehold-ship-{name}-"))
+        self.at_exit(shutil.rmtree, self.tmp, True)
 
     def sidecar(self, cp, ns, objs, pod_name, deployment=None):
         """The leasehold container of a rendered Deployment, started as the kubelet would run
@@ -262,11 +257,6 @@ class Ship(Scenario):
                               self.tmp, api, env=env, probe_port=probe_port, request_timeout=1.0)
         self.agents.append(sc)
         return sc.start()
-
-    def __exit__(self, exc_type, exc, tb):
-        r = super().__exit__(exc_type, exc, tb)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        return r
 
 
 @contextlib.contextmanager
@@ -322,11 +312,10 @@ def assert_can(cp, ns, table, sa="leasehold"):
 
 def run_and_release(s, cp, ns, objs, pod, lock_kind, leading=None, exit_within=25, can=(),
                     lock_name=LOCK):
-    """Applies the rendering (apply_for_real), asserts its ServiceAccount `can` (assert_can), runs
-    the rendered sidecar until it leads; checks the lock object, the probes, and
-    leading(sidecar, its /leader body) if given; then SIGTERM: a clean exit within
-    `exit_within` s (safe with no POST /release: up to renew-deadline, 10 s) and (with a Lease)
-    a released lock."""
+    """apply_for_real, assert_can(`can`), the rendered sidecar run until it leads; checks the
+    lock object, the probes, and leading(sidecar, its /leader body) if given; then SIGTERM: a
+    clean exit within `exit_within` s (safe with no POST /release: up to renew-deadline) and
+    (with a Lease) a released lock."""
     apply_for_real(cp, objs, ns)
     assert_can(cp, ns, can)
     sc = s.sidecar(cp, ns, objs, pod)
@@ -353,8 +342,7 @@ def image(s):
     """scripts/image.sh all: build the image from the Dockerfile with buildah (no Docker), run
     its --version, run one agent from its root filesystem against the control plane."""
     cp = s.control_plane()
-    env = {**os.environ, "LEASEHOLD_E2E_CP": str(cp.dir),
-           "CONTROLPLANE_BIN": cp.env["BIN_DIR"]}
+    env = {**os.environ, "LEASEHOLD_E2E_CP": str(cp.dir), "CONTROLPLANE_BIN": cp.env["BIN_DIR"]}
     t = time.monotonic()
     r = subprocess.run(["bash", str(REPO / "scripts" / "image.sh"), "all"], env=env,
                        capture_output=True, text=True)
@@ -372,9 +360,8 @@ def kustomize(s):
     cp = s.control_plane()
     creates = ("Role/leasehold-create", "RoleBinding/leasehold-create")
 
-    # Native sidecar, Lease (auto), safe: a sidecar stopped alone keeps its promises
-    # (native_sidecar_stopped_alone); the app's POST /release makes pod shutdown fast. The
-    # deletion cost is on by default, with its Role.
+    # Native sidecar, Lease (auto), safe (why: native_sidecar_stopped_alone and
+    # native_shutdown_acknowledged); the deletion cost on by default, with its Role.
     ns, objs = kustomized(s, cp, "ship-k-native", NATIVE)
     assert_settings(objs, "initContainers", RELEASE_ON_SHUTDOWN="safe", LOCK_TYPE="auto",
                     DELETION_COST="10000")
@@ -441,8 +428,7 @@ def kustomize(s):
     # The gate component on both variants: `app` through `leasehold gate`, the sidecar safe.
     # The gate's headroom: a renew every retry-period, not auto's longer interval.
     for variant, where in ((NATIVE, "initContainers"), (CLASSIC, "containers")):
-        _, objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant,
-                             [COMPONENTS / "gate"])
+        _, objs = kustomized(s, cp, f"ship-k-gate-{variant.name}", variant, [COMPONENTS / "gate"])
         dep, _ = assert_settings(objs, where, RELEASE_ON_SHUTDOWN="safe",
                                  RENEW_INTERVAL="retry-period")
         assert_gated(dep, "app", ["/busybox/sh", "-c"])
@@ -455,7 +441,7 @@ def classic_shutdown(s):
     `app` (its own script, from the rendered Deployment) works while leading; then at once the
     sidecar gets SIGTERM and app's preStop hook runs. The hook stops the work, waits for it, and
     POSTs /release: the lock must be free right after the work stopped, long before the
-    renew-deadline (10 s) that --release-on-shutdown=safe would wait without it."""
+    renew-deadline that --release-on-shutdown=safe would wait without it."""
     cp = s.control_plane()
     ns, objs = kustomized(s, cp, "ship-classic-stop", CLASSIC)
     apply_for_real(cp, objs, ns)
@@ -464,8 +450,7 @@ def classic_shutdown(s):
     app = container(one(objs, "Deployment"), "app")
     with app_process(s, app["args"][0], sc.port) as (proc, applog, state):
         hook = [on_host(x, state, sc.port) for x in app["lifecycle"]["preStop"]["exec"]["command"]]
-        wait_until(lambda: b"leading" in applog.read_bytes(), 10,
-                   what="app to do leader-only work")
+        wait_until(lambda: b"leading" in applog.read_bytes(), 10, what="app to do leader-only work")
         t0 = time.monotonic()
         sc.proc.send_signal(signal.SIGTERM)
         pre = subprocess.Popen(hook)
@@ -497,9 +482,8 @@ def seconds(duration):
 
 
 def native_pair(s, tag):
-    """The shipped native overlay (deploy/overlays/native-sidecar) rendered and its RBAC applied
-    in namespace `tag`, and two of its sidecars run with its settings (pods TAG-0 and TAG-1, no
-    kubelet: the test plays it). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
+    """The shipped native overlay rendered and applied (apply_for_real) in namespace `tag`, two
+    of its sidecars run (pods TAG-0, TAG-1). Returns (cp, ns, objs, settings, leader, rival, renew-deadline
     and retry-period in s)."""
     cp = s.control_plane()
     ns, objs = kustomized(s, cp, tag, NATIVE)
@@ -514,9 +498,8 @@ def native_pair(s, tag):
     rival = next(p for p in pods if p is not leader)
     wait_until(lambda: rival.request("GET", "/leader")[0] == 200, 10, what="the rival's first read")
     # The rival's lock watch starts within one retry-period of its first read (lock_watcher.cpp
-    # pauses a retry-period while `auto` is unresolved); until then it polls. The bounds below
-    # hold either way (a poll comes within 2.2 x retry-period); this only makes the measured
-    # takeover the usual, watched one.
+    # pauses while `auto` is unresolved); until then it polls. takeover_bound holds either way;
+    # this only makes the measured takeover the usual, watched one.
     retry = seconds(cfg["LEASEHOLD_RETRY_PERIOD"])
     time.sleep(retry)
     return cp, ns, objs, cfg, leader, rival, seconds(cfg["LEASEHOLD_RENEW_DEADLINE"]), retry
@@ -545,12 +528,12 @@ def rival_first_yes(smp, leader, rival, t_term, renew):
 
 @scenario
 def native_sidecar_stopped_alone(s):
-    """With processes: the shipped native overlay's sidecar gets SIGTERM ALONE
-    (a liveness failure, `crictl stop`, an in-place resize restart) while `app` keeps running on
-    a fresh "yes" from GET /leader: nobody POSTs /release. The rival's first "yes" must come no
-    earlier than the validUntil the app was given (and, the price, no later than renew-deadline
-    after the SIGTERM plus a round trip). With --release-on-shutdown=immediate in the overlay
-    it fails: the sidecar released at once and the rival led ~renew-deadline too early."""
+    """The shipped native overlay's sidecar gets SIGTERM ALONE (a liveness failure, `crictl
+    stop`, an in-place resize restart) while `app` keeps running on a fresh "yes" from GET
+    /leader: nobody POSTs /release. The rival's first "yes" must come no earlier than the
+    validUntil the app was given (and, the price, no later than renew-deadline after the SIGTERM
+    plus a takeover). With --release-on-shutdown=immediate in the overlay it fails: the sidecar
+    released at once and the rival led ~renew-deadline too early."""
     _, _, _, cfg, leader, rival, renew, retry = native_pair(s, "ship-native-alone")
     with Sampler([leader, rival]) as smp:
         time.sleep(retry + 0.5)  # a renew or two: the app's yes is as long as they come
@@ -580,9 +563,8 @@ def native_shutdown_acknowledged(s):
     example's own script, from the rendered Deployment, with the host's sh and wget) gets SIGTERM
     first, stops its work and POSTs /release; once it exited, the sidecar gets SIGTERM. The
     sidecar (safe) must release on the acknowledgement, so the rival leads within one release
-    and one takeover of the app's SIGTERM (takeover_bound: 4.9 s at the shipped retry-period of
-    2 s, a round trip when the rival watches), below the renew-deadline (10 s; >= 8 s left of
-    the app's last yes) a sidecar without the acknowledgement waits."""
+    and one takeover of the app's SIGTERM (takeover_bound), below the renew-deadline a sidecar
+    without the acknowledgement waits."""
     _, _, objs, cfg, leader, rival, renew, retry = native_pair(s, "ship-native-ack")
     app = container(one(objs, "Deployment"), "app")
     with app_process(s, app["args"][0], leader.port) as (proc, applog_path, _):
@@ -626,13 +608,12 @@ def session_has(sid, argv):
 
 @scenario
 def example_app_valid_until(s):
-    """The example app (its own script, from the rendered native overlay, run
-    with the host's sh, wget and timeout) runs each unit only until the validUntil of the "yes"
-    it asked for. The test's unit is `sleep 60` in place of the example's `sleep 2`; once it
-    runs, the leader's sidecar is SIGSTOPped (it can neither renew nor answer, as when frozen).
-    The unit must end before that validUntil (<= the last renewTime the apiserver stored +
-    renew-deadline), and no unit may start while the sidecar stays silent. The example before
-    this (GET /is-leader, then an unbounded unit) ran the unit to its end."""
+    """The example app (its own script from the rendered native overlay, on the host's sh, wget
+    and timeout) runs each unit only until the validUntil of the "yes" it asked for. The unit
+    here is `sleep 60`, not `sleep 2`; once it runs, the leader's sidecar is SIGSTOPped (neither
+    renews nor answers, as when frozen). The unit must end before that validUntil, and none may
+    start while the sidecar stays silent. The example before this (GET /is-leader, then an
+    unbounded unit) ran the unit to its end."""
     cp, ns, objs, _, leader, _, renew, _ = native_pair(s, "ship-app-valid")
     script = container(one(objs, "Deployment"), "app")["args"][0]
     assert script.count("sleep 2 &") == 1, "the example's unit is no longer `sleep 2 &`"
@@ -655,8 +636,7 @@ def example_app_valid_until(s):
             f"{renew:g}s); app log: {applog_path.read_text().strip().splitlines()[-1]}")
         assert t_end <= valid_until, \
             f"the example app's unit ran {t_end - valid_until:.3f}s past its validUntil"
-        # The sidecar stays silent: the app asks, gets no answer (wget's `timeout 2`), starts
-        # nothing.
+        # The sidecar stays silent: the app's questions time out (wget's `timeout 2`).
         time.sleep(3)
         assert not session_has(proc.pid, unit), "a unit started while the sidecar was silent"
         leader.signal(signal.SIGCONT)
@@ -743,8 +723,7 @@ def helm_offline(s):
     assert_one_copy(app, classic=True)
     refused(cp, ("1.29",), "sidecar.mode=native", kube="1.28.9")
 
-    # gate.enabled: app through `leasehold gate`, the sidecar safe on both variants with the
-    # gate's headroom (a renew every retry-period), no preStop (the gate POSTs /release
+    # gate.enabled: as components/gate (kustomize), and no preStop (the gate POSTs /release
     # itself); immediate is refused.
     for kube, where in (("1.34.0", "initContainers"), ("1.28.9", "containers")):
         objs = chart(cp, ns, EXAMPLE, "gate.enabled=true", kube=kube)
@@ -927,8 +906,6 @@ def k8up(s):
         assert rb["subjects"][0]["name"] == pod_spec(dep)["serviceAccountName"]
         commands[variant] = op["command"]
         log(f"k8up/{variant}: accepted; sidecar in {where}, lock {kind}")
-
-    for variant, where in (("lease", "initContainers"), ("no-lease", "containers")):
         objs = post_rendered(s, cp, ns, variant)
         assert sidecar(one(objs, "Deployment", "k8up"))[1] == where
         log(f"helm --post-renderer (LEASEHOLD_VARIANT={variant}): sidecar in {where}, accepted")
@@ -952,7 +929,7 @@ def gate(tmp, name, agent, command=None):
     if command:
         assert command[0] == "/leasehold-bin/leasehold" and command[-1] == "k8up", command
         argv = [leasehold_binary(), *command[1:-1], "bash", "-c", fake]
-        # The e2e timings (renew-deadline 3s, retry-period 1s) allow at most 750ms.
+        # The e2e timings (FAST) fit a shorter stop-grace than the shipped one (docs/gate.md).
         env.update(LEASEHOLD_GATE_ADDRESS=f"127.0.0.1:{agent.port}",
                    LEASEHOLD_GATE_STOP_GRACE="500ms",
                    LEASEHOLD_GATE_STATUS_FILE=str(tmp / f"{name}.status.json"))
@@ -1082,14 +1059,13 @@ def observers_follow(s, cp, ns, objs, lock, pods, main, watcher):
     log("observe: POST /release 409, SIGTERM released nothing, no update request sent")
 
 
-
 @scenario
 def observe_components(s):
     """deploy/components/observe and observe-watch on top of each overlay: the mode, the Role
     read-only on the lock and no leasehold-create, the watcher Deployment (container leasehold,
-    port probes); accepted by the apiserver; on native-sidecar, the rendered sidecars and the
-    watcher run beside a stand-in operator. classic-sidecar's ConfigMap-only Role is refused at
-    build time (the component's `test` ops); no-leader-election builds, and the agent refuses it."""
+    port probes); accepted by the apiserver; on native-sidecar, observers_follow. classic-sidecar's
+    ConfigMap-only Role is refused at build time (the component's `test` ops); no-leader-election
+    builds, and the agent refuses it."""
     cp = s.control_plane()
     comps = [COMPONENTS / "observe", COMPONENTS / "observe-watch"]
     for ov in ("native-sidecar", "no-leader-election"):
@@ -1130,8 +1106,7 @@ def observe_helm(s):
     """The chart with agentMode=observe: the args, the Role read-only on the lock and no create,
     the watcher Deployment and its PodMonitor; accepted by the apiserver; every combination
     validate refuses; each choice --help lists for --agent-mode and --observe-identity renders
-    (the registry and the chart agree); the rendered sidecars and watcher run beside a stand-in
-    operator."""
+    (the registry and the chart agree); then observers_follow."""
     cp = s.control_plane()
     ns = ensure_ns(cp, "ship-obs-helm")
     lock = "op-lock"
@@ -1189,8 +1164,7 @@ def observe_helm(s):
 def k8up_observe(s):
     """The K8up example's observe variant (and its post-renderer variant): K8up's own election
     on, the native observing sidecar, the Role read-only on d2ab61da.syn.tools for K8up's
-    ServiceAccount and the watcher's own; accepted; then the sidecars of two K8up pods and the
-    watcher beside a stand-in K8up holding that Lease."""
+    ServiceAccount and the watcher's own; accepted; then observers_follow on two K8up pods."""
     cp = s.control_plane()
     lock = "d2ab61da.syn.tools"
     ns, objs = kustomized(s, cp, "ship-k8up-observe", K8UP / "observe")
