@@ -219,9 +219,8 @@ def _windows(lo, hi, holes):
 
 
 def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
-    """Non-vacuity: [(kind, message)] for every pod sampled sparser than GAP_FACTOR x interval
-    within its life ([first question, ends[pod]] within [t0, t1]) outside its exemptions, and
-    "vacuous" when no pod was judged for at least that long. Returns (reasons, judged pods)."""
+    """Non-vacuity, the module's life and gap rules (`ends`: {pod: end of its life}): returns
+    (reasons [(kind, message)], judged pods)."""
     ends = ends or {}
     reasons, judged = [], []
     bound = GAP_FACTOR * interval
@@ -254,9 +253,8 @@ def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
 def judge(pods, t0, t1, interval, ends=None, exemptions=(), fail_on=("definite", "answers"),
           require_handover=False):
     """Every rule over [t0, t1]; raises Verdict with every reason, else returns (definite,
-    possible, judged pods). fail_on: which overlap kinds fail this tier (definite always);
-    "promise" fails a promise-only overlap unless an exemption of its old pod covers the new
-    pod's first yes."""
+    possible, judged pods). fail_on: the overlap kinds that fail this tier (definite always; an
+    exempted promise overlap never, module doc)."""
     for e in exemptions:
         if not isinstance(e, Exemption):
             raise TypeError(f"not an Exemption: {e!r}")

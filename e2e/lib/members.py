@@ -146,10 +146,8 @@ def peer_python():
 # ------------------------------------------------------------------------------- peers
 
 class _Peer(Agent):
-    """A non-leasehold elector run as a pod would run it: a kubeconfig of its own
-    service-account token and the CA (Namespace.peer_kubeconfig), no admin credential. Same
-    HTTP API as an Agent, so the Sampler and every Agent helper (kill, term, leader, ...) work
-    unchanged."""
+    """A non-leasehold elector with a kubeconfig of its own service-account token
+    (Namespace.peer_kubeconfig). Same HTTP API as an Agent, so every Agent helper works."""
 
     def _flags(self, ns, name, lock_type, timings, port, lock_name=None, logdir=None, **kc):
         """Sets what every member has; returns the flags both peers take alike. `kc` goes to
@@ -165,10 +163,8 @@ class _Peer(Agent):
 
 
 class GoPeer(_Peer):
-    """One client-go interop peer. `server`: host:port of the apiserver or a proxy in front of
-    it; `sa_dir`: an existing service-account directory (default: a new one); `port`: its
-    /leader port (default: a free one); `binary`: the peer binary (default:
-    peer_binary(which)); `logdir`: where its log goes (default: ns.tmp)."""
+    """One client-go interop peer; arguments as Agent's. `server`: host:port of the apiserver or
+    of a proxy in front of it; `sa_dir`: an existing service-account directory."""
 
     family = "client-go"
 

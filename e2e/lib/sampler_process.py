@@ -6,11 +6,9 @@ delay its questions.
 
 Every INTERVAL seconds it asks every slot `GET /leader` on a new connection, without waiting for
 the previous question to be answered (at most MAX_OUTSTANDING open questions per slot). Each
-question is recorded when its answer arrives, however late (up to LATE_LIMIT s), together with the
-instant it was sent: a "yes" counts from the moment the question was sent to the moment the
-answer came back, so a question asked while an agent was paused and answered "yes" after it
-resumed covers the whole pause. Whether the answer came within TIMEOUT (what a client with that
-timeout would have believed) is recorded beside it.
+question is recorded when its answer arrives, however late (up to LATE_LIMIT s), with the instant
+it was sent (what a late "yes" covers: e2e/lib/analysis.py). TIMEOUT is not applied here: the
+report applies it to sent and recv (lead spans).
 
 One line per answered or failed question (time.monotonic(), shared with the driver):
     slot sent recv status yes term validUntil name
@@ -104,8 +102,8 @@ class Sampler:
                 lines, self.lines = self.lines, []
                 f.writelines(lines)
                 f.flush()
-            # Give the questions still open a moment (a paused agent resumed late is the driver's
-            # business: it resumes every agent before it stops the sampler).
+            # The questions still open get a moment (the driver resumes every paused agent before
+            # it stops the sampler).
             await asyncio.sleep(min(2.0, LATE_LIMIT))
             f.writelines(self.lines)
             self.lines = []

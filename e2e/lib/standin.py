@@ -8,7 +8,7 @@ renewals it can see (docs/safety.md, "Observe mode"): a Lease nobody renews neve
         ...
         h.hand_to("k8up-b")   # stops renewing, waits out the lease, takes it as another pod
 
-The e2e scenarios that need a real elector use e2e/lib/crmanager.py instead."""
+The e2e scenarios that need a real elector use e2e/lib/operator.py instead."""
 
 import datetime
 import threading

@@ -1,10 +1,6 @@
 #!/usr/bin/env python3
-"""The e2e scenarios of leasehold on a real etcd + kube-apiserver.
-
-Usage: python3 -m e2e.scenarios.core NAME [NAME...]   (or `all`, `list`).
-Each scenario raises AssertionError on failure. CTest registers each one as its own test with the
-label `e2e` (see e2e/CMakeLists.txt).
-"""
+"""The e2e scenarios of leasehold on a real etcd + kube-apiserver (to run one: CONTRIBUTING.md,
+"Running one e2e scenario")."""
 
 import concurrent.futures
 import http.client

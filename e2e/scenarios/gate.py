@@ -13,9 +13,6 @@ file and the gates' logs:
 
 Every scenario prints MEASURED lines: the failover time (fault to the other program's first
 line), the gap (old program's last line to the new one's first) and the worst margin.
-
-Usage: python3 -m e2e.scenarios.gate NAME [NAME...]   (or `all`, `list`).
-CTest registers each as its own test with the label `e2e` (e2e/CMakeLists.txt).
 """
 
 import itertools
@@ -34,9 +31,8 @@ from e2e.lib.faultproxy import ProxyLoop
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-GRACE = "500ms"  # the e2e timings 4s/3s/1s allow (3s - 1s) / 2 - 250ms = 750ms at most
+GRACE = "500ms"  # at most (FAST.renew - FAST.retry) / 2 - 250ms: docs/gate.md
 
-# The gated program: ignores SIGTERM, appends a line every 20 ms.
 PROGRAM = ("trap '' TERM; "
            "while :; do echo \"$POD $$ $(date +%s.%N)\" >> \"$SHARED\"; sleep 0.02; done")
 # The same, with a child that leaves the process group (setsid) and appends as POD-daemon.

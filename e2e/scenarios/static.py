@@ -4,9 +4,8 @@ filesystem that holds nothing but the binary and what a kubelet mounts into ever
 (/etc/hosts, /etc/resolv.conf, the service-account token): no loader, no libraries, no
 nsswitch.conf, no CA bundle. On a real etcd + kube-apiserver.
 
-Usage: python3 -m e2e.scenarios.static NAME [NAME...]   (or `all`, `list`).
-CTest registers each as e2e_static_NAME (label e2e). Needs root (chroot) and UDP 127.0.0.1:53
-free (the fake DNS server: resolv.conf cannot name a port).
+Needs root (chroot) and UDP 127.0.0.1:53 free (the fake DNS server: resolv.conf cannot name a
+port).
 
 LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
 build-static/ (cached libraries: about 1 min for them, 3 min for leasehold on 2 cores).
