@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_until
+from e2e.lib.common import free_port, http_request, leasehold_binary, log, text_of, wait_until
 from e2e.lib.timings import FAST
 
 
@@ -195,10 +195,7 @@ class Agent:
         return self.proc is not None and self.proc.poll() is None
 
     def log_text(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
+        return text_of(self.log_path)
 
     def log_tail(self, chars=4000):
         return self.log_text()[-chars:]

@@ -97,12 +97,8 @@ def coverage(samples, t0, t1, interval):
 def handovers(lead):
     """Consecutive lead spans in time whose leader differs: [(old span, new span, gap)]."""
     flat = sorted((s for ss in lead.values() for s in ss), key=lambda s: s["start"])
-    res = []
-    for a, b in zip(flat, flat[1:]):
-        if (a["slot"], a["identity"], a["term"]) == (b["slot"], b["identity"], b["term"]):
-            continue
-        res.append((a, b, b["start"] - a["end"]))
-    return res
+    return [(a, b, b["start"] - a["end"]) for a, b in zip(flat, flat[1:])
+            if (a["slot"], a["identity"], a["term"]) != (b["slot"], b["identity"], b["term"])]
 
 
 def leaderless(lead, t0, t1):

@@ -170,6 +170,14 @@ class Watch:
         return self.hits
 
 
+def text_of(path):
+    """The text of file `path`, "" while it cannot be read (not written yet)."""
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 

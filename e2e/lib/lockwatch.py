@@ -8,6 +8,7 @@ import time
 from types import SimpleNamespace
 from urllib.parse import quote
 
+from e2e.lib.common import start_threads
 from e2e.lib.controlplane import ANNOTATION, follow_watch
 
 
@@ -74,10 +75,7 @@ class LockWatcher:
         self._threads = []
 
     def start(self):
-        for k in self.kinds:
-            t = threading.Thread(target=self._run, args=(k,), daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._threads += start_threads(self._run, [(k,) for k in self.kinds])
         return self
 
     def _run(self, kind):

@@ -10,6 +10,7 @@ and a scenario need not know which one they hold.
 """
 
 import collections
+import functools
 import itertools
 import os
 import subprocess
@@ -80,8 +81,6 @@ def fleet_in(s, name, n=3, cp=None, **kw):
     return cp, ns, start_fleet(s, ns, n, **kw)
 
 
-# ------------------------------------------------------------------------------- binaries
-
 _BUILT = {}
 
 
@@ -123,14 +122,10 @@ def peer_binary(which="current", required=True):
     return str(b)
 
 
-_VERSIONS = {}
-
-
+@functools.cache
 def peer_version(binary):
-    if binary not in _VERSIONS:
-        _VERSIONS[binary] = subprocess.run([binary, "--version"], capture_output=True,
-                                           text=True, check=True).stdout.strip()
-    return _VERSIONS[binary]
+    return subprocess.run([binary, "--version"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def peer_python():
@@ -142,8 +137,6 @@ def peer_python():
     env.setdefault("PYTHON3", sys.executable)
     return str(_built("LEASEHOLD_PYTHON_PEER_PY", "interop/python_venv.sh", "python peer venv", env))
 
-
-# ------------------------------------------------------------------------------- peers
 
 class _Peer(Agent):
     """A non-leasehold elector with a kubeconfig of its own service-account token
@@ -205,8 +198,6 @@ class PyPeer(_Peer):
         lock = "ConfigMapLock" if self.lock_type == "configmaps" else "LeaseLock"
         return f"{self.name} (python kubernetes {lock}, TZ={self.tz})"
 
-
-# ------------------------------------------------------------------------------- the fleet
 
 class Slot:
     """A place in a Fleet: a factory of members, how many it made, the current one, and a

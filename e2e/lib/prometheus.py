@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from deploy.monitoring import rules
-from e2e.lib.common import free_port, log, parse_rfc3339, terminate, wait_until
+from e2e.lib.common import free_port, log, parse_rfc3339, terminate, text_of, wait_until
 from e2e.lib.timings import FAST
 
 PROMETHEUS = os.environ.get("LEASEHOLD_PROMETHEUS", "/usr/bin/prometheus")
@@ -96,10 +96,7 @@ class Prometheus:
         return f"http://127.0.0.1:{self.port}"
 
     def log(self):
-        try:
-            return (self.dir / "prometheus.log").read_text(errors="replace")[-3000:]
-        except OSError:
-            return ""
+        return text_of(self.dir / "prometheus.log")[-3000:]
 
     def api(self, path, **params):
         q = urllib.parse.urlencode(params)

@@ -6,7 +6,7 @@ import time
 
 from e2e.lib import judge
 from e2e.lib.agent import LeaderView
-from e2e.lib.common import parse_rfc3339
+from e2e.lib.common import parse_rfc3339, start_threads
 
 
 class Sampler:
@@ -29,9 +29,7 @@ class Sampler:
         self._spawn(agent)
 
     def _spawn(self, agent):
-        t = threading.Thread(target=self._run, args=(agent,), daemon=True)
-        t.start()
-        self._threads.append(t)
+        self._threads += start_threads(self._run, [(agent,)])
 
     def _run(self, agent):
         while not self._stop.is_set():

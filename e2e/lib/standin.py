@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from e2e.lib.common import log
+from e2e.lib.common import log, start_threads
 
 
 def micro_now():
@@ -66,8 +66,7 @@ class StandInHolder:
             self.cp.request("PUT", self.path, cur)  # a conflict: the next round renews
 
     def __enter__(self):
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._thread = start_threads(self._run, [()])[0]
         return self
 
     def __exit__(self, *exc):

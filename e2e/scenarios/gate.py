@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.common import leasehold_binary, measured, parse_rfc3339, terminate, wait_until
+from e2e.lib.common import (leasehold_binary, measured, parse_rfc3339, terminate, text_of,
+                            wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.timings import FAST
@@ -78,10 +79,7 @@ class Pod:
                 and f"SHARED={self.env['SHARED']}".encode() in env)
 
     def gate_text(self):
-        try:
-            return self.gate_log.read_text(errors="replace")
-        except OSError:
-            return ""
+        return text_of(self.gate_log)
 
     def stop(self):
         terminate(self.gate, 5)
@@ -114,11 +112,7 @@ class GateScenario(Scenario):
 def lines_of(shared):
     """[(pod, pid, wall ts)] of complete lines."""
     out = []
-    try:
-        text = Path(shared).read_text()
-    except OSError:
-        return out
-    for line in text.splitlines():
+    for line in text_of(shared).splitlines():
         parts = line.split()
         if len(parts) != 3:
             continue

@@ -59,8 +59,6 @@ def assert_fully_static(binary):
     assert "NEEDED" not in dyn and "RUNPATH" not in dyn, f"{binary} needs libraries:\n{dyn}"
 
 
-# ---------------------------------------------------------------------------- fake DNS server
-
 class FakeDns(socketserver.UDPServer):
     """UDP DNS on 127.0.0.1:53: an A record for each name in `names` (NODATA for other types of
     those names), NXDOMAIN for every other name. `asked` lists each (name, qtype) received."""
@@ -109,8 +107,6 @@ class _DnsQuestion(socketserver.BaseRequestHandler):
         if reply:
             sock.sendto(reply, self.client_address)
 
-
-# ------------------------------------------------------------------------------- the roots
 
 class Root:
     """A root filesystem with /leasehold alone, then what a kubelet mounts: /etc/hosts,
@@ -193,8 +189,6 @@ def wrong_ca(tmp):
                     "-out", str(d / "ca.crt")], check=True, capture_output=True)
     return d / "ca.crt"
 
-
-# ------------------------------------------------------------------------------- scenarios
 
 SEARCH = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local cluster.local\n"
           "options ndots:5 timeout:1 attempts:2\n")

@@ -97,8 +97,6 @@ def requests_made(agent, verb):
                if k.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in k)
 
 
-# -------------------------------------------------------------- locks and discovery
-
 @scenario
 def auto_detect_configmaps(s):
     """--lock-type auto on real 1.11 discovery: GET /apis/coordination.k8s.io/v1 is a plain-text
@@ -151,8 +149,6 @@ def lease_lock_not_served(s):
     never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
-# -------------------------------------------------------------- the watch and the apiserver
-
 @scenario
 def apiserver_restart_watch_410(s):
     """The apiserver stopped for 20 s, etcd compacted, the apiserver started again (its own old
@@ -179,15 +175,11 @@ def apiserver_restart_watch_410(s):
         f"{first['object']['code']}: {first['object']['message']}")
 
 
-# -------------------------------------------------------------- announcements
-
 # announce's LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) and leader
 # label (on Pod objects of 1.11) about the ConfigMap lock, through a SIGTERM failover.
 SCENARIOS.param(ported, announce.events_recorded, own=False, name="events_configmap")
 SCENARIOS.param(ported, announce.leader_label_failover, own=False, name="leader_label_failover")
 
-
-# -------------------------------------------------------------- credentials
 
 # core's RBAC scenario on the ConfigMap lock (its one agent never leads).
 SCENARIOS.param(ported, core.rbac, own=False, leader=False, name="rbac_configmaps")
@@ -225,14 +217,10 @@ def rotating_token(s):
     assert all(a.alive() for a in agents)
 
 
-# -------------------------------------------------------------- the gate
-
 # gate's kill -9 of the leader's sidecar and its API outage, on the ConfigMap lock.
 SCENARIOS.param(ported, gate.kill_sidecar, own=False, name="gate_kill_sidecar")
 SCENARIOS.param(ported, gate.api_outage, own=False, name="gate_api_outage")
 
-
-# -------------------------------------------------------------- what 1.11 does not honour
 
 @scenario
 def delete_precondition_ignored(s):
@@ -275,8 +263,6 @@ def delete_precondition_ignored(s):
     assert requests_made(last, "PUT") > 0
     assert requests_made(last, "OTHER") == 0, f"{last.name} sent a DELETE (or another verb)"
 
-
-# -------------------------------------------------------------- what cannot run on 1.11
 
 NOT_ON_V1_11 = {
     ("core", "three_agents_on_lease"): "checks the Lease's spec fields: no coordination.k8s.io",
