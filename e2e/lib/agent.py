@@ -47,9 +47,7 @@ class LeaderView(NamedTuple):
 
 class Agent:
     """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
-    directory, and no admin credential anywhere in its environment.
-
-    Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
+    directory, and no admin credential anywhere in its environment. Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
     in Namespace `ns`; Agent.with_flags(...) with flags of the caller's, e.g. the leasehold
     container of a rendered Deployment (e2e/scenarios/ship.py)."""
 
@@ -63,10 +61,9 @@ class Agent:
     def __init__(self, ns, name, lock_type="leases", timings=FAST, release="safe",
                  extra=(), sa_dir=None, env=None, port=None, api=None, lock_name=None,
                  log_level="debug", binary=None, logdir=None, probe=False):
-        """`port`: the /leader port (default: a free one); `api`: (host, port) of the apiserver
-        or of a proxy in front of it (default: the control plane's); `logdir`: where its log goes
-        (default: ns.tmp); `probe`: also serve the probe listener (probe_port) on a free port, or
-        on port `probe` if it is one (a restarted container keeps its pod's)."""
+        """`api`: (host, port) of the apiserver or of a proxy in front of it; `logdir`: where its
+        log goes (default ns.tmp); `probe`: also serve the probe listener (probe_port) on a free
+        port, or on port `probe` (a restarted container keeps its pod's)."""
         port = port or free_port()
         sa_dir = sa_dir or ns.sa_dir(name)
         self.lock_type, self.release = lock_type, release

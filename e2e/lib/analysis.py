@@ -103,15 +103,7 @@ def handovers(lead):
 
 def leaderless(lead, t0, t1):
     """Total time in [t0, t1] not covered by any lead span, and the list of gaps (start, end)."""
-    iv = sorted((max(s["start"], t0), min(s["end"], t1)) for ss in lead.values() for s in ss
-                if s["end"] > t0 and s["start"] < t1)
-    gaps, cur = [], t0
-    for a, b in iv:
-        if a > cur:
-            gaps.append((cur, a))
-        cur = max(cur, b)
-    if cur < t1:
-        gaps.append((cur, t1))
+    gaps = judge.uncovered(t0, t1, [(s["start"], s["end"]) for ss in lead.values() for s in ss])
     return sum(b - a for a, b in gaps), gaps
 
 

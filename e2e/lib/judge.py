@@ -206,8 +206,8 @@ def sample_gaps(samples, t0, t1):
     return (max(gaps) if gaps else float("inf")), len(ts)
 
 
-def _windows(lo, hi, holes):
-    """[lo, hi] minus the holes [(a, b)]."""
+def uncovered(lo, hi, holes):
+    """[lo, hi] minus the holes [(a, b)]: [(a, b)] in order."""
     out = []
     for a, b in sorted(holes):
         if a > lo:
@@ -233,7 +233,7 @@ def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
             continue
         judged.append(pod)
         holes = [(e.start, e.end) for e in exemptions if e.pod == pod]
-        for a, b in _windows(lo, hi, holes):
+        for a, b in uncovered(lo, hi, holes):
             inside = [s for s in ss if a <= s.send <= b]
             # the edges count: a question must come within the bound of each end of the window
             edges = [a] + [s.send for s in inside] + [b]

@@ -215,9 +215,8 @@ class Fleet:
     """Members in named slots. A stopped member is replaced by a new incarnation in its slot
     (identity <slot>-<generation>, a new identity as a new pod would have; the slot's port), so
     the fleet keeps its size. Each member started goes to the scenario `s` (which stops it) and
-    to the sampler `smp` (e2e.lib.sampler.Sampler), where given.
-
-    A factory is called as factory(name, port, generation) and returns an unstarted Member."""
+    to the sampler `smp` (e2e.lib.sampler.Sampler), where given. A factory is called as
+    factory(name, port, generation) and returns an unstarted Member."""
 
     def __init__(self, s=None, smp=None):
         self.s, self.smp = s, smp

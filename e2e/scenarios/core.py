@@ -275,7 +275,6 @@ def rbac(s):
     def can(verb, name=None, res=res):
         return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
 
-    # Least privilege: the named lock only, no list/delete, create namespace-wide.
     for verb in ("get", "update", "watch"):
         assert can(verb, ns.lock_name), verb
     assert can("create")

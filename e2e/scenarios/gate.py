@@ -4,8 +4,8 @@
 Two "pods", each a leasehold sidecar (--release-on-shutdown=safe, as the manifests run it with a
 gate) and `leasehold gate` running a program that appends "POD PID TIMESTAMP" to one shared file
 every 20 ms and ignores SIGTERM (so every stop ends in SIGKILL). Each scenario leads with one pod,
-applies one fault, waits for the other pod's program to run, and then checks, from the shared
-file and the gates' logs:
+applies one fault (to the one process it names), waits for the other pod's program to run, and
+then checks, from the shared file and the gates' logs:
 
   * the pods' run intervals never overlap;
   * every line a program wrote came before the validUntil its gate had last received by then,
@@ -262,9 +262,8 @@ def failover(pods, shared, old, new, t_fault, what, timeout=FAST.lease * 3 + 5):
 
 @scenario
 def kill_sidecar(s):
-    """kill -9 of the leader's sidecar (the signal goes to the sidecar process only): its gate
-    loses the stream and stops the program at once; the other pod takes over when the lease
-    expires. The sidecar is then restarted and its gate waits as a follower."""
+    """kill -9 of the leader's sidecar: its gate loses the stream and stops the program at once; the
+    other pod takes over at expiry. The restarted sidecar's gate then follows."""
     pods, shared, old, new, _ = two_pods(s, "kill_sidecar")
     t = time.monotonic()
     old.agent.kill()
@@ -280,9 +279,8 @@ def kill_sidecar(s):
 
 @scenario
 def stop_sidecar(s):
-    """SIGSTOP of the leader's sidecar (sidecar process only): the stream stays open and silent;
-    the gate stops the program by the clock alone (SIGTERM at validUntil - grace - 250 ms,
-    SIGKILL at validUntil - 250 ms)."""
+    """SIGSTOP of the leader's sidecar: the stream stays open and silent; the gate stops the program
+    by the clock alone (docs/gate.md)."""
     pods, shared, old, new, _ = two_pods(s, "stop_sidecar")
     t = time.monotonic()
     old.agent.signal(signal.SIGSTOP)
@@ -321,9 +319,8 @@ def api_outage(s):
 
 @scenario
 def term_gate(s):
-    """SIGTERM of the leader's gate (the gate process only, as the kubelet stops the main
-    container): it stops the program (SIGKILL after the grace, as it ignores SIGTERM), POSTs
-    /release and exits with the program's code; the other pod takes over at once."""
+    """SIGTERM of the leader's gate (as the kubelet stops the main container): it stops the program,
+    POSTs /release and exits with the program's code; the other pod takes over at once."""
     pods, shared, old, new, _ = two_pods(s, "term_gate")
     t = time.monotonic()
     old.gate.send_signal(signal.SIGTERM)
@@ -336,9 +333,8 @@ def term_gate(s):
 
 @scenario
 def term_sidecar(s):
-    """SIGTERM of the leader's sidecar alone (--release-on-shutdown=safe; the sidecar process
-    only): it says "no" at once, so the gate stops the program, and releases once every yes it
-    gave has expired; the other pod takes over then, never before."""
+    """SIGTERM of the leader's sidecar: it says "no" at once, so the gate stops the program, and
+    releases once every yes it gave has expired; the other pod takes over then, never before."""
     pods, shared, old, new, _ = two_pods(s, "term_sidecar")
     t = time.monotonic()
     old.agent.term()

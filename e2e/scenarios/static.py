@@ -134,9 +134,8 @@ class Root:
         return sa
 
     def kubeconfig(self, cp, server, drop_ca=False):
-        """The control plane's admin kubeconfig (embedded CA, client certificate and key: the
-        TLS stack parses all three from memory), pointed at `server`; without its CA if
-        `drop_ca`."""
+        """The control plane's admin kubeconfig (embedded CA, client certificate and key: the TLS
+        stack parses all three from memory) pointed at `server`, without its CA if `drop_ca`."""
         cfg = (cp.dir / "admin.kubeconfig").read_text().splitlines()
         out = []
         for line in cfg:
