@@ -2,9 +2,8 @@
 
 A member is one elector process that answers "who leads?" on a localhost HTTP API (GET /leader):
 the leasehold agent (e2e.lib.agent.Agent), the client-go interop peer (GoPeer: client-go's real
-tools/leaderelection, e2e/interop, built by e2e/interop/build.sh) or the Python peer (PyPeer: PyPI
-`kubernetes`' leaderelection, e2e/interop/python_peer.py in the venv of
-e2e/interop/python_venv.sh). Each is run as a pod runs it, with its own service account and no
+tools/leaderelection, e2e/interop) or the Python peer (PyPeer: PyPI `kubernetes`' leaderelection,
+e2e/interop/python_peer.py). Each is run as a pod runs it, with its own service account and no
 admin credential, and each is driven the same way (the Member protocol), so a sampler, a fleet
 and a scenario need not know which one they hold.
 """

@@ -16,8 +16,7 @@ class Timings(namedtuple("Timings", "lease renew retry")):
         return [f"--lease-duration={lease}", f"--renew-deadline={renew}", f"--retry-period={retry}"]
 
     def env(self):
-        """leasehold's LEASEHOLD_* environment variables for these (the shipped overlays'
-        ConfigMap keys)."""
+        """The LEASEHOLD_* variables (the shipped overlays' ConfigMap keys)."""
         lease, renew, retry = self.strings()
         return {"LEASEHOLD_LEASE_DURATION": lease, "LEASEHOLD_RENEW_DEADLINE": renew,
                 "LEASEHOLD_RETRY_PERIOD": retry}

@@ -59,10 +59,10 @@ def three_agents_on_lease(s):
 
 
 def _failover(s, ns_name, how, release="safe", ack=False):
-    """Starts 3 agents, stops the leader `how`; returns the new leader's first yes (s) after the
-    stop, after the old leader's last renew (its last validUntil - renew-deadline), and after
-    that last validUntil. The old leader must have released the lock (logged it, and the lock
-    went from it through "" to the new one: a LockWatcher's history) exactly when it was sent
+    """Starts a fleet, stops the leader `how` ("kill" or "term"); returns the new leader's first yes
+    (s) after the stop, after the old leader's last renew (its last validUntil - renew-deadline),
+    and after that last validUntil. The old leader must have released the lock (logged it, and the
+    lock went from it through "" to the new one: a LockWatcher's history) exactly when it was sent
     SIGTERM with a release mode other than `off`; else the new leader took it over at expiry."""
     cp, ns, agents = fleet_in(s, ns_name, release=release)
     smp = Sampler(agents).__enter__()
@@ -78,10 +78,7 @@ def _failover(s, ns_name, how, release="safe", ack=False):
         if ack:
             st, _ = old.request("POST", "/release", 2.0)
             assert st in (200, 202), st
-        if how == "kill":
-            old.kill()
-        elif how == "term":
-            old.term()
+        getattr(old, how)()  # Agent.kill or Agent.term
         rest = [a for a in agents if a is not old]
         new = wait_single_leader(rest, 30)
         _, after = body_of(new)
