@@ -47,9 +47,10 @@ class LeaderView(NamedTuple):
 
 class Agent:
     """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
-    directory, and no admin credential anywhere in its environment. Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
-    in Namespace `ns`; Agent.with_flags(...) with flags of the caller's, e.g. the leasehold
-    container of a rendered Deployment (e2e/scenarios/ship.py)."""
+    directory, and no admin credential anywhere in its environment. Agent(ns, name, ...) runs it
+    with the e2e flags (lock, identity, timings, release, debug log) in Namespace `ns`;
+    Agent.with_flags(...) with flags of the caller's, e.g. the leasehold container of a rendered
+    Deployment (e2e/scenarios/ship.py)."""
 
     url_host = "127.0.0.1"
     probe_port = None  # the --probe-address port, where the caller set one

@@ -18,9 +18,9 @@ overlap       already do (the answers alone cannot rule out two yes at one insta
               a promise: a yes given while another pod's validUntil still ran.
 life          a pod is judged from its first answer to the end its caller gives (the start of its
               deletion or fault), within the window; no pod judged in the window fails.
-gap           within its life, outside its exemptions, a pod's questions are at most
-              2 x interval apart (and its life does not outlast its last question by more):
-              a sampler that stopped, or looked at half a life, proves nothing.
+gap           within its life, outside its exemptions, a pod's questions are at most GAP_FACTOR
+              x interval apart (and its life does not outlast its last question by more): a
+              sampler that stopped, or looked at half a life, proves nothing.
 exemption     a killed or frozen pod: an interval with an end (the fault's start to the last
               validUntil the pod gave out, or the fault's end), in which its gaps are not judged
               and a promise-only overlap it is the old side of is excused. Never a definite or

@@ -10,9 +10,6 @@ then checks, from the shared file and the gates' logs:
   * the pods' run intervals never overlap;
   * every line a program wrote came before the validUntil its gate had last received by then,
     and so did the end of its process tree (the gate's "stopping -> ..." line).
-
-Every scenario prints MEASURED lines: the failover time (fault to the other program's first
-line), the gap (old program's last line to the new one's first) and the worst margin.
 """
 
 import itertools

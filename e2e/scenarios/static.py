@@ -5,9 +5,7 @@ filesystem that holds nothing but the binary and what a kubelet mounts into ever
 nsswitch.conf, no CA bundle. On a real etcd + kube-apiserver.
 
 Needs root (chroot) and UDP 127.0.0.1:53 free (the fake DNS server: resolv.conf cannot name a
-port).
-
-LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
+port). LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
 build-static/ (cached libraries: about 1 min for them, 3 min for leasehold on 2 cores).
 """
 

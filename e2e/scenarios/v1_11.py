@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """e2e scenarios on a real kube-apiserver v1.11.10: the Kubernetes of OpenShift 3.11, a cluster
 without the Lease API, which is what the project exists for (docs/install.md, "Versions tested").
-
 Every control plane here runs v1.11.10 (LEASEHOLD_E2E_VERSION, set below; the shared one is
 the CTest fixture e2e_cp_v1_11, whose /version controlplane.sh checks).
 
