@@ -1,6 +1,7 @@
 """What every e2e module needs: where the repository and the binary are, free loopback ports,
 waiting for a condition, time conversions, one HTTP request, the log line."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -192,10 +193,8 @@ def terminate(proc, grace, group=False):
         return None
     if proc.poll() is None:
         def send(sig):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
-            except ProcessLookupError:
-                pass
         send(signal.SIGTERM)
         try:
             proc.wait(grace)

@@ -1,6 +1,7 @@
 """Watches of a lock object and the holder history they keep (the control plane's, the
 node's), and the readers of a lock's record and of `kubectl get --watch -o json`'s stream."""
 
+import contextlib
 import json
 import socket
 import threading
@@ -95,10 +96,8 @@ class LockWatcher:
     def stop(self):
         self._stop.set()
         for c in list(self._conns.values()):
-            try:
+            with contextlib.suppress(OSError):
                 c.sock and c.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         for t in self._threads:
             t.join(2)
 

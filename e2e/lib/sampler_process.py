@@ -17,6 +17,7 @@ validUntil is seconds since the epoch or -. Stops on SIGTERM/SIGINT, flushing th
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -66,19 +67,15 @@ class Sampler:
                 if b.get("term") is not None:
                     term = str(b.get("term"))
                 if b.get("validUntil"):
-                    try:
+                    with contextlib.suppress(ValueError):
                         vu = f"{parse_rfc3339(b['validUntil']):.6f}"
-                    except ValueError:
-                        pass
                 name = str(b.get("identity") or "-").replace(" ", "_") or "-"
         except (OSError, asyncio.TimeoutError, ValueError, IndexError):
             pass
         finally:
             if writer is not None:
-                try:
+                with contextlib.suppress(Exception):
                     writer.close()
-                except Exception:  # noqa: BLE001
-                    pass
             self.outstanding[slot] -= 1
         recv = time.monotonic()
         self.lines.append(f"{slot} {sent:.6f} {recv:.6f} {status} {yes} {term} {vu} {name}\n")
@@ -160,14 +157,10 @@ def main(argv):
     out, interval, timeout = argv[0], float(argv[1]), float(argv[2])
     slots = {s: int(p) for s, p in (a.split("=") for a in argv[3:])}
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
-    except (ValueError, OSError):
-        pass
-    try:
+    with contextlib.suppress(OSError):
         os.nice(-5)
-    except OSError:
-        pass
     asyncio.run(Sampler(out, interval, timeout, slots).run())
 
 

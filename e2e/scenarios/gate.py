@@ -12,6 +12,7 @@ then checks, from the shared file and the gates' logs:
     and so did the end of its process tree (the gate's "stopping -> ..." line).
 """
 
+import contextlib
 import itertools
 import os
 import signal
@@ -85,10 +86,8 @@ class Pod:
         # that pid is still this pod's program: a pid seen long ago may since belong to anyone
         # (another test's agent or apiserver, when tests run side by side).
         for pid in filter(self.owns, self.seen_pids):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 class GateScenario(Scenario):
