@@ -12,6 +12,5 @@ faultproxy    a fault-injecting TCP proxy between a member and the apiserver
 proxies       a TLS proxy limited to a range of TLS versions
 lockwatch     watches of a lock and its holder history (the control plane's API; the node's)
 prometheus    the pinned Prometheus server with the shipped rules, scaled
-runner        Scenario (stops what it started, judges promises) and a module's Registry (the
-              node tier's context, NodeScenario, is e2e.node.run's)
+runner        Scenario and a module's Registry (the node tier's NodeScenario is e2e.node.run's)
 """

@@ -3,10 +3,9 @@
 violations) are defined in e2e/chaos/README.md, "The figures". All times are time.monotonic() of
 this machine, shared by every process, but validUntil (wall clock).
 
-A claim span covers every "yes", however late it arrived (a question asked during a pause and
-answered after it covers the pause). An overlap is e2e/lib/judge.py's answers overlap of two
-slots' yes runs, not cut where the reported term changes: a stale client-go leader that has read
-the new record still says "yes", and it began first.
+An overlap is e2e/lib/judge.py's answers overlap of two slots' yes runs, late answers included,
+not cut where the reported term changes: a stale client-go leader that has read the new record
+still says "yes", and it began first.
 """
 
 import bisect

@@ -117,9 +117,9 @@ class LockWatcher:
 
 class NodeLockWatch(LockWatcher):
     """The node tier's watch of its lock, a LockWatcher on the node's apiserver (the scenario's
-    process runs in the node's network namespace, where it answers) that starts at once:
-    `history` is [(time.time() seen, holder)] at each change, holders() the holders alone. A
-    deleted object is no change: its last holder did not hand the lock on."""
+    process runs in the node's network namespace, where it answers) that starts at once: `history`
+    is [(time.time() seen, holder)] at each change. A deleted object is no change: its last holder
+    did not hand the lock on."""
 
     def __init__(self, node, ns, kind, name):
         env = node.cp_env

@@ -61,9 +61,8 @@ def family_changes(pairs):
 
 
 def body_of(m):
-    """(status, /leader body or {}) of member `m`."""
-    v = m.view()
-    return v.status, v.body
+    """(status, /leader body or {}) of member `m`: its LeaderView."""
+    return m.view()
 
 
 def start_fleet(s, ns, n=3, **kw):

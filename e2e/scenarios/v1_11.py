@@ -7,8 +7,7 @@ the CTest fixture e2e_cp_v1_11, whose /version controlplane.sh checks).
 The scenarios are today's, run on the old server: core's, announce's and gate's functions are
 called with a context (V111Scenario) whose agents use a ConfigMap or Endpoints lock instead of
 the Lease, and whose holder watches follow that object; what differs on 1.11 is written here,
-and what cannot run on 1.11 is listed in NOT_ON_V1_11 with why (the scenario not_on_v1_11 checks
-each reason on the real server).
+and what cannot run on 1.11 is listed in NOT_ON_V1_11 with why (not_on_v1_11 checks each).
 """
 
 import json
@@ -34,12 +33,12 @@ scenario = SCENARIOS.add
 class V111Scenario(gate.GateScenario):
     """A scenario on v1.11.10 (module doc); a GateScenario, so that gate's scenarios run in it too.
 
-    The overlap judge: core's scenarios sample their agents themselves (core's Sampler and
-    assert_no_overlap) and call own_judge(s). For the others (announce's, gate's, those written
-    here) the context is the judge: one Sampler, given each agent as it is made, asked at the
-    end. It must have seen a leader (`expect_leader`), or, where no agent may lead (a lock the
-    server lacks, a Role without update), none. Never both at once: a second sampler would
-    double the questions the agents answer, and widen the windows the first one judges by."""
+    The overlap judge: core's scenarios sample their agents themselves and call own_judge(s). For
+    the others (announce's, gate's, those written here) the context is the judge: one Sampler, given
+    each agent as it is made, asked at the end. It must have seen a leader (`expect_leader`), or,
+    where no agent may lead (a lock the server lacks, a Role without update), none. Never both at
+    once: a second sampler would double the questions the agents answer, and widen the windows the
+    first one judges by."""
 
     def __init__(self, name):
         super().__init__(name)
@@ -184,8 +183,8 @@ SCENARIOS.param(ported, announce.leader_label_failover, own=False, name="leader_
 SCENARIOS.param(ported, core.rbac, own=False, leader=False, name="rbac_configmaps")
 
 
-# kube-apiserver's --token-success-cache-ttl default (10s in 1.11's
-# pkg/kubeapiserver/options/authentication.go): how long a revoked token may still be accepted.
+# kube-apiserver 1.11's --token-success-cache-ttl default (pkg/kubeapiserver/options/
+# authentication.go): how long a revoked token may still be accepted.
 TOKEN_SUCCESS_CACHE = 10
 
 
