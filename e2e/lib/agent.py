@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from e2e.lib.common import free_port, http_request, leasehold_binary, log, wait_until
+from e2e.lib.common import free_port, http_request, leasehold_binary, log, text_of, wait_until
 from e2e.lib.timings import FAST
 
 
@@ -47,11 +47,10 @@ class LeaderView(NamedTuple):
 
 class Agent:
     """One leasehold process, run the way a pod runs it: in-cluster mode, its own service-account
-    directory, and no admin credential anywhere in its environment.
-
-    Agent(ns, name, ...) runs it with the e2e flags (lock, identity, timings, release, debug log)
-    in Namespace `ns`; Agent.with_flags(...) with flags of the caller's, e.g. the leasehold
-    container of a rendered Deployment (e2e/scenarios/ship.py)."""
+    directory, and no admin credential anywhere in its environment. Agent(ns, name, ...) runs it
+    with the e2e flags (lock, identity, timings, release, debug log) in Namespace `ns`;
+    Agent.with_flags(...) with flags of the caller's, e.g. the leasehold container of a rendered
+    Deployment (e2e/scenarios/ship.py)."""
 
     url_host = "127.0.0.1"
     probe_port = None  # the --probe-address port, where the caller set one
@@ -63,10 +62,9 @@ class Agent:
     def __init__(self, ns, name, lock_type="leases", timings=FAST, release="safe",
                  extra=(), sa_dir=None, env=None, port=None, api=None, lock_name=None,
                  log_level="debug", binary=None, logdir=None, probe=False):
-        """`port`: the /leader port (default: a free one); `api`: (host, port) of the apiserver
-        or of a proxy in front of it (default: the control plane's); `logdir`: where its log goes
-        (default: ns.tmp); `probe`: also serve the probe listener (probe_port) on a free port, or
-        on port `probe` if it is one (a restarted container keeps its pod's)."""
+        """`api`: (host, port) of the apiserver or of a proxy in front of it; `logdir`: where its
+        log goes (default ns.tmp); `probe`: also serve the probe listener (probe_port) on a free
+        port, or on port `probe` (a restarted container keeps its pod's)."""
         port = port or free_port()
         sa_dir = sa_dir or ns.sa_dir(name)
         self.lock_type, self.release = lock_type, release
@@ -195,10 +193,7 @@ class Agent:
         return self.proc is not None and self.proc.poll() is None
 
     def log_text(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
+        return text_of(self.log_path)
 
     def log_tail(self, chars=4000):
         return self.log_text()[-chars:]

@@ -1,34 +1,11 @@
-"""Turns the sampler's answers and the driver's fault log into the chaos report.
+"""Turns the sampler's answers and the driver's fault log into the chaos report. The figures
+(claim span, overlap, lead span, handover gap, fault -> new leader, leaderless, promise
+violations) are defined in e2e/chaos/README.md, "The figures". All times are time.monotonic() of
+this machine, shared by every process, but validUntil (wall clock).
 
-Definitions (all times are time.monotonic() of this machine, shared by every process):
-
-claim span    a maximal run of consecutive "yes" answers (ordered by the instant the question was
-              sent) of one slot with one identity and one term, from the first such question's
-              sending to the last such answer's arrival. Every "yes" counts, however late it
-              arrived: a question asked while an agent was paused and answered "yes" after it
-              resumed makes the span cover the pause.
-overlap       e2e/lib/judge.py's: two slots' runs of yes answers whose [first send, last
-              receive] intersect. Must be 0. (A run is not cut where the reported term changes: a
-              stale client-go leader that has read the new record still says "yes", and it began
-              first.)
-lead span     the same, built only from answers that arrived within the client timeout (150 ms):
-              what a client with that timeout would have believed. The timeline and the
-              leaderless time are made of lead spans.
-handover gap  for every change of leader (consecutive lead spans, in time, of a different slot,
-              identity or term): from the arrival of the old leader's last "yes" to the sending of
-              the question that got the new leader's first "yes".
-fault->leader for every fault after whose injection the leader's lead span ended before the fault
-              was healed (it cost the leadership): from the injection to the sending of the
-              question that got the next lead span's first "yes" (any slot, the same one
-              included: a leader cut off from the apiserver may take its own lease back).
-leaderless    the time between the first lead span's start and the end of sampling that no lead
-              span covers.
-promise       a leasehold "yes" carries validUntil. For every handover the new leader's first "yes"
-              (sent, wall clock) must come after the largest validUntil the old leader handed out,
-              unless the old leader was released on purpose with --release-on-shutdown=immediate.
-              A break is definite when that yes also arrived before the validUntil (it held while
-              the promise ran), else possible; the tiers fail on definite ones and report the
-              others (e2e/lib/judge.py keeps the two apart the same way).
+An overlap is e2e/lib/judge.py's answers overlap of two slots' yes runs, late answers included,
+not cut where the reported term changes: a stale client-go leader that has read the new record
+still says "yes", and it began first.
 """
 
 import bisect
@@ -57,16 +34,13 @@ def load_samples(path):
 def spans(samples, timeout=None, by_term=True):
     """Per slot, claim spans (timeout None) or lead spans (answers within timeout only):
     dicts with slot, identity, term, start, end, n (answers), max_vu (largest validUntil).
-    by_term=False keeps one span across changes of the reported term (a process that goes on
-    saying "yes" while the record it last read names a newer term is still one claim)."""
+    by_term=False keeps one span across changes of the reported term (module doc)."""
     out = {}
     for slot, ss in samples.items():
         res, cur = [], None
         for sent, recv, status, yes, term, vu, name in ss:
             if timeout is not None and recv - sent > timeout:
-                # A client with this timeout saw no answer: "not leader". A late "yes" is counted
-                # by the claim spans, not here.
-                yes = False
+                yes = False  # a client with this timeout saw no answer: "not leader"
             if yes and cur is not None and cur["identity"] == name and (
                     not by_term or cur["term"] == term):
                 cur["end"] = max(cur["end"], recv)
@@ -87,11 +61,9 @@ def spans(samples, timeout=None, by_term=True):
 
 
 def judged(samples, to_wall=None, timeout=None):
-    """{slot: [judge.Sample]}: the answers as the judge's one sample type. to_wall
-    (mono_to_wall_fn) moves the monotonic stamps to the wall clock of validUntil; without it
-    they stay monotonic and validUntil is dropped (answers judged alone). timeout: an answer
-    that took longer is a "no" (a client with that timeout saw none). Each keeps its raw
-    tuple as note."""
+    """{slot: [judge.Sample]}, each with its raw tuple as note. to_wall (mono_to_wall_fn) moves
+    the monotonic stamps to the wall clock of validUntil; without it validUntil is dropped
+    (answers judged alone). timeout: a slower answer is a "no", as in spans()."""
     move = to_wall or (lambda t: t)
     return {slot: [judge.Sample(slot, move(r[0]), move(r[1]),
                                 r[3] and (timeout is None or r[1] - r[0] <= timeout),
@@ -124,25 +96,13 @@ def coverage(samples, t0, t1, interval):
 def handovers(lead):
     """Consecutive lead spans in time whose leader differs: [(old span, new span, gap)]."""
     flat = sorted((s for ss in lead.values() for s in ss), key=lambda s: s["start"])
-    res = []
-    for a, b in zip(flat, flat[1:]):
-        if (a["slot"], a["identity"], a["term"]) == (b["slot"], b["identity"], b["term"]):
-            continue
-        res.append((a, b, b["start"] - a["end"]))
-    return res
+    return [(a, b, b["start"] - a["end"]) for a, b in zip(flat, flat[1:])
+            if (a["slot"], a["identity"], a["term"]) != (b["slot"], b["identity"], b["term"])]
 
 
 def leaderless(lead, t0, t1):
     """Total time in [t0, t1] not covered by any lead span, and the list of gaps (start, end)."""
-    iv = sorted((max(s["start"], t0), min(s["end"], t1)) for ss in lead.values() for s in ss
-                if s["end"] > t0 and s["start"] < t1)
-    gaps, cur = [], t0
-    for a, b in iv:
-        if a > cur:
-            gaps.append((cur, a))
-        cur = max(cur, b)
-    if cur < t1:
-        gaps.append((cur, t1))
+    gaps = judge.uncovered(t0, t1, [(s["start"], s["end"]) for ss in lead.values() for s in ss])
     return sum(b - a for a, b in gaps), gaps
 
 
@@ -204,11 +164,8 @@ def mono_to_wall_fn(pairs):
 
 def promise_violations(lead, claim, faults, exempt_slots_after_term, to_wall):
     """Handovers where the new leader's first "yes" was sent (wall clock) before the old leader's
-    largest validUntil. exempt_slots_after_term: {slot: [t_sigterm...]} of agents released with
-    `immediate` (their promises are knowingly given up). `definite`: that yes also arrived before
-    it, so it held at an instant the promise still ran (e2e/lib/judge.py's words); else the yes
-    may have held only from after the validUntil (a possible violation, as the judge's `promise`
-    overlap)."""
+    largest validUntil, definite or possible (e2e/chaos/README.md, "promise violations").
+    exempt_slots_after_term: {slot: [t_sigterm...]} of agents released with `immediate`."""
     bad = []
     flat = sorted((s for ss in claim.values() for s in ss), key=lambda s: s["start"])
     for i, b in enumerate(flat):

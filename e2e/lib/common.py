@@ -1,6 +1,7 @@
 """What every e2e module needs: where the repository and the binary are, free loopback ports,
 waiting for a condition, time conversions, one HTTP request, the log line."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -36,8 +37,8 @@ def _ephemeral_low():
 
 
 def free_port_range():
-    """[low, high] of free_port(): the 12,000 ports below the kernel's ephemeral range.
-    controlplane.sh's free_ports draws from the 10,000 below these, so the two never meet."""
+    """[low, high] of free_port(), below the kernel's ephemeral range; controlplane.sh's
+    free_ports draws from the ports below these, so the two never meet."""
     low = max(1024, _ephemeral_low() - 12000)
     return low, max(low + 1000, _ephemeral_low() - 1)
 
@@ -63,10 +64,8 @@ def free_port():
     Not bind(0): the kernel picks that from the ephemeral range, where a port just closed comes
     back soon (two agents started one after the other were both given 38203; the second could
     not listen, and the sampler, asking "its" port, heard the first agent twice: a false "two
-    leaders") and where every outgoing connection takes its source port. So: below the ephemeral
-    range, never twice per process, free when probed, and reserved machine-wide (_reserve) from
-    the probe until the process ends: a port is often bound seconds after it is handed out, or
-    bound again after a kill, and another test must not be handed it meanwhile."""
+    leaders") and where every outgoing connection takes its source port. Reserved (_reserve) from
+    the probe on: a port is often bound seconds after it is handed out, or again after a kill."""
     low, high = free_port_range()
     rng = random.Random()
     with _handed_out_lock:
@@ -170,6 +169,14 @@ class Watch:
         return self.hits
 
 
+def text_of(path):
+    """The text of file `path`, "" while it cannot be read (not written yet)."""
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -186,10 +193,8 @@ def terminate(proc, grace, group=False):
         return None
     if proc.poll() is None:
         def send(sig):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
-            except ProcessLookupError:
-                pass
         send(signal.SIGTERM)
         try:
             proc.wait(grace)

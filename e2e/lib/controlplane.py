@@ -31,9 +31,9 @@ def wanted_version():
 
 
 def _without_coordination_off(extra_args):
-    """extra_args without what only switches coordination.k8s.io off: on v1.11.10 the group
-    does not exist (the server is the old cluster those args imitate on v1.34), and its
-    --runtime-config would name an unknown group."""
+    """extra_args without what only switches coordination.k8s.io off, for v1.11.10: the group
+    does not exist there (the old cluster those args imitate on v1.34), and a scenario of an old
+    cluster then shares the old control plane."""
     kept = []
     for a in extra_args.split():
         if a.startswith("--runtime-config="):
@@ -102,9 +102,7 @@ class ControlPlane:
     @classmethod
     def shared_or_new(cls, extra_args="", version=None):
         """The control plane the CTest fixture started (LEASEHOLD_E2E_CP), else a new one, of
-        `version` (default wanted_version()). On v1.11.10, args that only switch the Lease API
-        off are dropped: a scenario of an old cluster then shares the old control plane. A
-        shared control plane of another version is an error, not a silent substitute."""
+        `version`. A shared control plane of another version is an error, not a substitute."""
         version = version or wanted_version()
         if version == V1_11:
             extra_args = _without_coordination_off(extra_args) if extra_args.strip() \
@@ -226,15 +224,11 @@ class ControlPlane:
         self._sh(f"restart-{component}", str(self.dir), *args)
 
 
-def rbac_manifests(lock_name="leasehold-lock", role_file=None):
+def rbac_manifests(lock_name="leasehold-lock"):
     """The Role, RoleBinding and ServiceAccount shipped in deploy/rbac, for lock `lock_name`."""
-    texts = []
-    rbac = DEPLOY / "rbac"
-    files = [role_file] if role_file else sorted(p for p in rbac.glob("*.yaml")
-                                                 if p.name != "kustomization.yaml")
-    for p in files:
-        texts.append(Path(p).read_text().replace("leasehold-lock", lock_name))
-    return "\n---\n".join(texts)
+    return "\n---\n".join(p.read_text().replace("leasehold-lock", lock_name)
+                          for p in sorted((DEPLOY / "rbac").glob("*.yaml"))
+                          if p.name != "kustomization.yaml")
 
 
 class Namespace:

@@ -18,6 +18,7 @@ Standard library only.
 """
 
 import asyncio
+import contextlib
 import socket
 import struct
 import threading
@@ -127,10 +128,8 @@ class FaultProxy:
                 except Exception:  # noqa: BLE001
                     t.cancel()
             for w in (cwriter, uwriter):
-                try:
+                with contextlib.suppress(Exception):
                     w.close()
-                except Exception:  # noqa: BLE001
-                    pass
         except Exception:  # noqa: BLE001 - a proxy must not die of one connection
             _rst(cwriter)
         finally:
@@ -141,11 +140,9 @@ class FaultProxy:
             while True:
                 data = await reader.read(65536)
                 if not data:
-                    try:
+                    with contextlib.suppress(OSError, RuntimeError):
                         if writer.can_write_eof():
                             writer.write_eof()
-                    except (OSError, RuntimeError):
-                        pass
                     return
                 arrived = time.monotonic()
                 self.stats["chunks_" + direction] += 1
@@ -224,10 +221,8 @@ class ProxyLoop:
         self.call(p.heal)
 
     def close(self):
-        try:
+        with contextlib.suppress(Exception):
             for p in self.proxies.values():
                 self.run(p.close(), 5)
-        except Exception:  # noqa: BLE001
-            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)

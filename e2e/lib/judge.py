@@ -18,9 +18,9 @@ overlap       already do (the answers alone cannot rule out two yes at one insta
               a promise: a yes given while another pod's validUntil still ran.
 life          a pod is judged from its first answer to the end its caller gives (the start of its
               deletion or fault), within the window; no pod judged in the window fails.
-gap           within its life, outside its exemptions, a pod's questions are at most
-              2 x interval apart (and its life does not outlast its last question by more):
-              a sampler that stopped, or looked at half a life, proves nothing.
+gap           within its life, outside its exemptions, a pod's questions are at most GAP_FACTOR
+              x interval apart (and its life does not outlast its last question by more): a
+              sampler that stopped, or looked at half a life, proves nothing.
 exemption     a killed or frozen pod: an interval with an end (the fault's start to the last
               validUntil the pod gave out, or the fault's end), in which its gaps are not judged
               and a promise-only overlap it is the old side of is excused. Never a definite or
@@ -206,8 +206,8 @@ def sample_gaps(samples, t0, t1):
     return (max(gaps) if gaps else float("inf")), len(ts)
 
 
-def _windows(lo, hi, holes):
-    """[lo, hi] minus the holes [(a, b)]."""
+def uncovered(lo, hi, holes):
+    """[lo, hi] minus the holes [(a, b)]: [(a, b)] in order."""
     out = []
     for a, b in sorted(holes):
         if a > lo:
@@ -219,9 +219,8 @@ def _windows(lo, hi, holes):
 
 
 def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
-    """Non-vacuity: [(kind, message)] for every pod sampled sparser than GAP_FACTOR x interval
-    within its life ([first question, ends[pod]] within [t0, t1]) outside its exemptions, and
-    "vacuous" when no pod was judged for at least that long. Returns (reasons, judged pods)."""
+    """Non-vacuity, the module's life and gap rules (`ends`: {pod: end of its life}): returns
+    (reasons [(kind, message)], judged pods)."""
     ends = ends or {}
     reasons, judged = [], []
     bound = GAP_FACTOR * interval
@@ -234,7 +233,7 @@ def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
             continue
         judged.append(pod)
         holes = [(e.start, e.end) for e in exemptions if e.pod == pod]
-        for a, b in _windows(lo, hi, holes):
+        for a, b in uncovered(lo, hi, holes):
             inside = [s for s in ss if a <= s.send <= b]
             # the edges count: a question must come within the bound of each end of the window
             edges = [a] + [s.send for s in inside] + [b]
@@ -254,9 +253,8 @@ def coverage(pods, t0, t1, interval, ends=None, exemptions=()):
 def judge(pods, t0, t1, interval, ends=None, exemptions=(), fail_on=("definite", "answers"),
           require_handover=False):
     """Every rule over [t0, t1]; raises Verdict with every reason, else returns (definite,
-    possible, judged pods). fail_on: which overlap kinds fail this tier (definite always);
-    "promise" fails a promise-only overlap unless an exemption of its old pod covers the new
-    pod's first yes."""
+    possible, judged pods). fail_on: the overlap kinds that fail this tier (definite always; an
+    exempted promise overlap never, module doc)."""
     for e in exemptions:
         if not isinstance(e, Exemption):
             raise TypeError(f"not an Exemption: {e!r}")

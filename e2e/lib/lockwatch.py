@@ -1,8 +1,7 @@
-"""Watches of a lock object and the holder history they keep: LockWatcher (an apiserver's,
-every version of the record) and NodeLockWatch (the node's: the holder at each change).
-parse_record reads a Lease's or a leader annotation's record, record_of all of it as a dict;
-json_objects splits `kubectl get --watch -o json`'s stream."""
+"""Watches of a lock object and the holder history they keep (the control plane's, the
+node's), and the readers of a lock's record and of `kubectl get --watch -o json`'s stream."""
 
+import contextlib
 import json
 import socket
 import threading
@@ -10,15 +9,15 @@ import time
 from types import SimpleNamespace
 from urllib.parse import quote
 
+from e2e.lib.common import start_threads
 from e2e.lib.controlplane import ANNOTATION, follow_watch
 
 
 def record_of(kind, obj):
-    """The record of a Lease or annotated object as a dict: holderIdentity, leaseDurationSeconds,
-    acquireTime, renewTime, transitions as the object holds them (None where absent), or
-    {"unparsable": raw} for an annotation that is not a JSON object, or None for a Lease without
-    spec or a missing annotation. Unlike parse_record, it tells an absent field from an empty
-    one, which is what a client that reads only truthy fields (the Python elector) acts on."""
+    """The record of a Lease or annotated object as a dict (None where a field is absent), or
+    {"unparsable": raw} for an annotation that is not a JSON object, or None for no record.
+    Unlike parse_record, it tells an absent field from an empty one, which is what a client that
+    reads only truthy fields (the Python elector) acts on."""
     if kind == "lease":
         r = obj.get("spec")
         if r is None:
@@ -58,12 +57,9 @@ def parse_record(kind, obj):
 
 
 class LockWatcher:
-    """The control-plane tier's watch of a Namespace's lock object(s), through the API with the
-    admin credential; it keeps every version seen: (time seen, kind, event type,
-    resourceVersion, record), the time by `clock` (monotonic by default), the record as
-    `parse(kind, object)` reads it (parse_record by default, or record_of). A watch, unlike
-    polling, misses no write: every resourceVersion the apiserver produced for the object
-    arrives in order."""
+    """The control-plane tier's watch of a Namespace's lock object(s), as the admin. `events`:
+    every version seen, (clock(), kind, event type, resourceVersion, parse(kind, object)). A
+    watch, unlike polling, misses no write: every resourceVersion of the object arrives in order."""
 
     PATHS = {"lease": "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases",
              "configmap": "/api/v1/namespaces/{ns}/configmaps",
@@ -80,10 +76,7 @@ class LockWatcher:
         self._threads = []
 
     def start(self):
-        for k in self.kinds:
-            t = threading.Thread(target=self._run, args=(k,), daemon=True)
-            t.start()
-            self._threads.append(t)
+        self._threads += start_threads(self._run, [(k,) for k in self.kinds])
         return self
 
     def _run(self, kind):
@@ -103,10 +96,8 @@ class LockWatcher:
     def stop(self):
         self._stop.set()
         for c in list(self._conns.values()):
-            try:
+            with contextlib.suppress(OSError):
                 c.sock and c.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         for t in self._threads:
             t.join(2)
 
@@ -126,9 +117,9 @@ class LockWatcher:
 
 class NodeLockWatch(LockWatcher):
     """The node tier's watch of its lock, a LockWatcher on the node's apiserver (the scenario's
-    process runs in the node's network namespace, where it answers) that starts at once:
-    `history` is [(time.time() seen, holder)] at each change, holders() the holders alone. A
-    deleted object is no change: its last holder did not hand the lock on."""
+    process runs in the node's network namespace, where it answers) that starts at once: `history`
+    is [(time.time() seen, holder)] at each change. A deleted object is no change: its last holder
+    did not hand the lock on."""
 
     def __init__(self, node, ns, kind, name):
         env = node.cp_env

@@ -2,14 +2,14 @@
 
 A member is one elector process that answers "who leads?" on a localhost HTTP API (GET /leader):
 the leasehold agent (e2e.lib.agent.Agent), the client-go interop peer (GoPeer: client-go's real
-tools/leaderelection, e2e/interop, built by e2e/interop/build.sh) or the Python peer (PyPeer: PyPI
-`kubernetes`' leaderelection, e2e/interop/python_peer.py in the venv of
-e2e/interop/python_venv.sh). Each is run as a pod runs it, with its own service account and no
+tools/leaderelection, e2e/interop) or the Python peer (PyPeer: PyPI `kubernetes`' leaderelection,
+e2e/interop/python_peer.py). Each is run as a pod runs it, with its own service account and no
 admin credential, and each is driven the same way (the Member protocol), so a sampler, a fleet
 and a scenario need not know which one they hold.
 """
 
 import collections
+import functools
 import itertools
 import os
 import subprocess
@@ -61,9 +61,8 @@ def family_changes(pairs):
 
 
 def body_of(m):
-    """(status, /leader body or {}) of member `m`."""
-    v = m.view()
-    return v.status, v.body
+    """(status, /leader body or {}) of member `m`: its LeaderView."""
+    return m.view()
 
 
 def start_fleet(s, ns, n=3, **kw):
@@ -79,8 +78,6 @@ def fleet_in(s, name, n=3, cp=None, **kw):
     ns = Namespace(cp, name)
     return cp, ns, start_fleet(s, ns, n, **kw)
 
-
-# ------------------------------------------------------------------------------- binaries
 
 _BUILT = {}
 
@@ -123,14 +120,10 @@ def peer_binary(which="current", required=True):
     return str(b)
 
 
-_VERSIONS = {}
-
-
+@functools.cache
 def peer_version(binary):
-    if binary not in _VERSIONS:
-        _VERSIONS[binary] = subprocess.run([binary, "--version"], capture_output=True,
-                                           text=True, check=True).stdout.strip()
-    return _VERSIONS[binary]
+    return subprocess.run([binary, "--version"], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 def peer_python():
@@ -143,13 +136,9 @@ def peer_python():
     return str(_built("LEASEHOLD_PYTHON_PEER_PY", "interop/python_venv.sh", "python peer venv", env))
 
 
-# ------------------------------------------------------------------------------- peers
-
 class _Peer(Agent):
-    """A non-leasehold elector run as a pod would run it: a kubeconfig of its own
-    service-account token and the CA (Namespace.peer_kubeconfig), no admin credential. Same
-    HTTP API as an Agent, so the Sampler and every Agent helper (kill, term, leader, ...) work
-    unchanged."""
+    """A non-leasehold elector with a kubeconfig of its own service-account token
+    (Namespace.peer_kubeconfig). Same HTTP API as an Agent, so every Agent helper works."""
 
     def _flags(self, ns, name, lock_type, timings, port, lock_name=None, logdir=None, **kc):
         """Sets what every member has; returns the flags both peers take alike. `kc` goes to
@@ -165,10 +154,8 @@ class _Peer(Agent):
 
 
 class GoPeer(_Peer):
-    """One client-go interop peer. `server`: host:port of the apiserver or a proxy in front of
-    it; `sa_dir`: an existing service-account directory (default: a new one); `port`: its
-    /leader port (default: a free one); `binary`: the peer binary (default:
-    peer_binary(which)); `logdir`: where its log goes (default: ns.tmp)."""
+    """One client-go interop peer; arguments as Agent's. `server`: host:port of the apiserver or
+    of a proxy in front of it; `sa_dir`: an existing service-account directory."""
 
     family = "client-go"
 
@@ -210,8 +197,6 @@ class PyPeer(_Peer):
         return f"{self.name} (python kubernetes {lock}, TZ={self.tz})"
 
 
-# ------------------------------------------------------------------------------- the fleet
-
 class Slot:
     """A place in a Fleet: a factory of members, how many it made, the current one, and a
     /leader port of its own that every incarnation serves on (a sampler whose targets are fixed
@@ -228,9 +213,8 @@ class Fleet:
     """Members in named slots. A stopped member is replaced by a new incarnation in its slot
     (identity <slot>-<generation>, a new identity as a new pod would have; the slot's port), so
     the fleet keeps its size. Each member started goes to the scenario `s` (which stops it) and
-    to the sampler `smp` (e2e.lib.sampler.Sampler), where given.
-
-    A factory is called as factory(name, port, generation) and returns an unstarted Member."""
+    to the sampler `smp` (e2e.lib.sampler.Sampler), where given. A factory is called as
+    factory(name, port, generation) and returns an unstarted Member."""
 
     def __init__(self, s=None, smp=None):
         self.s, self.smp = s, smp

@@ -1,11 +1,8 @@
 """An operator that elects itself, for observe mode's e2e scenarios (e2e/scenarios/observe.py,
-e2e/scenarios/prometheus.py): the real controller-runtime manager (e2e/crmanager, built once by its
-build.sh into ~/.cache/leasehold-e2e: LeaderElection on a Lease, identity <hostname>_<uuid>, its
-host name set to the pod's name with `unshare --uts`), the Pod objects its "pods" are (for the
-leader label), and what the Lease, the labels and the Events say.
-
-Env: LEASEHOLD_CRMANAGER_BIN (the manager binary or its bin dir; default: the output of
-e2e/crmanager/build.sh)."""
+e2e/scenarios/prometheus.py): the real controller-runtime manager (e2e/crmanager: LeaderElection on
+a Lease, identity <hostname>_<uuid>), the Pod objects its "pods" are (for the leader label), and
+what the Lease, the labels and the Events say. LEASEHOLD_CRMANAGER_BIN: the manager binary or its
+bin dir (default: what e2e/crmanager/build.sh builds into ~/.cache/leasehold-e2e)."""
 
 import os
 import re

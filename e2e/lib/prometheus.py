@@ -1,7 +1,6 @@
-"""The pinned Prometheus server for the e2e tier (e2e/scenarios/prometheus.py): on 127.0.0.1 at
-a free port, a temporary TSDB, file_sd targets, and the shipped rules (deploy/monitoring/rules.py,
-the one source of the alerts) rendered with scaled windows: SCALE of every shipped window and
-`for:`, the e2e's FAST timings, a SCRAPE-second scrape and evaluation interval."""
+"""The pinned Prometheus server for the e2e tier (e2e/scenarios/prometheus.py) with the shipped
+rules (deploy/monitoring/rules.py, the one source of the alerts) rendered with scaled windows:
+SCALE of every shipped window and `for:`, the e2e's FAST timings, SCRAPE's interval."""
 
 import json
 import os
@@ -14,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from deploy.monitoring import rules
-from e2e.lib.common import free_port, log, parse_rfc3339, terminate, wait_until
+from e2e.lib.common import free_port, log, parse_rfc3339, terminate, text_of, wait_until
 from e2e.lib.timings import FAST
 
 PROMETHEUS = os.environ.get("LEASEHOLD_PROMETHEUS", "/usr/bin/prometheus")
@@ -37,7 +36,7 @@ def rule_groups(lock_ns, lock_name):
 
 
 class Prometheus:
-    """The pinned Prometheus server on 127.0.0.1:<free port>, a temporary TSDB, file_sd targets."""
+    """The server on 127.0.0.1:<free port>, a temporary TSDB, file_sd targets."""
 
     def __init__(self, lock_ns, lock_name):
         self.dir = Path(tempfile.mkdtemp(prefix="leasehold-prom-"))
@@ -97,10 +96,7 @@ class Prometheus:
         return f"http://127.0.0.1:{self.port}"
 
     def log(self):
-        try:
-            return (self.dir / "prometheus.log").read_text(errors="replace")[-3000:]
-        except OSError:
-            return ""
+        return text_of(self.dir / "prometheus.log")[-3000:]
 
     def api(self, path, **params):
         q = urllib.parse.urlencode(params)
@@ -136,8 +132,8 @@ class Prometheus:
 
     def firing(self, start, end):
         """{(alertname, labels...): [first, last] firing time} over [start, end], wall clock,
-        as the range query sees it (0.2 s steps); each span of an alert that resolved and fired
-        again is its own entry, keyed with the span's index."""
+        as the range query sees it (STEP); each span of an alert that resolved and fired again
+        is its own entry, keyed with the span's index."""
         # The steps run from `start`; one that falls after the last evaluation before `end`
         # is needed to see that evaluation's sample: query a scrape past `end`, evaluated too.
         def evaluated():

@@ -1,6 +1,5 @@
-"""TlsProxy, Go's crypto/tls in front of the control plane's apiserver, terminating TLS with
-its certificate, limited to a range of TLS versions. (A TCP proxy that passes TLS through and
-injects faults, cutting its clients off among them, is e2e.lib.faultproxy's.)"""
+"""A TLS-terminating proxy in front of the apiserver (one that passes TLS through and injects
+faults is e2e.lib.faultproxy's)."""
 
 import os
 import shutil
@@ -11,9 +10,9 @@ from e2e.lib.common import REPO, wait_until
 
 
 class TlsProxy:
-    """e2e/static/tlsproxy.go: Go's crypto/tls (the apiserver's own stack) in front of the
-    apiserver, with its certificate, limited to TLS versions [minimum, maximum] ("1.2", "1.3").
-    `versions()` lists the version of each handshake it completed."""
+    """e2e/static/tlsproxy.go: Go's crypto/tls (the apiserver's own stack) with the apiserver's
+    certificate, limited to TLS versions [minimum, maximum] ("1.2", "1.3"). `versions()` lists
+    the version of each handshake it completed."""
 
     def __init__(self, cp, tmp, minimum="1.2", maximum="1.3"):
         exe = tmp / "tlsproxy"

@@ -1,5 +1,4 @@
-"""How a scenario runs: the Scenario context (stops what it started, judges overtaken promises,
-prints logs on failure) and the Registry of a module's scenarios with its command line."""
+"""How a scenario runs: the Scenario context and the Registry of a module's scenarios."""
 
 import time
 from pathlib import Path
@@ -78,10 +77,7 @@ class Scenario:
 
 class Registry:
     """The scenarios of one e2e module, by name in the order they are defined, and its command
-    line. In the module: `SCENARIOS = Registry()`, `scenario = SCENARIOS.add` (a decorator:
-    the function's name is the scenario's), `SCENARIOS.param(factory, args...)` or
-    `SCENARIOS.bind(fn, args..., name=NAME)` for a parameterised one, and
-    `sys.exit(SCENARIOS.main())`."""
+    line; how a module uses it: CONTRIBUTING.md, "An e2e scenario"."""
 
     def __init__(self):
         self.scenarios = {}

@@ -1,18 +1,17 @@
-"""The in-process sampler: asks every agent who leads every 50 ms; e2e/lib/judge.py says what its
-answers prove (overlaps()). (e2e/lib/sampler_process.py is the same idea in its own process, for fleets
-under faults.)"""
+"""The in-process sampler; e2e/lib/judge.py says what its answers prove (overlaps()).
+(e2e/lib/sampler_process.py is the same in its own process, for fleets under faults.)"""
 
 import threading
 import time
 
 from e2e.lib import judge
-from e2e.lib.common import parse_rfc3339
+from e2e.lib.agent import LeaderView
+from e2e.lib.common import parse_rfc3339, start_threads
 
 
 class Sampler:
     """Asks every agent /leader every `interval` s, each from its own thread, and records
-    (sent, received, isLeader, term, name) answers. A "yes" counts from the moment the question
-    was sent to the moment the answer came back."""
+    (sent, received, isLeader, term, body) answers, monotonic."""
 
     def __init__(self, agents, interval=0.05, timeout=0.3):
         self.agents = list(agents)
@@ -30,19 +29,15 @@ class Sampler:
         self._spawn(agent)
 
     def _spawn(self, agent):
-        t = threading.Thread(target=self._run, args=(agent,), daemon=True)
-        t.start()
-        self._threads.append(t)
+        self._threads += start_threads(self._run, [(agent,)])
 
     def _run(self, agent):
         while not self._stop.is_set():
             sent = time.monotonic()
-            st, body = agent.leader(self.timeout)
+            v = LeaderView.of(*agent.leader(self.timeout))
             recv = time.monotonic()
-            yes = st == 200 and isinstance(body, dict) and body.get("isLeader") is True
-            b = body if isinstance(body, dict) else {}
             with self._lock:
-                self.samples[agent.name].append((sent, recv, yes, b.get("term"), b))
+                self.samples[agent.name].append((sent, recv, v.is_leader, v.term, v.body))
             self._stop.wait(max(0.0, self.interval - (recv - sent)))
 
     def __enter__(self):
@@ -59,9 +54,8 @@ class Sampler:
             t.join(2)
 
     def judged(self):
-        """{name: [judge.Sample]}: the answers as the judge's one sample type (wall clock: the
-        monotonic stamps moved by this sampler's offset, taken once so the move is exact and
-        undone by to_mono; validUntil as answered)."""
+        """{name: [judge.Sample]}, wall clock: the monotonic stamps moved by this sampler's
+        offset, taken once so that to_mono undoes the move exactly."""
         def vu(b):
             try:
                 return parse_rfc3339(b["validUntil"]) if b.get("validUntil") else None
@@ -85,11 +79,9 @@ class Sampler:
                 for name, ss in self.judged().items()}
 
     def overlaps(self):
-        """The judge's overlaps that fail this tier: two agents' yes runs whose answers
-        intersect (definite ones among them), as (a, (start, end), b, (start, end)), monotonic,
-        a the one that began first. (Its yes spans that meet only by validUntil are the
-        promise's: e2e/lib/judge.py.) A sampler that got no answer at all judged nothing:
-        that fails."""
+        """The judge's answers overlaps (the tier fails on them; definite ones among them) as
+        (a, (start, end), b, (start, end)), monotonic, a the one that began first. A sampler
+        that got no answer at all judged nothing: that fails."""
         pods = self.judged()
         if not any(s.answered for ss in pods.values() for s in ss):
             raise judge.Verdict([("vacuous", f"the sampler got no answer from {sorted(pods)}: "

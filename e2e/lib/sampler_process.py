@@ -6,11 +6,9 @@ delay its questions.
 
 Every INTERVAL seconds it asks every slot `GET /leader` on a new connection, without waiting for
 the previous question to be answered (at most MAX_OUTSTANDING open questions per slot). Each
-question is recorded when its answer arrives, however late (up to LATE_LIMIT s), together with the
-instant it was sent: a "yes" counts from the moment the question was sent to the moment the
-answer came back, so a question asked while an agent was paused and answered "yes" after it
-resumed covers the whole pause. Whether the answer came within TIMEOUT (what a client with that
-timeout would have believed) is recorded beside it.
+question is recorded when its answer arrives, however late (up to LATE_LIMIT s), with the instant
+it was sent (what a late "yes" covers: e2e/lib/analysis.py). TIMEOUT is not applied here: the
+report applies it to sent and recv (lead spans).
 
 One line per answered or failed question (time.monotonic(), shared with the driver):
     slot sent recv status yes term validUntil name
@@ -19,6 +17,7 @@ validUntil is seconds since the epoch or -. Stops on SIGTERM/SIGINT, flushing th
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import resource
@@ -68,19 +67,15 @@ class Sampler:
                 if b.get("term") is not None:
                     term = str(b.get("term"))
                 if b.get("validUntil"):
-                    try:
+                    with contextlib.suppress(ValueError):
                         vu = f"{parse_rfc3339(b['validUntil']):.6f}"
-                    except ValueError:
-                        pass
                 name = str(b.get("identity") or "-").replace(" ", "_") or "-"
         except (OSError, asyncio.TimeoutError, ValueError, IndexError):
             pass
         finally:
             if writer is not None:
-                try:
+                with contextlib.suppress(Exception):
                     writer.close()
-                except Exception:  # noqa: BLE001
-                    pass
             self.outstanding[slot] -= 1
         recv = time.monotonic()
         self.lines.append(f"{slot} {sent:.6f} {recv:.6f} {status} {yes} {term} {vu} {name}\n")
@@ -104,8 +99,8 @@ class Sampler:
                 lines, self.lines = self.lines, []
                 f.writelines(lines)
                 f.flush()
-            # Give the questions still open a moment (a paused agent resumed late is the driver's
-            # business: it resumes every agent before it stops the sampler).
+            # The questions still open get a moment (the driver resumes every paused agent before
+            # it stops the sampler).
             await asyncio.sleep(min(2.0, LATE_LIMIT))
             f.writelines(self.lines)
             self.lines = []
@@ -162,14 +157,10 @@ def main(argv):
     out, interval, timeout = argv[0], float(argv[1]), float(argv[2])
     slots = {s: int(p) for s, p in (a.split("=") for a in argv[3:])}
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    try:
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
-    except (ValueError, OSError):
-        pass
-    try:
+    with contextlib.suppress(OSError):
         os.nice(-5)
-    except OSError:
-        pass
     asyncio.run(Sampler(out, interval, timeout, slots).run())
 
 

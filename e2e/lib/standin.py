@@ -8,14 +8,14 @@ renewals it can see (docs/safety.md, "Observe mode"): a Lease nobody renews neve
         ...
         h.hand_to("k8up-b")   # stops renewing, waits out the lease, takes it as another pod
 
-The e2e scenarios that need a real elector use e2e/lib/crmanager.py instead."""
+The e2e scenarios that need a real elector use e2e/lib/operator.py instead."""
 
 import datetime
 import threading
 import time
 import uuid
 
-from e2e.lib.common import log
+from e2e.lib.common import log, start_threads
 
 
 def micro_now():
@@ -66,8 +66,7 @@ class StandInHolder:
             self.cp.request("PUT", self.path, cur)  # a conflict: the next round renews
 
     def __enter__(self):
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._thread = start_threads(self._run, [()])[0]
         return self
 
     def __exit__(self, *exc):

@@ -16,8 +16,7 @@ class Timings(namedtuple("Timings", "lease renew retry")):
         return [f"--lease-duration={lease}", f"--renew-deadline={renew}", f"--retry-period={retry}"]
 
     def env(self):
-        """leasehold's LEASEHOLD_* environment variables for these (the shipped overlays'
-        ConfigMap keys)."""
+        """The LEASEHOLD_* variables (the shipped overlays' ConfigMap keys)."""
         lease, renew, retry = self.strings()
         return {"LEASEHOLD_LEASE_DURATION": lease, "LEASEHOLD_RENEW_DEADLINE": renew,
                 "LEASEHOLD_RETRY_PERIOD": retry}
@@ -29,13 +28,12 @@ FAST = Timings(4.0, 3.0, 1.0)
 
 # Fleets with client-go or Python peers. client-go keeps answering "leader" up to retry-period +
 # renew-deadline after its last successful renewal, and a rival takes over lease-duration after
-# it saw that renewal; lease-duration must exceed retry-period + renew-deadline (client-go's
-# defaults 15s/10s/2s leave 3 s), else a Go leader that cannot renew may overlap its successor.
-# FAST leaves 0 s for client-go, so the mixed fleets use 5s/3s/1s (leasehold's own margin is 2 s).
-# The node tier's faults and disruptions run them too (e2e/node/bounds.py).
+# it saw that renewal: lease-duration must exceed retry-period + renew-deadline, else a Go leader
+# that cannot renew may overlap its successor. FAST leaves 0 s, MIXED 1 s (client-go's defaults,
+# DEFAULTS, 3 s). The node tier's faults and disruptions run them too (e2e/node/bounds.py).
 MIXED = Timings(5.0, 3.0, 1.0)
 
-# The product's defaults (client-go's: 15s/10s/2s), for the benchmarks' default-timing runs; the
+# The product's defaults (client-go's too), for the benchmarks' default-timing runs; the
 # shipped overlays set the same (deploy/base), and the node tier runs them unchanged
 # (e2e/scenarios/node.py; the faults and disruptions with LEASEHOLD_NODE_SHIPPED_TIMINGS=1).
 DEFAULTS = Timings(15.0, 10.0, 2.0)

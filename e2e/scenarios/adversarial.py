@@ -1,12 +1,8 @@
 #!/usr/bin/env python3
-"""Hostile peers against the real binary on a real etcd + kube-apiserver: what any
-pod of the cluster can send to the probe listener, and any container of the pod to the local
-API, must not cost the leader its lease, its memory or its probes.
-
-Usage: python3 -m e2e.scenarios.adversarial NAME [NAME...]   (or `all`, `list`).
-CTest registers each one as its own test with the label `e2e`. Every attack is bounded in count and
-time and aims at 127.0.0.1 only. Each scenario prints what it measured on lines starting with
-"MEASURED".
+"""Hostile peers against the real binary on a real etcd + kube-apiserver: what any pod of the
+cluster can send to the probe listener, and any container of the pod to the local API, must not
+cost the leader its lease, its memory or its probes. Every attack is bounded in count and time
+and aims at 127.0.0.1 only; each scenario prints what it measured on MEASURED lines.
 """
 
 import json

@@ -1,10 +1,6 @@
 #!/usr/bin/env python3
-"""The e2e scenarios of leasehold on a real etcd + kube-apiserver.
-
-Usage: python3 -m e2e.scenarios.core NAME [NAME...]   (or `all`, `list`).
-Each scenario raises AssertionError on failure. CTest registers each one as its own test with the
-label `e2e` (see e2e/CMakeLists.txt).
-"""
+"""The e2e scenarios of leasehold on a real etcd + kube-apiserver (to run one: CONTRIBUTING.md,
+"Running one e2e scenario")."""
 
 import concurrent.futures
 import http.client
@@ -63,10 +59,10 @@ def three_agents_on_lease(s):
 
 
 def _failover(s, ns_name, how, release="safe", ack=False):
-    """Starts 3 agents, stops the leader `how`; returns the new leader's first yes (s) after the
-    stop, after the old leader's last renew (its last validUntil - renew-deadline), and after
-    that last validUntil. The old leader must have released the lock (logged it, and the lock
-    went from it through "" to the new one: a LockWatcher's history) exactly when it was sent
+    """Starts a fleet, stops the leader `how` ("kill" or "term"); returns the new leader's first yes
+    (s) after the stop, after the old leader's last renew (its last validUntil - renew-deadline),
+    and after that last validUntil. The old leader must have released the lock (logged it, and the
+    lock went from it through "" to the new one: a LockWatcher's history) exactly when it was sent
     SIGTERM with a release mode other than `off`; else the new leader took it over at expiry."""
     cp, ns, agents = fleet_in(s, ns_name, release=release)
     smp = Sampler(agents).__enter__()
@@ -82,10 +78,7 @@ def _failover(s, ns_name, how, release="safe", ack=False):
         if ack:
             st, _ = old.request("POST", "/release", 2.0)
             assert st in (200, 202), st
-        if how == "kill":
-            old.kill()
-        elif how == "term":
-            old.term()
+        getattr(old, how)()  # Agent.kill or Agent.term
         rest = [a for a in agents if a is not old]
         new = wait_single_leader(rest, 30)
         _, after = body_of(new)
@@ -279,7 +272,6 @@ def rbac(s):
     def can(verb, name=None, res=res):
         return can_i(cp, ns.name, verb, f"{res}/{name}" if name else res)
 
-    # Least privilege: the named lock only, no list/delete, create namespace-wide.
     for verb in ("get", "update", "watch"):
         assert can(verb, ns.lock_name), verb
     assert can("create")

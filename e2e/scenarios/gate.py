@@ -4,20 +4,15 @@
 Two "pods", each a leasehold sidecar (--release-on-shutdown=safe, as the manifests run it with a
 gate) and `leasehold gate` running a program that appends "POD PID TIMESTAMP" to one shared file
 every 20 ms and ignores SIGTERM (so every stop ends in SIGKILL). Each scenario leads with one pod,
-applies one fault, waits for the other pod's program to run, and then checks, from the shared
-file and the gates' logs:
+applies one fault (to the one process it names), waits for the other pod's program to run, and
+then checks, from the shared file and the gates' logs:
 
   * the pods' run intervals never overlap;
   * every line a program wrote came before the validUntil its gate had last received by then,
     and so did the end of its process tree (the gate's "stopping -> ..." line).
-
-Every scenario prints MEASURED lines: the failover time (fault to the other program's first
-line), the gap (old program's last line to the new one's first) and the worst margin.
-
-Usage: python3 -m e2e.scenarios.gate NAME [NAME...]   (or `all`, `list`).
-CTest registers each as its own test with the label `e2e` (e2e/CMakeLists.txt).
 """
 
+import contextlib
 import itertools
 import os
 import signal
@@ -26,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from e2e.lib.common import leasehold_binary, measured, parse_rfc3339, terminate, wait_until
+from e2e.lib.common import (leasehold_binary, measured, parse_rfc3339, terminate, text_of,
+                            wait_until)
 from e2e.lib.controlplane import Namespace
 from e2e.lib.runner import Registry, Scenario
 from e2e.lib.timings import FAST
@@ -34,9 +30,8 @@ from e2e.lib.faultproxy import ProxyLoop
 
 SCENARIOS = Registry()
 scenario = SCENARIOS.add
-GRACE = "500ms"  # the e2e timings 4s/3s/1s allow (3s - 1s) / 2 - 250ms = 750ms at most
+GRACE = "500ms"  # at most (FAST.renew - FAST.retry) / 2 - 250ms: docs/gate.md
 
-# The gated program: ignores SIGTERM, appends a line every 20 ms.
 PROGRAM = ("trap '' TERM; "
            "while :; do echo \"$POD $$ $(date +%s.%N)\" >> \"$SHARED\"; sleep 0.02; done")
 # The same, with a child that leaves the process group (setsid) and appends as POD-daemon.
@@ -82,10 +77,7 @@ class Pod:
                 and f"SHARED={self.env['SHARED']}".encode() in env)
 
     def gate_text(self):
-        try:
-            return self.gate_log.read_text(errors="replace")
-        except OSError:
-            return ""
+        return text_of(self.gate_log)
 
     def stop(self):
         terminate(self.gate, 5)
@@ -94,10 +86,8 @@ class Pod:
         # that pid is still this pod's program: a pid seen long ago may since belong to anyone
         # (another test's agent or apiserver, when tests run side by side).
         for pid in filter(self.owns, self.seen_pids):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
 
 
 class GateScenario(Scenario):
@@ -118,11 +108,7 @@ class GateScenario(Scenario):
 def lines_of(shared):
     """[(pod, pid, wall ts)] of complete lines."""
     out = []
-    try:
-        text = Path(shared).read_text()
-    except OSError:
-        return out
-    for line in text.splitlines():
+    for line in text_of(shared).splitlines():
         parts = line.split()
         if len(parts) != 3:
             continue
@@ -272,9 +258,8 @@ def failover(pods, shared, old, new, t_fault, what, timeout=FAST.lease * 3 + 5):
 
 @scenario
 def kill_sidecar(s):
-    """kill -9 of the leader's sidecar (the signal goes to the sidecar process only): its gate
-    loses the stream and stops the program at once; the other pod takes over when the lease
-    expires. The sidecar is then restarted and its gate waits as a follower."""
+    """kill -9 of the leader's sidecar: its gate loses the stream and stops the program at once; the
+    other pod takes over at expiry. The restarted sidecar's gate then follows."""
     pods, shared, old, new, _ = two_pods(s, "kill_sidecar")
     t = time.monotonic()
     old.agent.kill()
@@ -290,9 +275,8 @@ def kill_sidecar(s):
 
 @scenario
 def stop_sidecar(s):
-    """SIGSTOP of the leader's sidecar (sidecar process only): the stream stays open and silent;
-    the gate stops the program by the clock alone (SIGTERM at validUntil - grace - 250 ms,
-    SIGKILL at validUntil - 250 ms)."""
+    """SIGSTOP of the leader's sidecar: the stream stays open and silent; the gate stops the program
+    by the clock alone (docs/gate.md)."""
     pods, shared, old, new, _ = two_pods(s, "stop_sidecar")
     t = time.monotonic()
     old.agent.signal(signal.SIGSTOP)
@@ -331,9 +315,8 @@ def api_outage(s):
 
 @scenario
 def term_gate(s):
-    """SIGTERM of the leader's gate (the gate process only, as the kubelet stops the main
-    container): it stops the program (SIGKILL after the grace, as it ignores SIGTERM), POSTs
-    /release and exits with the program's code; the other pod takes over at once."""
+    """SIGTERM of the leader's gate (as the kubelet stops the main container): it stops the program,
+    POSTs /release and exits with the program's code; the other pod takes over at once."""
     pods, shared, old, new, _ = two_pods(s, "term_gate")
     t = time.monotonic()
     old.gate.send_signal(signal.SIGTERM)
@@ -346,9 +329,8 @@ def term_gate(s):
 
 @scenario
 def term_sidecar(s):
-    """SIGTERM of the leader's sidecar alone (--release-on-shutdown=safe; the sidecar process
-    only): it says "no" at once, so the gate stops the program, and releases once every yes it
-    gave has expired; the other pod takes over then, never before."""
+    """SIGTERM of the leader's sidecar: it says "no" at once, so the gate stops the program, and
+    releases once every yes it gave has expired; the other pod takes over then, never before."""
     pods, shared, old, new, _ = two_pods(s, "term_sidecar")
     t = time.monotonic()
     old.agent.term()

@@ -4,11 +4,8 @@ filesystem that holds nothing but the binary and what a kubelet mounts into ever
 (/etc/hosts, /etc/resolv.conf, the service-account token): no loader, no libraries, no
 nsswitch.conf, no CA bundle. On a real etcd + kube-apiserver.
 
-Usage: python3 -m e2e.scenarios.static NAME [NAME...]   (or `all`, `list`).
-CTest registers each as e2e_static_NAME (label e2e). Needs root (chroot) and UDP 127.0.0.1:53
-free (the fake DNS server: resolv.conf cannot name a port).
-
-LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
+Needs root (chroot) and UDP 127.0.0.1:53 free (the fake DNS server: resolv.conf cannot name a
+port). LEASEHOLD_STATIC_BIN names a static binary to test; else scripts/static.sh builds one into
 build-static/ (cached libraries: about 1 min for them, 3 min for leasehold on 2 cores).
 """
 
@@ -60,8 +57,6 @@ def assert_fully_static(binary):
     assert "NEEDED" not in dyn and "RUNPATH" not in dyn, f"{binary} needs libraries:\n{dyn}"
 
 
-# ---------------------------------------------------------------------------- fake DNS server
-
 class FakeDns(socketserver.UDPServer):
     """UDP DNS on 127.0.0.1:53: an A record for each name in `names` (NODATA for other types of
     those names), NXDOMAIN for every other name. `asked` lists each (name, qtype) received."""
@@ -111,8 +106,6 @@ class _DnsQuestion(socketserver.BaseRequestHandler):
             sock.sendto(reply, self.client_address)
 
 
-# ------------------------------------------------------------------------------- the roots
-
 class Root:
     """A root filesystem with /leasehold alone, then what a kubelet mounts: /etc/hosts,
     /etc/resolv.conf, the service-account directory; plus /cfg for a kubeconfig (a Secret)."""
@@ -139,9 +132,8 @@ class Root:
         return sa
 
     def kubeconfig(self, cp, server, drop_ca=False):
-        """The control plane's admin kubeconfig (embedded CA, client certificate and key: the
-        TLS stack parses all three from memory), pointed at `server`; without its CA if
-        `drop_ca`."""
+        """The control plane's admin kubeconfig (embedded CA, client certificate and key: the TLS
+        stack parses all three from memory) pointed at `server`, without its CA if `drop_ca`."""
         cfg = (cp.dir / "admin.kubeconfig").read_text().splitlines()
         out = []
         for line in cfg:
@@ -194,8 +186,6 @@ def wrong_ca(tmp):
                     "-out", str(d / "ca.crt")], check=True, capture_output=True)
     return d / "ca.crt"
 
-
-# ------------------------------------------------------------------------------- scenarios
 
 SEARCH = ("nameserver 127.0.0.1\nsearch st.svc.cluster.local svc.cluster.local cluster.local\n"
           "options ndots:5 timeout:1 attempts:2\n")

@@ -1,18 +1,13 @@
 #!/usr/bin/env python3
 """e2e scenarios on a real kube-apiserver v1.11.10: the Kubernetes of OpenShift 3.11, a cluster
 without the Lease API, which is what the project exists for (docs/install.md, "Versions tested").
-
-Usage: python3 -m e2e.scenarios.v1_11 NAME [NAME...]   (or `all`, `list`).
 Every control plane here runs v1.11.10 (LEASEHOLD_E2E_VERSION, set below; the shared one is
-the CTest fixture e2e_cp_v1_11, whose /version controlplane.sh checks). CTest names the tests
-e2e_v1_11_<name> (e2e/CMakeLists.txt).
+the CTest fixture e2e_cp_v1_11, whose /version controlplane.sh checks).
 
 The scenarios are today's, run on the old server: core's, announce's and gate's functions are
 called with a context (V111Scenario) whose agents use a ConfigMap or Endpoints lock instead of
 the Lease, and whose holder watches follow that object; what differs on 1.11 is written here,
-and what cannot run on 1.11 is listed in NOT_ON_V1_11 with why (the scenario not_on_v1_11 checks
-each reason on the real server). The overlap judge (the in-process Sampler) runs in every
-scenario that has leaders.
+and what cannot run on 1.11 is listed in NOT_ON_V1_11 with why (not_on_v1_11 checks each).
 """
 
 import json
@@ -36,16 +31,14 @@ scenario = SCENARIOS.add
 
 
 class V111Scenario(gate.GateScenario):
-    """A scenario on v1.11.10: agents default to `lock_type` (there is no Lease to default to),
-    and the control planes it hands out carry it as their lock_kind, so that Namespace's holder
-    watch follows the same object. A GateScenario, so that gate's scenarios run in it too.
+    """A scenario on v1.11.10 (module doc); a GateScenario, so that gate's scenarios run in it too.
 
-    The overlap judge: core's scenarios sample their agents themselves (core's Sampler and
-    assert_no_overlap) and call own_judge(s). For the others (announce's, gate's, those written
-    here) the context is the judge: one Sampler, given each agent as it is made, asked at the
-    end. It must have seen a leader (`expect_leader`), or, where no agent may lead (a lock the
-    server lacks, a Role without update), none. Never both at once: a second sampler would
-    double the questions the agents answer, and widen the windows the first one judges by."""
+    The overlap judge: core's scenarios sample their agents themselves and call own_judge(s). For
+    the others (announce's, gate's, those written here) the context is the judge: one Sampler, given
+    each agent as it is made, asked at the end. It must have seen a leader (`expect_leader`), or,
+    where no agent may lead (a lock the server lacks, a Role without update), none. Never both at
+    once: a second sampler would double the questions the agents answer, and widen the windows the
+    first one judges by."""
 
     def __init__(self, name):
         super().__init__(name)
@@ -102,8 +95,6 @@ def requests_made(agent, verb):
                if k.startswith("leasehold_api_requests_total{") and f'verb="{verb}"' in k)
 
 
-# -------------------------------------------------------------- locks and discovery
-
 @scenario
 def auto_detect_configmaps(s):
     """--lock-type auto on real 1.11 discovery: GET /apis/coordination.k8s.io/v1 is a plain-text
@@ -116,9 +107,8 @@ def auto_detect_configmaps(s):
 
 
 def ported(fn, lock_type="configmaps", own=True, leader=True):
-    """Another module's scenario `fn`, its agents on `lock_type`; judged by its own Sampler
-    (`own`: core's scenarios sample their agents themselves) or by the context's, which must see
-    a leader, or (not `leader`) none."""
+    """Another module's scenario `fn`, its agents on `lock_type`, judged by its own Sampler
+    (`own`) or by the context's, which must see a leader, or (not `leader`) none."""
     def run(s):
         if own:
             own_judge(s)
@@ -128,11 +118,7 @@ def ported(fn, lock_type="configmaps", own=True, leader=True):
     return run
 
 
-# core's failovers on the ConfigMap and Endpoints locks. SIGKILL: taken over at expiry, no
-# release. SIGTERM with an immediate release: the lock's watch wakes the followers, the new leader
-# is there within less than a retry-period. SIGTERM, safe: no new leader before the last
-# validUntil. POST /release, then SIGTERM: released at once. SIGSTOP: a follower takes over; the
-# resumed one says no, then follows.
+# core's failovers on the ConfigMap and Endpoints locks.
 for lock, fn in [("configmaps", core.kill_leader), ("endpoints", core.kill_leader),
                  ("configmaps", core.term_leader_immediate),
                  ("endpoints", core.term_leader_immediate), ("configmaps", core.term_leader_safe),
@@ -161,8 +147,6 @@ def lease_lock_not_served(s):
     never_leads(a, FAST.lease + 2 * FAST.retry, FAST.retry / 4)  # a yes would come within it
 
 
-# -------------------------------------------------------------- the watch and the apiserver
-
 @scenario
 def apiserver_restart_watch_410(s):
     """The apiserver stopped for 20 s, etcd compacted, the apiserver started again (its own old
@@ -189,27 +173,18 @@ def apiserver_restart_watch_410(s):
         f"{first['object']['code']}: {first['object']['message']}")
 
 
-# -------------------------------------------------------------- announcements
-
-# announce's LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) about the
-# ConfigMap lock, through a SIGTERM failover.
+# announce's LeaderElection Events (core/v1: 1.11 has events.k8s.io only as v1beta1) and leader
+# label (on Pod objects of 1.11) about the ConfigMap lock, through a SIGTERM failover.
 SCENARIOS.param(ported, announce.events_recorded, own=False, name="events_configmap")
-
-
-# The leader label follows leadership through a SIGTERM failover (announce's scenario, on Pod
-# objects of 1.11), judged by the context's Sampler.
 SCENARIOS.param(ported, announce.leader_label_failover, own=False, name="leader_label_failover")
 
 
-# -------------------------------------------------------------- credentials
-
-# core's RBAC scenario on the ConfigMap lock: deploy/rbac's rights on 1.11, and an agent whose
-# Role lacks update is not ready, says why, and never leads (nor does any agent here).
+# core's RBAC scenario on the ConfigMap lock (its one agent never leads).
 SCENARIOS.param(ported, core.rbac, own=False, leader=False, name="rbac_configmaps")
 
 
-# kube-apiserver's --token-success-cache-ttl default (10s in 1.11's
-# pkg/kubeapiserver/options/authentication.go): how long a revoked token may still be accepted.
+# kube-apiserver 1.11's --token-success-cache-ttl default (pkg/kubeapiserver/options/
+# authentication.go): how long a revoked token may still be accepted.
 TOKEN_SUCCESS_CACHE = 10
 
 
@@ -219,8 +194,7 @@ def rotating_token(s):
     token directories the way the kubelet swaps them (..data). Deleting the ServiceAccount
     revokes its tokens (401): the leader steps down. The ServiceAccount is made again and new
     tokens are put in the agents' directories; the agents read them at their next 401 and one
-    leads again, without a restart. The apiserver caches a token's successful authentication
-    for TOKEN_SUCCESS_CACHE: the refusal comes that much later than the deletion."""
+    leads again, without a restart."""
     cp, ns, agents = fleet_in(s, "e2e-v111-token", 2)
     old = wait_single_leader(agents, 20)
     cp.kubectl("delete", "serviceaccount", ns.sa, "-n", ns.name)
@@ -241,17 +215,10 @@ def rotating_token(s):
     assert all(a.alive() for a in agents)
 
 
-# -------------------------------------------------------------- the gate
-
-# gate's kill -9 of the leader's sidecar, on the ConfigMap lock: the gate stops the program at
-# once, the other pod's program runs after expiry, never two at once. gate's API outage (each
-# sidecar behind a blackholed proxy for 8 s): the leader's program is stopped before its
-# validUntil; after the outage one program runs.
+# gate's kill -9 of the leader's sidecar and its API outage, on the ConfigMap lock.
 SCENARIOS.param(ported, gate.kill_sidecar, own=False, name="gate_kill_sidecar")
 SCENARIOS.param(ported, gate.api_outage, own=False, name="gate_api_outage")
 
-
-# -------------------------------------------------------------- what 1.11 does not honour
 
 @scenario
 def delete_precondition_ignored(s):
@@ -295,10 +262,6 @@ def delete_precondition_ignored(s):
     assert requests_made(last, "OTHER") == 0, f"{last.name} sent a DELETE (or another verb)"
 
 
-# -------------------------------------------------------------- what cannot run on 1.11
-
-# Scenarios of other modules that cannot run on 1.11, each with why. not_on_v1_11 checks that
-# each still exists and that what it needs is still missing on the real server.
 NOT_ON_V1_11 = {
     ("core", "three_agents_on_lease"): "checks the Lease's spec fields: no coordination.k8s.io",
     ("core", "manifests_dry_run"): "kubectl apply --dry-run=server: 1.11 answers dryRun with 400",
