@@ -50,9 +50,20 @@ class Scenario:
         log(f"=== scenario {self.name}")
         return self
 
+    def _teardown(self, steps):
+        """Runs every step even when one raises (a leftover process or directory otherwise
+        outlives the test); returns the first error."""
+        first = None
+        for fn, args in steps:
+            try:
+                fn(*args)
+            except Exception as e:  # every step runs; the first error is kept
+                log(f"teardown of {self.name}: {fn.__qualname__} raised {e!r}")
+                first = first or e
+        return first
+
     def __exit__(self, exc_type, exc, tb):
-        for a in self.agents:
-            a.stop()
+        stopped = self._teardown([(a.stop, ()) for a in self.agents])
         overtaken = [a.name for a in self.agents if OVERTAKEN_LOG in a.log_text()]
         if overtaken and not self.expect_overtaken and exc_type is None:
             exc_type, exc = AssertionError, AssertionError(
@@ -64,10 +75,10 @@ class Scenario:
             for a in self.agents:
                 print(f"----- log of {a.name} (last 60 lines)")
                 print("\n".join(a.log_text().splitlines()[-60:]))
-        for fn, args in reversed(self.exits):
-            fn(*args)
-        for cp in self.cps:
-            cp.close()
+        closed = self._teardown(list(reversed(self.exits)) + [(cp.close, ()) for cp in self.cps])
+        teardown_error = stopped or closed
+        if teardown_error is not None and exc_type is None:
+            exc_type, exc = AssertionError, AssertionError(f"teardown failed: {teardown_error!r}")
         status = "FAILED" if exc_type else "passed"
         log(f"=== scenario {self.name} {status} in {time.monotonic() - self.start:.1f}s")
         if exc is not None and exc_type is AssertionError and tb is None:
