@@ -742,10 +742,11 @@ def verdict(out, meta=None):
 
 
 def failed(rep):
-    """The verdict (README.md, the exit status); an agent's logged witness is definite."""
+    """The verdict (README.md, the exit status); an agent's logged witness is definite. A run
+    whose faults moved the lock not once judged no promise: it fails too."""
     return bool(rep["overlaps_leasehold"] or rep["promise_violations_leasehold"] or
                 rep["promise_overtaken_leasehold"] or rep["coverage_failures"] or
-                rep["final_leader"] is None)
+                rep["final_leader"] is None or (rep["faults"] and not rep["leader_changes"]))
 
 
 if __name__ == "__main__":

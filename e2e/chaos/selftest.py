@@ -174,7 +174,7 @@ def test_detector():
 # The chaos verdict (chaos.failed) on reports: name, the report's findings, must it fail.
 CLEAN = {"overlaps_leasehold": 0, "promise_violations_leasehold": 0,
          "promise_possible_leasehold": 0, "promise_overtaken_leasehold": [],
-         "coverage_failures": [], "final_leader": "lh0"}
+         "coverage_failures": [], "final_leader": "lh0", "faults": 12, "leader_changes": 5}
 VERDICTS = [
     ("a clean run", {}, False),
     ("a leasehold overlap", {"overlaps_leasehold": 1}, True),
@@ -183,6 +183,8 @@ VERDICTS = [
     ("a promise overtaken, logged by the agent", {"promise_overtaken_leasehold": ["lh1-1"]}, True),
     ("a slot not sampled as stated", {"coverage_failures": ["lh0: the sampler stopped"]}, True),
     ("no leader at the end", {"final_leader": None}, True),
+    ("faults but no handover: nothing judged", {"leader_changes": 0}, True),
+    ("no faults, no handover", {"faults": 0, "leader_changes": 0}, False),
 ]
 
 
